@@ -1,0 +1,1 @@
+"""cctv reducer: decoding Claude Code frames and folding them into session state. No Textual imports."""

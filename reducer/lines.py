@@ -1,0 +1,102 @@
+"""Splitting a byte stream into numbered JSON lines.
+
+Every source (a file read from the start, a file followed live, a pipe, a
+subprocess) feeds bytes to a :class:`LineSplitter`, which hands back complete
+lines with their 1-based line number and byte offset, and holds a trailing
+fragment until its newline arrives.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+__all__ = ["RawLine", "LineSplitter"]
+
+
+class RawLine(NamedTuple):
+    """One complete line of input, without its line terminator."""
+
+    line_no: int
+    """1-based line number in the source."""
+    offset: int
+    """Byte offset of the line's first byte in the source."""
+    data: bytes
+    """The line's bytes, without the trailing ``\\n`` (and ``\\r``)."""
+
+
+class LineSplitter:
+    """Cuts chunks of bytes into :class:`RawLine` values, holding partial lines.
+
+    >>> s = LineSplitter()
+    >>> s.feed(b'{"a":1}\\n{"b"')
+    [RawLine(line_no=1, offset=0, data=b'{"a":1}')]
+    >>> s.feed(b':2}\\n')
+    [RawLine(line_no=2, offset=8, data=b'{"b":2}')]
+    """
+
+    __slots__ = ("_partial", "_partial_offset", "line_no", "offset")
+
+    def __init__(self, *, line_no: int = 0, offset: int = 0) -> None:
+        self._partial = bytearray()
+        self._partial_offset = offset
+        self.line_no = line_no
+        """Number of complete lines emitted so far."""
+        self.offset = offset
+        """Bytes consumed so far (complete lines and the held fragment)."""
+
+    @property
+    def pending(self) -> bytes:
+        """The trailing fragment still waiting for its newline."""
+        return bytes(self._partial)
+
+    def feed(self, chunk: bytes) -> list[RawLine]:
+        """Add ``chunk`` and return the lines it completed."""
+        if not chunk:
+            return []
+        out: list[RawLine] = []
+        start = 0
+        base = self.offset
+        self.offset += len(chunk)
+        find = chunk.find
+        nl = find(b"\n")
+        if nl < 0:
+            if not self._partial:
+                self._partial_offset = base
+            self._partial += chunk
+            return out
+        if self._partial:
+            self._partial += chunk[:nl]
+            data = bytes(self._partial)
+            self._partial.clear()
+            self.line_no += 1
+            out.append(RawLine(self.line_no, self._partial_offset, _strip_cr(data)))
+            start = nl + 1
+            nl = find(b"\n", start)
+        line_no = self.line_no
+        append = out.append
+        while nl >= 0:
+            line_no += 1
+            data = chunk[start:nl]
+            if data.endswith(b"\r"):
+                data = data[:-1]
+            append(RawLine(line_no, base + start, data))
+            start = nl + 1
+            nl = find(b"\n", start)
+        self.line_no = line_no
+        if start < len(chunk):
+            self._partial_offset = base + start
+            self._partial += chunk[start:]
+        return out
+
+    def flush(self) -> RawLine | None:
+        """Emit the held fragment as a final line (end of a stream), if any."""
+        if not self._partial:
+            return None
+        data = bytes(self._partial)
+        self._partial.clear()
+        self.line_no += 1
+        return RawLine(self.line_no, self._partial_offset, _strip_cr(data))
+
+
+def _strip_cr(data: bytes) -> bytes:
+    return data[:-1] if data.endswith(b"\r") else data

@@ -1,0 +1,1 @@
+"""cctv viewer: the app, screens, CLI and input sources."""

@@ -1,0 +1,1 @@
+"""cctv widgets: Textual widgets that render reducer state."""
