@@ -1,0 +1,241 @@
+"""Decoding lines into frames, never raising.
+
+:func:`decode_line` turns one line into a :class:`~reducer.frames.Frame`, an
+:class:`~reducer.frames.Unknown` (valid JSON, unknown ``type`` or subtype), a
+:class:`~reducer.frames.Malformed` (with a one-line reason) or a
+:class:`~reducer.frames.Blank`. :func:`extras` and :func:`reencode` show that
+nothing was lost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any, Literal
+
+import msgspec
+
+from .frames import (
+    SYSTEM_SUBTYPES,
+    TOP_LEVEL,
+    Blank,
+    Entry,
+    Malformed,
+    SystemOther,
+    System,
+    Unknown,
+)
+from .lines import LineSplitter, RawLine
+
+__all__ = [
+    "decode_line", "decode_lines", "decode_bytes", "detect_format", "extras", "reencode",
+    "Format", "MAX_LINE_BYTES",
+]
+
+Format = Literal["stream-json", "transcript", "unknown"]
+
+MAX_LINE_BYTES = 64 * 1024 * 1024
+"""Lines longer than this are reported as malformed instead of decoded."""
+
+def _make_union() -> Any:
+    union: Any = TOP_LEVEL[0]
+    for cls in TOP_LEVEL[1:]:
+        union = union | cls
+    return union
+
+
+_FRAME_DECODER = msgspec.json.Decoder(_make_union())
+_SYSTEM_DECODERS = {name: msgspec.json.Decoder(cls) for name, cls in SYSTEM_SUBTYPES.items()}
+_OTHER_SYSTEM_DECODER = msgspec.json.Decoder(SystemOther)
+
+
+class _Envelope(msgspec.Struct, gc=False):
+    type: Any = None
+    subtype: Any = None
+
+
+_ENVELOPE_DECODER = msgspec.json.Decoder(_Envelope)
+_ANY_DECODER = msgspec.json.Decoder()
+
+
+def decode_line(data: bytes, line_no: int = 0, offset: int = 0) -> Entry:
+    """Decode one line (without its newline). Never raises."""
+    try:
+        entry = _decode(data)
+    except Exception as exc:  # pragma: no cover - defensive: msgspec should not raise others
+        entry = Malformed(reason=f"decoder error: {exc}")
+    entry.line_no = line_no
+    entry.offset = offset
+    entry.raw = data
+    return entry
+
+
+def _decode(data: bytes) -> Entry:
+    if len(data) > MAX_LINE_BYTES:
+        return Malformed(reason=f"line too long ({len(data):,} bytes; limit {MAX_LINE_BYTES:,})")
+    try:
+        frame = _FRAME_DECODER.decode(data)
+    except msgspec.ValidationError as exc:
+        return _fallback(data, exc)
+    except msgspec.DecodeError as exc:
+        return _bad_json(data, exc)
+    if type(frame) is System:
+        decoder = _SYSTEM_DECODERS.get(frame.subtype)
+        if decoder is None:
+            return _OTHER_SYSTEM_DECODER.decode(data)
+        try:
+            return decoder.decode(data)
+        except msgspec.ValidationError as exc:
+            return Malformed(reason=f"system/{frame.subtype}: {exc}")
+    return frame
+
+
+def _bad_json(data: bytes, exc: Exception) -> Entry:
+    if not data.strip():
+        return Blank()
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as uexc:
+        return Malformed(reason=f"not UTF-8: invalid byte at column {uexc.start + 1}")
+    text = str(exc)
+    if "truncated" in text:
+        return Malformed(reason="invalid JSON: truncated (line ends mid-value)")
+    return Malformed(reason=f"invalid JSON: {text}")
+
+
+def _fallback(data: bytes, exc: msgspec.ValidationError) -> Entry:
+    """The union rejected the object: an unknown kind, or a known kind with bad fields."""
+    try:
+        env = _ENVELOPE_DECODER.decode(data)
+    except msgspec.ValidationError:
+        # valid JSON but not an object
+        try:
+            value = _ANY_DECODER.decode(data)
+        except msgspec.DecodeError as exc2:  # pragma: no cover
+            return Malformed(reason=f"invalid JSON: {exc2}")
+        return Malformed(reason=f"not a JSON object (a {type(value).__name__})")
+    except msgspec.DecodeError as exc2:
+        return _bad_json(data, exc2)
+    kind = env.type
+    if kind is None:
+        return Malformed(reason="object has no \"type\" field")
+    if not isinstance(kind, str):
+        return Malformed(reason=f"\"type\" is not a string ({kind!r})")
+    message = str(exc)
+    if message.startswith("Invalid value") and message.endswith("at `$.type`"):
+        subtype = env.subtype if isinstance(env.subtype, str) else None
+        return Unknown(type=kind, subtype=subtype)
+    return Malformed(reason=f"{kind}: {message}")
+
+
+def decode_lines(lines: Iterable[RawLine]) -> Iterator[Entry]:
+    """Decode numbered lines in order."""
+    for line in lines:
+        yield decode_line(line.data, line.line_no, line.offset)
+
+
+def decode_bytes(data: bytes, *, final: bool = True) -> list[Entry]:
+    """Decode a whole buffer (a file's bytes); a last line without newline is
+    decoded too when ``final`` (an ended stream), else dropped."""
+    splitter = LineSplitter()
+    entries = [decode_line(ln.data, ln.line_no, ln.offset) for ln in splitter.feed(data)]
+    if final:
+        last = splitter.flush()
+        if last is not None:
+            entries.append(decode_line(last.data, last.line_no, last.offset))
+    return entries
+
+
+_TRANSCRIPT_HINTS = (b'"parentUuid"', b'"sessionId"', b'"isSidechain"', b'"leafUuid"',
+                     b'"type":"queue-operation"', b'"type":"file-history-snapshot"',
+                     b'"type":"custom-title"', b'"type":"ai-title"', b'"type":"summary"')
+_STREAM_HINTS = (b'"session_id"', b'"type":"result"', b'"type":"stream_event"',
+                 b'"type":"control_request"', b'"type":"control_response"',
+                 b'"type":"rate_limit_event"', b'"parent_tool_use_id"')
+
+
+def detect_format(lines: Iterable[bytes], limit: int = 50) -> Format:
+    """Tell stream-json from on-disk transcript by content (first ``limit`` lines)."""
+    transcript = stream = 0
+    for i, line in enumerate(lines):
+        if i >= limit:
+            break
+        head = line[:4096]
+        if any(h in head for h in _TRANSCRIPT_HINTS):
+            transcript += 1
+        elif any(h in head for h in _STREAM_HINTS):
+            stream += 1
+    if transcript == stream == 0:
+        return "unknown"
+    return "transcript" if transcript > stream else "stream-json"
+
+
+# --- losslessness ------------------------------------------------------------------------
+
+
+def _original(entry: Entry) -> Any:
+    return _ANY_DECODER.decode(entry.raw)
+
+
+def _modelled(entry: Entry) -> Any:
+    out = msgspec.to_builtins(entry, enc_hook=_enc_raw)
+    if isinstance(out, dict):
+        for key in [k for k in out if k.startswith("@cctv:")]:
+            del out[key]
+    return out
+
+
+def _enc_raw(obj: Any) -> Any:
+    if isinstance(obj, msgspec.Raw):
+        return _ANY_DECODER.decode(obj) if len(obj) else None
+    raise NotImplementedError
+
+
+def _merge(modelled: Any, original: Any) -> Any:
+    """The original value with every modelled part taken from the decoded frame."""
+    if isinstance(original, dict) and isinstance(modelled, dict):
+        return {k: (_merge(modelled[k], v) if k in modelled else v) for k, v in original.items()}
+    if isinstance(original, list) and isinstance(modelled, list) and len(original) == len(modelled):
+        return [_merge(m, o) for m, o in zip(modelled, original)]
+    return modelled
+
+
+def _extras(modelled: Any, original: Any) -> Any:
+    if isinstance(original, dict) and isinstance(modelled, dict):
+        out = {}
+        for k, v in original.items():
+            if k not in modelled:
+                out[k] = v
+            else:
+                sub = _extras(modelled[k], v)
+                if sub:
+                    out[k] = sub
+        return out
+    return None
+
+
+def extras(entry: Entry) -> dict[str, Any]:
+    """The fields of the frame that cctv does not model, kept verbatim.
+
+    Nested objects appear with only their unmodelled keys."""
+    if entry.kind in ("malformed", "blank"):
+        return {}
+    original = _original(entry)
+    if not isinstance(original, dict):
+        return {}
+    if isinstance(entry, Unknown):
+        return original
+    return _extras(_modelled(entry), original) or {}
+
+
+def reencode(entry: Entry) -> bytes:
+    """Encode the frame from its typed fields plus :func:`extras`.
+
+    For a lossless decode, ``decode(reencode(f)) == decode(f.raw)``; with the
+    CLI's compact JSON the bytes are identical too."""
+    if entry.kind in ("malformed", "blank"):
+        return entry.raw
+    original = _original(entry)
+    if isinstance(entry, Unknown):
+        return msgspec.json.encode(original)
+    return msgspec.json.encode(_merge(_modelled(entry), original))
+
