@@ -166,20 +166,16 @@ def tool_to_use(tool: Tool) -> tuple[str, object]:
     return _NAMES[type(tool)], msgspec.to_builtins(tool)
 
 
-# Control characters (line breaks, ESC, ...) must never reach a one-line summary.
-_FLAT = {c: "\ufffd" for c in [*range(0x20), *range(0x7F, 0xA0), 0x2028, 0x2029]}
-_FLAT.update({ord("\t"): " ", ord("\n"): "\u23ce", ord("\r"): "\u23ce"})
-
-
-def _flat(text: str) -> str:
-    """``text`` with line breaks shown as ⏎ and other control characters as �."""
-    return text.translate(_FLAT)
+# Line breaks and other control characters (ESC, ...) never reach a one-line summary.
+_FLAT: dict[int, str] = {c: "\N{REPLACEMENT CHARACTER}" for c in [*range(0x20), *range(0x7F, 0xA0)]}
+_FLAT.update({c: "\N{RETURN SYMBOL}" for c in (0x0A, 0x0D, 0x2028, 0x2029)})
+_FLAT[0x09] = " "
 
 
 def _one_line(text: str, limit: int = 120) -> str:
     """First non-blank line of ``text``, with `` …`` when anything was dropped."""
     lines = [ln.strip() for ln in text.strip().splitlines()]
-    first = _flat(lines[0]) if lines else ""
+    first = lines[0] if lines else ""
     more = len(lines) > 1
     if len(first) > limit:
         first, more = first[: limit - 1].rstrip(), True
@@ -197,8 +193,8 @@ def _raw_hint(input: object) -> str:
 
 def tool_summary(tool: Tool) -> str:
     """A one-line human summary, e.g. ``Bash: ls -la``, ``Edit a/b.py``, ``Read f.py:10-60``."""
-    text = _summary(tool)
-    return text
+    return _summary(tool).translate(_FLAT)
+
 
 def _summary(tool: Tool) -> str:
     match tool:
