@@ -23,7 +23,7 @@ __all__ = [
     "Assistant", "User", "Result", "StreamEvent", "ToolProgress", "RateLimitEvent",
     "CommandLifecycle", "ConversationReset", "ToolUseSummary", "ControlRequest",
     "ControlResponse", "ControlCancelRequest", "KeepAlive", "Progress", "Attachment", "Summary", "CustomTitle",
-    "AiTitle", "LastPrompt", "MetadataRow", "System", "Init", "Status", "CompactBoundary",
+    "AiTitle", "LastPrompt", "CostState", "MetadataRow", "System", "Init", "Status", "CompactBoundary",
     "ApiRetry", "TaskStarted", "TaskProgress", "TaskUpdated", "TaskNotification",
     "BackgroundTasksChanged", "ThinkingTokens", "HookStarted", "HookProgress", "HookResponse",
     "StopHookSummary", "TurnDuration", "SessionStateChanged", "Notification",
@@ -122,6 +122,9 @@ class _Row(Frame, kw_only=True, gc=False):
     sessionId: str | None = None
     agentId: str | None = None
     isMeta: bool = False
+    version: str | None = None
+    cwd: str | None = None
+    gitBranch: str | None = None
 
     @property
     def sid(self) -> str | None:
@@ -356,6 +359,15 @@ class LastPrompt(Frame, tag="last-prompt", kw_only=True, gc=False):
     sessionId: str | None = None
 
 
+class CostState(Frame, tag="cost-state", kw_only=True, gc=False):
+    """The CLI's running cost record in a transcript (last one wins)."""
+
+    kind: ClassVar[str] = "cost-state"
+    totalCostUSD: float | None = None
+    modelUsage: dict[str, dict[str, Any]] | None = None
+    sessionId: str | None = None
+
+
 class MetadataRow(Frame, kw_only=True, gc=False):
     """A row the fold does not read (queue-operation, api-request, …): its
     fields are skipped by the decoder without being built, so it costs little."""
@@ -366,7 +378,7 @@ _METADATA_KINDS = (
     "api-request-blob", "frame-link", "observer-ref", "continued-in", "resume-head-vouch",
     "file-history-snapshot", "file-history-delta", "tag", "agent-name", "agent-color",
     "agent-setting", "mode", "permission-mode", "relocated", "worktree-state", "pr-link",
-    "session-owner", "tools-used", "cost-state", "ended-by-model", "content-replacement",
+    "session-owner", "tools-used", "ended-by-model", "content-replacement",
     "memory-mode", "data-flow-records", "atis-latch",
 )
 
@@ -607,7 +619,7 @@ TOP_LEVEL: tuple[type[Frame], ...] = (
     Assistant, User, Result, StreamEvent, ToolProgress, RateLimitEvent, CommandLifecycle,
     ConversationReset, ToolUseSummary, ControlRequest, ControlResponse, ControlCancelRequest,
     KeepAlive,
-    Progress, Attachment, Summary, CustomTitle, AiTitle, LastPrompt, System,
+    Progress, Attachment, Summary, CustomTitle, AiTitle, LastPrompt, CostState, System,
     *METADATA_CLASSES.values(),
 )
 

@@ -1,0 +1,372 @@
+"""The state a viewer draws, as the fold builds it.
+
+Plain mutable classes with ``__slots__``: the fold updates them in place and
+reports what it touched as :class:`Change` records. Each transcript item is an
+:class:`Item` with a ``version`` that goes up whenever it changes, so a view
+can cache what it rendered per ``(item, version, width)``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, NamedTuple
+
+__all__ = [
+    "Change", "Item", "PromptItem", "TextItem", "ThinkingItem", "ToolItem", "CompactionItem",
+    "HookItem", "StopSummaryItem", "NoticeItem", "TurnFooterItem", "ProblemItem",
+    "ToolCall", "HookRun", "Task", "Turn", "Agent", "Totals", "MAIN", "CallStatus",
+    "TERMINAL_TASK_STATUSES",
+]
+
+MAIN = ""
+"""Agent id of the main conversation; sub-agents are keyed by the tool_use id that spawned them."""
+
+CallStatus = Literal["pending", "running", "done", "failed", "denied", "interrupted"]
+
+TERMINAL_TASK_STATUSES = frozenset({"completed", "failed", "killed", "stopped", "cancelled"})
+
+
+class Change(NamedTuple):
+    """What one applied frame touched.
+
+    ``what`` is one of ``"item_added"``, ``"item_updated"`` (``agent`` and
+    ``index`` name the item), ``"agent_added"``, ``"task"``, ``"hook"``
+    (``key`` is the id), ``"session"`` (info, status or totals) and ``"reset"``.
+    """
+
+    what: str
+    agent: str | None = None
+    index: int = -1
+    key: str | None = None
+
+
+# --- transcript items --------------------------------------------------------------------
+
+
+class Item:
+    """One row group of a transcript: a prompt, a text block, a tool call, …"""
+
+    __slots__ = ("index", "agent", "line_no", "turn", "hidden", "version", "uuid")
+    kind = "item"
+
+    def __init__(self, agent: str, line_no: int, turn: int | None, uuid: str | None = None) -> None:
+        self.index = -1
+        self.agent = agent
+        self.line_no = line_no
+        self.turn = turn
+        self.hidden = False
+        self.version = 0
+        self.uuid = uuid
+
+
+class PromptItem(Item):
+    """A human prompt (or, in a sub-agent, the prompt it was given)."""
+
+    __slots__ = ("text", "images")
+    kind = "prompt"
+
+    def __init__(self, agent: str, line_no: int, turn: int | None, text: str, images: int = 0,
+                 uuid: str | None = None) -> None:
+        super().__init__(agent, line_no, turn, uuid)
+        self.text = text
+        self.images = images
+
+
+class TextItem(Item):
+    """Assistant text (Markdown). ``streaming`` while partial messages arrive."""
+
+    __slots__ = ("text", "message_id", "streaming")
+    kind = "text"
+
+    def __init__(self, agent: str, line_no: int, turn: int | None, text: str, message_id: str,
+                 streaming: bool = False, uuid: str | None = None) -> None:
+        super().__init__(agent, line_no, turn, uuid)
+        self.text = text
+        self.message_id = message_id
+        self.streaming = streaming
+
+
+class ThinkingItem(Item):
+    """A thinking block; ``redacted`` when only a signature (or redacted data) came."""
+
+    __slots__ = ("text", "redacted", "tokens", "message_id", "streaming")
+    kind = "thinking"
+
+    def __init__(self, agent: str, line_no: int, turn: int | None, text: str, redacted: bool,
+                 tokens: int, message_id: str, streaming: bool = False,
+                 uuid: str | None = None) -> None:
+        super().__init__(agent, line_no, turn, uuid)
+        self.text = text
+        self.redacted = redacted
+        self.tokens = tokens
+        self.message_id = message_id
+        self.streaming = streaming
+
+
+class ToolItem(Item):
+    """A tool call card; everything about the call is in :attr:`call`."""
+
+    __slots__ = ("call",)
+    kind = "tool"
+
+    def __init__(self, agent: str, line_no: int, turn: int | None, call: ToolCall,
+                 uuid: str | None = None) -> None:
+        super().__init__(agent, line_no, turn, uuid)
+        self.call = call
+
+
+class CompactionItem(Item):
+    """A compaction boundary (or a failed compaction)."""
+
+    __slots__ = ("trigger", "pre_tokens", "post_tokens", "duration_ms", "summary", "failed",
+                 "error")
+    kind = "compaction"
+
+    def __init__(self, agent: str, line_no: int, turn: int | None, *, trigger: str | None = None,
+                 pre_tokens: int | None = None, post_tokens: int | None = None,
+                 duration_ms: float | None = None, failed: bool = False,
+                 error: str | None = None, uuid: str | None = None) -> None:
+        super().__init__(agent, line_no, turn, uuid)
+        self.trigger = trigger
+        self.pre_tokens = pre_tokens
+        self.post_tokens = post_tokens
+        self.duration_ms = duration_ms
+        self.summary: str | None = None
+        self.failed = failed
+        self.error = error
+
+
+class HookItem(Item):
+    """One hook run, drawn as a chip."""
+
+    __slots__ = ("hook",)
+    kind = "hook"
+
+    def __init__(self, agent: str, line_no: int, turn: int | None, hook: HookRun) -> None:
+        super().__init__(agent, line_no, turn)
+        self.hook = hook
+
+
+class StopSummaryItem(Item):
+    """A stop-hook summary: how many hooks ran, their commands and durations, errors."""
+
+    __slots__ = ("count", "infos", "errors", "prevented", "stop_reason", "level")
+    kind = "stop_summary"
+
+    def __init__(self, agent: str, line_no: int, turn: int | None, count: int,
+                 infos: list[dict[str, Any]], errors: list[Any], prevented: bool,
+                 stop_reason: str | None, level: str | None) -> None:
+        super().__init__(agent, line_no, turn)
+        self.count = count
+        self.infos = infos
+        self.errors = errors
+        self.prevented = prevented
+        self.stop_reason = stop_reason
+        self.level = level
+
+
+class NoticeItem(Item):
+    """A one-line event: API retry, rate limit, notification, denial, system message…
+
+    ``level`` is ``info``, ``warning`` or ``error``; ``detail`` is optional longer text."""
+
+    __slots__ = ("category", "level", "text", "detail")
+    kind = "notice"
+
+    def __init__(self, agent: str, line_no: int, turn: int | None, category: str, text: str,
+                 level: str = "info", detail: str | None = None) -> None:
+        super().__init__(agent, line_no, turn)
+        self.category = category
+        self.level = level
+        self.text = text
+        self.detail = detail
+
+
+class TurnFooterItem(Item):
+    """The end of a turn: duration, cost, tokens, outcome."""
+
+    __slots__ = ("turn_ref",)
+    kind = "turn_footer"
+
+    def __init__(self, agent: str, line_no: int, turn: Turn) -> None:
+        super().__init__(agent, line_no, turn.index)
+        self.turn_ref = turn
+
+
+class ProblemItem(Item):
+    """A malformed line or a frame of an unknown kind, shown with its line number."""
+
+    __slots__ = ("problem", "kind_key", "reason")
+    kind = "problem"
+
+    def __init__(self, agent: str, line_no: int, turn: int | None, problem: str, kind_key: str,
+                 reason: str) -> None:
+        super().__init__(agent, line_no, turn)
+        self.problem = problem  # "malformed" | "unknown"
+        self.kind_key = kind_key
+        self.reason = reason
+
+
+# --- things items point at ------------------------------------------------------------------
+
+
+@dataclass(slots=True, eq=False)
+class ToolCall:
+    """A tool_use paired with its result, keyed by the tool_use id."""
+
+    id: str
+    name: str
+    input: Any
+    agent: str
+    turn: int | None
+    line_no: int
+    status: CallStatus = "pending"
+    result: Any = None
+    """The tool_result ``content`` (a string or a list of blocks)."""
+    is_error: bool = False
+    result_payload: Any = None
+    """The structured ``tool_use_result`` as a ``msgspec.Raw`` (decode on demand)."""
+    result_line_no: int | None = None
+    heartbeats: int = 0
+    hook_heartbeats: int = 0
+    elapsed: float | None = None
+    """Seconds the call has been running, from heartbeats and progress frames."""
+    task_id: str | None = None
+    """The task this call became (a background shell, a sub-agent, a monitor…)."""
+    background: bool = False
+    subagent: str | None = None
+    """The agent id of the sub-agent this call started (its own tool_use id)."""
+    denied_reason: str | None = None
+    item: ToolItem | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.status in ("done", "failed", "denied", "interrupted")
+
+
+@dataclass(slots=True, eq=False)
+class HookRun:
+    """One hook execution, from hook_started to hook_response (or a disk attachment)."""
+
+    hook_id: str
+    name: str
+    event: str
+    line_no: int
+    turn: int | None
+    status: str = "running"  # running | success | error | cancelled
+    exit_code: int | None = None
+    output: str = ""
+    stdout: str = ""
+    stderr: str = ""
+    progress: int = 0
+    item: HookItem | None = None
+
+
+@dataclass(slots=True, eq=False)
+class Task:
+    """A background shell, sub-agent, monitor or workflow, keyed by task_id."""
+
+    task_id: str
+    task_type: str | None = None
+    description: str = ""
+    tool_use_id: str | None = None
+    backgrounded: bool = False
+    status: str = "running"
+    subagent_type: str | None = None
+    started_line: int | None = None
+    started_at: float | None = None
+    ended_at: float | None = None
+    end_time: float | None = None
+    """``task_updated.patch.end_time`` (epoch ms) when the CLI gives it."""
+    total_tokens: int | None = None
+    tool_uses: int | None = None
+    duration_ms: float | None = None
+    last_tool: str | None = None
+    summary: str | None = None
+    output_file: str | None = None
+    error: str | None = None
+    workflow_progress: list[dict[str, Any]] | None = None
+    in_roster: bool = False
+    turn: int | None = None
+
+    @property
+    def running(self) -> bool:
+        return self.status not in TERMINAL_TASK_STATUSES
+
+
+@dataclass(slots=True)
+class Totals:
+    """Token counters."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+
+    def add(self, other: Totals, sign: int = 1) -> None:
+        self.input_tokens += sign * other.input_tokens
+        self.output_tokens += sign * other.output_tokens
+        self.cache_creation_input_tokens += sign * other.cache_creation_input_tokens
+        self.cache_read_input_tokens += sign * other.cache_read_input_tokens
+
+    @property
+    def total(self) -> int:
+        return (self.input_tokens + self.output_tokens + self.cache_creation_input_tokens
+                + self.cache_read_input_tokens)
+
+    def as_dict(self) -> dict[str, int]:
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cache_creation_input_tokens": self.cache_creation_input_tokens,
+            "cache_read_input_tokens": self.cache_read_input_tokens,
+        }
+
+
+@dataclass(slots=True, eq=False)
+class Turn:
+    """One human prompt and everything until its ``result``."""
+
+    index: int
+    prompt: str | None
+    line_no: int
+    session_id: str | None = None
+    end_line: int | None = None
+    closed: bool = False
+    is_error: bool = False
+    subtype: str | None = None
+    terminal_reason: str | None = None
+    stop_reason: str | None = None
+    errors: list[str] = field(default_factory=list)
+    duration_ms: float | None = None
+    duration_api_ms: float | None = None
+    num_turns: int | None = None
+    cost_usd: float | None = None
+    usage: Totals = field(default_factory=Totals)
+    model_usage: dict[str, Any] = field(default_factory=dict)
+    thinking_tokens: int = 0
+    tool_calls: int = 0
+    failed_calls: int = 0
+    hooks: list[str] = field(default_factory=list)
+    stop_summaries: int = 0
+    permission_denials: list[dict[str, Any]] = field(default_factory=list)
+    local_command: str | None = None
+    result_text: str | None = None
+
+
+@dataclass(slots=True, eq=False)
+class Agent:
+    """A conversation with its own transcript: the main one or a sub-agent."""
+
+    id: str
+    depth: int = 0
+    parent: str | None = None
+    """The agent whose call started this one (``None`` for the main agent)."""
+    description: str = ""
+    subagent_type: str | None = None
+    items: list[Item] = field(default_factory=list)
+    tool_calls: int = 0
+    last_tool: str | None = None
+    output_tokens: int = 0
+    status: str = "running"
+    agent_file_id: str | None = None
