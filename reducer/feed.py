@@ -1,0 +1,78 @@
+"""Lines in, folded session out: the one path every source takes.
+
+:class:`Feed` decodes numbered lines, detects the format from the first lines,
+keeps every decoded entry (for the raw view and for replay) and folds it into
+its :class:`~reducer.session.Session`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from .decode import decode_line, detect_format
+from .frames import Entry
+from .lines import LineSplitter, RawLine
+from .session import Session
+from .state import Change
+
+__all__ = ["Feed", "read_file_lines"]
+
+_SNIFF_LINES = 20
+
+
+class Feed:
+    """Decodes and folds lines from one source (plus its sub-agent files)."""
+
+    def __init__(self) -> None:
+        self.session = Session()
+        self.entries: list[Entry] = []
+        """Every decoded line of the main source, in order (index = line_no - 1)."""
+        self._sniff: list[bytes] = []
+
+    def feed(self, lines: Iterable[RawLine], *, received_at: float | None = None) -> list[Change]:
+        """Decode and fold lines of the main source."""
+        changes: list[Change] = []
+        session = self.session
+        entries = self.entries
+        for line in lines:
+            if len(self._sniff) < _SNIFF_LINES:
+                self._sniff.append(line.data[:4096])
+                session.format = detect_format(self._sniff)
+            entry = decode_line(line.data, line.line_no, line.offset)
+            entries.append(entry)
+            changes += session.apply(entry, received_at=received_at)
+        return changes
+
+    def feed_agent_file(self, lines: Iterable[RawLine], agent: str) -> list[Change]:
+        """Fold the rows of a sub-agent transcript into the sub-agent ``agent``."""
+        changes: list[Change] = []
+        for line in lines:
+            entry = decode_line(line.data, line.line_no, line.offset)
+            changes += self.session.apply(entry, agent=agent)
+        return changes
+
+    def entry_at(self, line_no: int) -> Entry | None:
+        """The decoded entry of a line of the main source."""
+        if 1 <= line_no <= len(self.entries):
+            entry = self.entries[line_no - 1]
+            if entry.line_no == line_no:
+                return entry
+        for entry in self.entries:  # numbering with gaps (never in practice)
+            if entry.line_no == line_no:
+                return entry
+        return None
+
+
+def read_file_lines(path: str | Path, chunk_size: int = 8 << 20) -> Iterable[list[RawLine]]:
+    """Batches of a file's lines, read in big chunks; a last line without
+    newline is included (the file is read as it is now)."""
+    splitter = LineSplitter()
+    with open(path, "rb") as fh:
+        while chunk := fh.read(chunk_size):
+            batch = splitter.feed(chunk)
+            if batch:
+                yield batch
+    last = splitter.flush()
+    if last is not None:
+        yield [last]

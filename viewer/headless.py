@@ -1,0 +1,125 @@
+"""``cctv check`` and ``cctv summary``: the reducer without a terminal UI."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any, TextIO
+
+import msgspec
+
+from reducer.decode import reencode
+from reducer.frames import Blank, Malformed, Unknown
+from reducer.summary import format_summary, summarize
+
+from .loader import InputError, load_path
+
+__all__ = ["check_file", "run_check", "run_summary"]
+
+_ANY = msgspec.json.Decoder()
+
+
+def check_file(path: Path) -> dict[str, Any]:
+    """Decode one file and verify it: counts, problems, and the round trip."""
+    feed = load_path(path, subagents=False)
+    session = feed.session
+    kinds: Counter[str] = Counter()
+    identical = equivalent = 0
+    differs: list[int] = []
+    malformed: list[dict[str, Any]] = []
+    unknown: list[dict[str, Any]] = []
+    blank = 0
+    for entry in feed.entries:
+        if isinstance(entry, Malformed):
+            malformed.append({"line": entry.line_no, "reason": entry.reason})
+            continue
+        if isinstance(entry, Blank):
+            blank += 1
+            continue
+        kinds[entry.kind_key] += 1
+        if isinstance(entry, Unknown):
+            unknown.append({"line": entry.line_no, "kind": entry.kind_key})
+        out = reencode(entry)
+        if out == entry.raw:
+            identical += 1
+        elif _ANY.decode(out) == _ANY.decode(entry.raw):
+            equivalent += 1
+        else:
+            differs.append(entry.line_no)
+    return {
+        "path": str(path),
+        "format": session.format,
+        "cli_version": session.cli_version,
+        "lines": len(feed.entries),
+        "frames": sum(kinds.values()),
+        "blank_lines": blank,
+        "kinds": dict(sorted(kinds.items())),
+        "unknown_kinds": unknown,
+        "malformed": malformed,
+        "round_trip": {
+            "identical": identical,
+            "equivalent": equivalent,
+            "different": differs,
+            "ok": not differs,
+        },
+    }
+
+
+def run_check(paths: list[str], as_json: bool, out: TextIO, err: TextIO) -> int:
+    """Exit 0 when nothing is malformed, 1 when something is, 2 when a path is unreadable."""
+    reports: list[dict[str, Any]] = []
+    status = 0
+    for name in paths:
+        try:
+            report = check_file(Path(name))
+        except InputError as exc:
+            print(f"cctv: {exc}", file=err)
+            status = 2
+            continue
+        reports.append(report)
+        if report["malformed"] or not report["round_trip"]["ok"]:
+            status = max(status, 1)
+        if not as_json:
+            print(_format_check(report), file=out)
+    if as_json:
+        print(json.dumps(reports if len(paths) != 1 else (reports[0] if reports else None),
+                         indent=2), file=out)
+    return status
+
+
+def _format_check(r: dict[str, Any]) -> str:
+    rt = r["round_trip"]
+    kinds = ", ".join(f"{k} {n}" for k, n in sorted(r["kinds"].items(), key=lambda x: (-x[1], x[0])))
+    verdict = "ok" if not r["malformed"] and rt["ok"] else "PROBLEMS"
+    lines = [
+        f"{r['path']}: {verdict}",
+        f"  format {r['format']}, CLI {r['cli_version'] or '?'}, {r['lines']:,} lines,"
+        f" {r['frames']:,} frames" + (f", {r['blank_lines']} blank" if r["blank_lines"] else ""),
+        f"  kinds: {kinds}",
+        f"  round trip: {rt['identical']:,} identical, {rt['equivalent']:,} equivalent"
+        f" (same JSON, other spelling), {len(rt['different'])} different",
+    ]
+    if r["unknown_kinds"]:
+        lines.append("  unknown kinds: " + ", ".join(
+            f"line {u['line']} {u['kind']}" for u in r["unknown_kinds"][:20]))
+    for m in r["malformed"]:
+        lines.append(f"  line {m['line']}: {m['reason']}")
+    for n in rt["different"][:20]:
+        lines.append(f"  line {n}: re-encoding differs")
+    return "\n".join(lines)
+
+
+def run_summary(path: str, as_json: bool, out: TextIO, err: TextIO) -> int:
+    """Print the folded state of one session."""
+    try:
+        feed = load_path(Path(path))
+    except InputError as exc:
+        print(f"cctv: {exc}", file=err)
+        return 2
+    data = summarize(feed.session)
+    if as_json:
+        print(json.dumps(data, indent=2), file=out)
+    else:
+        print(format_summary(data), file=out)
+    return 0

@@ -1,0 +1,69 @@
+"""Loading a whole session from disk: the file, then its sub-agent transcripts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from reducer.feed import Feed, read_file_lines
+
+from .discovery import subagent_files
+
+__all__ = ["load_path", "load_subagents", "InputError", "check_readable"]
+
+
+class InputError(Exception):
+    """A path cctv cannot read; the message names it."""
+
+
+def check_readable(path: Path) -> None:
+    """Raise :class:`InputError` for a missing, directory or unreadable path."""
+    if not path.exists():
+        raise InputError(f"{path}: no such file")
+    if path.is_dir():
+        raise InputError(f"{path}: is a directory, not a session file")
+    try:
+        with open(path, "rb") as fh:
+            fh.read(1)
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from None
+
+
+def load_subagents(feed: Feed, path: Path) -> int:
+    """Fold the sub-agent transcripts that sit beside an on-disk session.
+
+    Each file's rows go to the sub-agent started by the tool_use named in its
+    ``.meta.json`` (``toolUseId``), or, failing that, to the one whose tool
+    result named its agent id. Returns how many files were folded."""
+    count = 0
+    for agent_path, meta in subagent_files(path):
+        agent_file_id = agent_path.stem.removeprefix("agent-")
+        tool_use_id = meta.get("toolUseId")
+        if not isinstance(tool_use_id, str) or not tool_use_id:
+            tool_use_id = feed.session._agent_ids.get(agent_file_id, "agent-" + agent_file_id)
+        agent = feed.session.agent_for(tool_use_id)
+        agent.agent_file_id = agent_file_id
+        agent.subagent_type = agent.subagent_type or meta.get("agentType")
+        agent.description = agent.description or str(meta.get("description") or "")
+        try:
+            for batch in read_file_lines(agent_path):
+                feed.feed_agent_file(batch, tool_use_id)
+        except OSError:
+            continue
+        count += 1
+    return count
+
+
+def load_path(path: str | Path, *, subagents: bool = True) -> Feed:
+    """Decode and fold a whole file (and, for an on-disk transcript, its
+    sub-agent files). Raises :class:`InputError` if the path cannot be read."""
+    p = Path(path)
+    check_readable(p)
+    feed = Feed()
+    try:
+        for batch in read_file_lines(p):
+            feed.feed(batch)
+    except OSError as exc:
+        raise InputError(f"{p}: read failed ({exc.strerror or exc})") from None
+    if subagents and feed.session.format == "transcript":
+        load_subagents(feed, p)
+    return feed
