@@ -28,6 +28,8 @@ class Feed:
         self.session = Session()
         self.entries: list[Entry] = []
         """Every decoded line of the main source, in order (index = line_no - 1)."""
+        self.agent_entries: dict[str, list[Entry]] = {}
+        """Decoded lines of each sub-agent transcript file, by agent id."""
         self._sniff: list[bytes] = []
 
     def feed(self, lines: Iterable[RawLine], *, received_at: float | None = None) -> list[Change]:
@@ -47,18 +49,22 @@ class Feed:
     def feed_agent_file(self, lines: Iterable[RawLine], agent: str) -> list[Change]:
         """Fold the rows of a sub-agent transcript into the sub-agent ``agent``."""
         changes: list[Change] = []
+        kept = self.agent_entries.setdefault(agent, [])
         for line in lines:
             entry = decode_line(line.data, line.line_no, line.offset)
+            kept.append(entry)
             changes += self.session.apply(entry, agent=agent)
         return changes
 
-    def entry_at(self, line_no: int) -> Entry | None:
-        """The decoded entry of a line of the main source."""
-        if 1 <= line_no <= len(self.entries):
-            entry = self.entries[line_no - 1]
+    def entry_at(self, line_no: int, agent: str | None = None) -> Entry | None:
+        """The decoded line ``line_no`` of the main source, or of the sub-agent
+        file of ``agent`` when that agent was read from a file of its own."""
+        entries = self.agent_entries.get(agent, self.entries) if agent else self.entries
+        if 1 <= line_no <= len(entries):
+            entry = entries[line_no - 1]
             if entry.line_no == line_no:
                 return entry
-        for entry in self.entries:  # numbering with gaps (never in practice)
+        for entry in entries:  # numbering with gaps (never in practice)
             if entry.line_no == line_no:
                 return entry
         return None

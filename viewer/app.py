@@ -1,0 +1,195 @@
+"""The cctv Textual app: one source, one fold, a screen per agent transcript."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Callable
+
+from textual import on, work
+from textual.app import App
+from textual.binding import Binding
+from textual.reactive import var
+
+from reducer.feed import Feed
+from reducer.state import MAIN, Change
+
+from .commands import CctvCommands
+from .screens.session import SessionScreen
+from .sources import Ended, Lines, Progress, Reset, Source, Status, Stderr, Waiting
+
+__all__ = ["CctvApp"]
+
+FOLD_SLICE = 4000
+"""Lines folded between two yields to the event loop while a history loads."""
+
+
+class CctvApp(App[int]):
+    """View one Claude Code session from a file, a pipe or a command.
+
+    | Key(s) | Description |
+    | :- | :- |
+    | q | Quit |
+    | ? | Help: every key |
+    | ctrl+p | Command palette |
+    """
+
+    CSS_PATH = "app.tcss"
+    TITLE = "cctv"
+    COMMANDS = App.COMMANDS | {CctvCommands}
+    BINDINGS = [
+        Binding("q", "quit", "Quit", id="quit"),
+        Binding("question_mark", "help", "Help", key_display="?", id="help"),
+    ]
+
+    ended: var[str | None] = var(None)
+    """Why the source ended (``None`` while it is live)."""
+
+    def __init__(
+        self,
+        source: Source | None,
+        *,
+        feed: Feed | None = None,
+        clock: Callable[[], float] | None = time.time,
+    ) -> None:
+        super().__init__()
+        self.source = source
+        self.feed = feed or Feed()
+        self.clock = clock
+        """Wall clock for live elapsed times; ``None`` in tests (state only)."""
+        self.loading: tuple[int, int] | None = None
+        self.waiting: str | None = None
+        self.stderr_lines: list[str] = []
+        self._live = False
+        self._dirty = False
+
+    @property
+    def source_label(self) -> str:
+        return self.source.label if self.source is not None else "snapshot"
+
+    def now(self) -> float | None:
+        return self.clock() if self.clock is not None else None
+
+    # --- lifecycle ---------------------------------------------------------------------
+
+    def on_mount(self) -> None:
+        self.push_screen(SessionScreen(MAIN))
+        if self.source is not None:
+            self.consume_source()
+        else:
+            self.ended = "snapshot"
+        self.set_interval(0.1, self._flush_panels)
+        if self.clock is not None:
+            self.set_interval(1.0, self._tick)
+
+    async def action_quit(self) -> None:
+        if self.source is not None:
+            with contextlib.suppress(Exception):
+                await self.source.stop()
+        self.exit(0)
+
+    # --- feeding -----------------------------------------------------------------------
+
+    @work(exclusive=True, group="source", exit_on_error=False)
+    async def consume_source(self) -> None:
+        """Read the source's events and fold them, a slice at a time."""
+        assert self.source is not None
+        async with contextlib.aclosing(self.source.events()) as events:
+            async for event in events:
+                if isinstance(event, Lines):
+                    await self._fold(event.lines)
+                elif isinstance(event, Progress):
+                    self.loading = None if event.done >= event.total else (event.done, event.total)
+                    self._dirty = True
+                elif isinstance(event, Status):
+                    if event.text.startswith("following") or event.text.startswith("history"):
+                        self._live = True
+                        self.loading = None
+                    self.waiting = None
+                    self._dirty = True
+                elif isinstance(event, Waiting):
+                    self.waiting = event.reason
+                    self._dirty = True
+                elif isinstance(event, Reset):
+                    self._reset(event.reason)
+                elif isinstance(event, Stderr):
+                    self.stderr_lines.append(event.text)
+                elif isinstance(event, Ended):
+                    code = f" (exit {event.exit_code})" if event.exit_code is not None else ""
+                    self.ended = f"{event.reason}{code}"
+                    self.loading = None
+                    if event.exit_code not in (None, 0):
+                        self.notify(f"command {event.reason}{code}", severity="error")
+                    self._dirty = True
+        self._flush_panels()
+
+    async def _fold(self, lines: list) -> None:
+        received = self.now() if self._live else None
+        for start in range(0, len(lines), FOLD_SLICE):
+            changes = self.feed.feed(lines[start:start + FOLD_SLICE], received_at=received)
+            self._broadcast(changes)
+            if len(lines) > FOLD_SLICE:
+                await asyncio.sleep(0)
+
+    def fold_now(self, lines: list) -> None:
+        """Fold lines synchronously (tests and snapshots)."""
+        self._broadcast(self.feed.feed(lines))
+
+    def _broadcast(self, changes: list[Change]) -> None:
+        if not changes:
+            return
+        for screen in self.screen_stack:
+            if isinstance(screen, SessionScreen):
+                screen.apply_changes(changes)
+        self._dirty = True
+
+    def _reset(self, reason: str) -> None:
+        self.feed = Feed()
+        while len(self.screen_stack) > 2 or not isinstance(self.screen, SessionScreen):
+            self.pop_screen()
+        for screen in self.screen_stack:
+            if isinstance(screen, SessionScreen):
+                screen.reset(self.feed.session)
+        self.notify(f"source reset: {reason}", severity="warning")
+        self._dirty = True
+
+    def _flush_panels(self) -> None:
+        if not self._dirty:
+            return
+        self._dirty = False
+        screen = self.screen
+        if isinstance(screen, SessionScreen):
+            screen.refresh_panels()
+
+    def _tick(self) -> None:
+        self._dirty = True
+
+    # --- navigation ----------------------------------------------------------------------
+
+    def open_agent(self, agent_id: str) -> None:
+        """Push the transcript of a sub-agent."""
+        if agent_id not in self.feed.session.agents:
+            self.notify("that sub-agent has not produced anything yet", severity="warning")
+            return
+        self.push_screen(SessionScreen(agent_id))
+
+    def action_help(self) -> None:
+        from .screens.help import HelpScreen
+
+        rows: list[tuple[str, str, str]] = []
+        seen: set[tuple[str, str]] = set()
+        for key, binding in self.screen.active_bindings.items():
+            b = binding.binding
+            if not b.description:
+                continue
+            display = b.key_display or self.get_key_display(b)
+            if (display, b.description) in seen:
+                continue
+            seen.add((display, b.description))
+            rows.append((display, b.description, type(binding.node).__name__))
+        self.push_screen(HelpScreen(rows))
+
+    @on(SessionScreen.Dirty)
+    def _on_dirty(self) -> None:
+        self._dirty = True

@@ -1,0 +1,109 @@
+"""From command-line words to a running app: pick the source, start the UI."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from collections.abc import AsyncIterator
+
+from .sources import CommandSource, Event, FileTail, Source, StreamSource, open_stdin
+
+__all__ = ["launch", "build_source", "StdinPipeSource"]
+
+
+class StdinPipeSource:
+    """Frames piped into cctv; the pipe is opened inside the app's event loop."""
+
+    kind = "pipe"
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.label = "stdin"
+        self._inner: StreamSource | None = None
+
+    async def events(self) -> AsyncIterator[Event]:
+        self._inner = await open_stdin(self.fd, self.label)
+        async for event in self._inner.events():
+            yield event
+
+    async def stop(self) -> None:
+        if self._inner is not None:
+            await self._inner.stop()
+
+
+def _usage_error(message: str) -> int:
+    print(f"cctv: {message}", file=sys.stderr)
+    return 2
+
+
+def build_source(args: list[str]) -> Source | str:
+    """The source the words ask for, or an error message."""
+    from .cli import demo_path
+
+    if args and args[0] == "run":
+        rest = args[1:]
+        if rest and rest[0] == "--":
+            rest = rest[1:]
+        if not rest:
+            return "usage: cctv run -- COMMAND [ARGS…]"
+        return CommandSource(rest)
+    parser = argparse.ArgumentParser(prog="cctv", add_help=False)
+    parser.add_argument("target", nargs="?")
+    parser.add_argument("--no-follow", action="store_true")
+    try:
+        ns, extra = parser.parse_known_args(args)
+    except SystemExit:
+        return "bad arguments (cctv --help)"
+    if extra:
+        return f"unexpected arguments: {' '.join(extra)} (cctv --help)"
+    follow = not ns.no_follow
+    target = ns.target
+    if target == "demo":
+        return FileTail(demo_path(), follow=False)
+    if target == "tail" or (target is None and sys.stdin.isatty()):
+        from .discovery import latest_session, projects_dir
+
+        latest = latest_session()
+        if latest is None:
+            if target == "tail":
+                return f"no session found under {projects_dir()} (is CLAUDE_CONFIG_DIR right?)"
+            print(f"cctv: no sessions under {projects_dir()}; opening the bundled demo",
+                  file=sys.stderr)
+            return FileTail(demo_path(), follow=False)
+        print(f"cctv: following {latest}", file=sys.stderr)
+        return FileTail(latest, follow=True)
+    if target is None or target == "-":
+        return "stdin"  # opened by the caller (needs the event loop)
+    path = Path(target).expanduser()
+    if path.is_dir():
+        return f"{path}: is a directory, not a session file"
+    if path.exists() and not os.access(path, os.R_OK):
+        return f"{path}: cannot read (permission denied)"
+    return FileTail(path, follow=follow)
+
+
+def launch(args: list[str]) -> int:
+    """Run the viewer for the given words; return the exit status."""
+    source = build_source(args)
+    if isinstance(source, str) and source != "stdin":
+        return _usage_error(source)
+    from .app import CctvApp
+
+    if source == "stdin":
+        from .sources import take_stdin_pipe
+
+        try:
+            fd = take_stdin_pipe()
+        except OSError:
+            return _usage_error("reading frames from a pipe needs a terminal for the keyboard"
+                                " (no /dev/tty here); try `cctv check -` or a file path")
+        if fd is None:
+            return _usage_error("standard input is a terminal: pipe frames into cctv"
+                                " (claude -p … --output-format stream-json --verbose | cctv)")
+        source = StdinPipeSource(fd)
+    app = CctvApp(source)
+    code = app.run()
+    return int(code or 0)

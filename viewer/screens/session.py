@@ -1,0 +1,195 @@
+"""The transcript screen: one agent's transcript, the tasks panel, the status bar."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.message import Message
+from textual.reactive import var
+from textual.screen import Screen
+from textual.widgets import Footer, Input, Static
+
+from reducer.session import Session
+from reducer.state import MAIN, Change
+from widgets.status_bar import StatusBar
+from widgets.tasks_panel import TasksPanel
+from widgets.transcript import TranscriptView
+
+if TYPE_CHECKING:
+    from ..app import CctvApp
+
+__all__ = ["SessionScreen"]
+
+
+class SessionScreen(Screen[None]):
+    """The transcript of one agent (the main conversation or a sub-agent).
+
+    | Key(s) | Description |
+    | :- | :- |
+    | / | Search the transcript (n / N: next / previous match) |
+    | t | Show or hide the tasks panel |
+    | r | Raw JSON of the frame under the cursor |
+    | escape | Back to the parent agent (or close the search) |
+    | s | Standard error of the command (cctv run) |
+    | x | Stop the command (cctv run) |
+    """
+
+    CSS_PATH = "session.tcss"
+
+    BINDINGS = [
+        Binding("slash", "search", "Search", key_display="/", id="search"),
+        Binding("t", "toggle_tasks", "Tasks", id="tasks"),
+        Binding("r", "raw", "Raw", id="raw"),
+        Binding("escape", "back", "Back", id="back"),
+        Binding("s", "stderr", "Stderr", show=False, id="stderr"),
+        Binding("x", "stop_command", "Stop cmd", show=False, id="stop"),
+    ]
+
+    show_tasks: var[bool] = var(False, toggle_class="-show-tasks")
+
+    class Dirty(Message):
+        """The panels need a redraw (follow state or cursor changed)."""
+
+    def __init__(self, agent_id: str = MAIN) -> None:
+        super().__init__()
+        self.agent_id = agent_id
+
+    @property
+    def cctv(self) -> CctvApp:
+        return self.app  # type: ignore[return-value]
+
+    @property
+    def session(self) -> Session:
+        return self.cctv.feed.session
+
+    def compose(self) -> ComposeResult:
+        if self.agent_id != MAIN:
+            yield Static(self._crumbs(), id="crumbs")
+        with Horizontal(id="body"):
+            yield TranscriptView(self.session, self.agent_id, id="transcript")
+            yield TasksPanel(id="tasks")
+        yield Input(placeholder="search this transcript (enter: find, escape: close)", id="search")
+        yield StatusBar(id="status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(TranscriptView).focus()
+        self.refresh_panels()
+
+    # --- fed by the app -------------------------------------------------------------------
+
+    def apply_changes(self, changes: list[Change]) -> None:
+        self.query_one(TranscriptView).apply_changes(changes)
+
+    def reset(self, session: Session) -> None:
+        self.query_one(TranscriptView).reset(session)
+        self.refresh_panels()
+
+    def refresh_panels(self) -> None:
+        app = self.cctv
+        view = self.query_one(TranscriptView)
+        now = app.now()
+        ended = app.ended
+        if app.waiting and not ended:
+            ended = None
+        self.query_one(StatusBar).update_state(
+            self.session,
+            source=app.source_label + (f" · {app.waiting}" if app.waiting else ""),
+            following=view.following,
+            ended=ended,
+            now=now,
+            loading=app.loading,
+        )
+        if self.show_tasks:
+            self.query_one(TasksPanel).update_state(self.session, now=now)
+
+    def _crumbs(self) -> str:
+        names: list[str] = []
+        agent = self.session.agents.get(self.agent_id)
+        while agent is not None and agent.id != MAIN:
+            label = agent.description or agent.subagent_type or agent.id
+            kind = f"{agent.subagent_type}: " if agent.subagent_type else ""
+            names.append(f"{kind}{label}")
+            agent = self.session.agents.get(agent.parent or MAIN)
+        return "main › " + " › ".join(reversed(names)) + "   (escape: back)"
+
+    # --- actions ------------------------------------------------------------------------
+
+    def action_toggle_tasks(self) -> None:
+        self.show_tasks = not self.show_tasks
+        self.refresh_panels()
+
+    def action_search(self) -> None:
+        search = self.query_one("#search", Input)
+        search.add_class("-open")
+        search.focus()
+
+    def action_back(self) -> None:
+        search = self.query_one("#search", Input)
+        if search.has_class("-open"):
+            search.remove_class("-open")
+            self.query_one(TranscriptView).focus()
+            return
+        if self.agent_id != MAIN:
+            self.dismiss()
+
+    def action_raw(self) -> None:
+        from .raw import RawScreen
+
+        item = self.query_one(TranscriptView).cursor_item
+        if item is None:
+            self.notify("nothing selected", severity="warning")
+            return
+        entry = self.cctv.feed.entry_at(item.line_no, item.agent)
+        if entry is None:
+            self.notify(f"line {item.line_no} is no longer in memory", severity="warning")
+            return
+        self.app.push_screen(RawScreen(entry, self.cctv.source_label))
+
+    def action_stderr(self) -> None:
+        from .stderr import StderrScreen
+
+        self.app.push_screen(StderrScreen(self.cctv.stderr_lines))
+
+    async def action_stop_command(self) -> None:
+        source = self.cctv.source
+        if source is None or source.kind != "command" or self.cctv.ended:
+            self.notify("no running command to stop", severity="warning")
+            return
+        await source.stop()
+        self.notify("stopping the command…")
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("stderr", "stop_command"):
+            source = self.cctv.source
+            return source is not None and source.kind == "command"
+        if action == "back":
+            return True
+        return True
+
+    # --- messages ---------------------------------------------------------------------------
+
+    @on(Input.Submitted, "#search")
+    def _search(self, event: Input.Submitted) -> None:
+        view = self.query_one(TranscriptView)
+        count = view.search(event.value)
+        event.input.remove_class("-open")
+        view.focus()
+        if event.value:
+            self.notify(f"{count} match{'es' if count != 1 else ''} for {event.value!r}"
+                        + (" — n / N to step" if count else ""),
+                        severity="information" if count else "warning")
+
+    @on(TranscriptView.OpenAgent)
+    @on(TasksPanel.OpenAgent)
+    def _open_agent(self, event: TranscriptView.OpenAgent | TasksPanel.OpenAgent) -> None:
+        self.cctv.open_agent(event.agent_id)
+
+    @on(TranscriptView.FollowChanged)
+    @on(TranscriptView.CursorMoved)
+    def _dirty(self) -> None:
+        self.post_message(self.Dirty())
