@@ -173,6 +173,10 @@ class Session:
         self._stream_blocks: dict[tuple[str, int], Item] = {}
         self._agent_ids: dict[str, str] = {}
         """On-disk ``agentId`` → the tool_use id that started that sub-agent."""
+        self._parents: dict[str, str | None] = {}
+        self._leaf: str | None = None
+        self.rewinds = 0
+        """On-disk branches abandoned by a rewind (their items are hidden)."""
         self._pending_thinking = 0
         self._last_compaction: CompactionItem | None = None
         self._awaiting_summary = False
@@ -263,8 +267,12 @@ class Session:
         return changes
 
     def _dispatch(self, e: F.Entry, forced_agent: str | None) -> None:
-        if isinstance(e, F._Row) and e.version is not None:
-            self._row_seen(e)
+        if isinstance(e, F._Row):
+            if e.version is not None:
+                self._row_seen(e)
+            if e.uuid and forced_agent is None and not e.isSidechain \
+                    and (e.parentUuid is not None or e.sessionId is not None):
+                self._chain(e)
         if isinstance(e, F.Assistant):
             self._assistant(e, forced_agent)
         elif isinstance(e, F.User):
@@ -358,6 +366,47 @@ class Session:
             self.cwd = e.cwd
         if e.gitBranch:
             self.git_branch = e.gitBranch
+
+    def _chain(self, e: F._Row) -> None:
+        """Rebuild the on-disk conversation by ``parentUuid``: a user or assistant
+        row whose parent is an *ancestor* of the current leaf abandons the rows
+        in between (a rewind); their items are hidden. Tool-result rows and
+        rows hanging off later rows never count as rewinds."""
+        uuid = e.uuid or ""
+        parent = e.parentUuid
+        self._parents[uuid] = parent
+        if not isinstance(e, (F.User, F.Assistant)) or e.isMeta:
+            return
+        leaf = self._leaf
+        self._leaf = uuid
+        if parent is None or leaf is None or parent == leaf:
+            return
+        if isinstance(e, F.User) and isinstance(e.message.content, list) and any(
+                b.type == "tool_result" for b in e.message.content):
+            return
+        abandoned: list[str] = []
+        node: str | None = leaf
+        for _ in range(100_000):
+            if node is None:
+                return  # the parent is not an ancestor: no rewind
+            if node == parent:
+                break
+            abandoned.append(node)
+            node = self._parents.get(node)
+        else:
+            return
+        hidden = 0
+        for gone in abandoned:
+            for item in self._by_uuid.get(gone, ()):
+                if not item.hidden:
+                    item.hidden = True
+                    hidden += 1
+                    self._touch(item)
+        if hidden:
+            self.rewinds += 1
+            self._notice(MAIN, e.line_no, "rewind",
+                         f"conversation rewound: {hidden} item(s) of an abandoned branch hidden",
+                         level="warning")
 
     def _session_seen(self, sid: str | None) -> None:
         if sid and sid != self.session_id and sid not in self.session_ids:
