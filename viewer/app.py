@@ -12,12 +12,16 @@ from textual.app import App
 from textual.binding import Binding
 from textual.reactive import var
 
+from pathlib import Path
+
 from reducer.feed import Feed
+from reducer.lines import RawLine
 from reducer.state import MAIN, Change
 
 from .commands import CctvCommands
 from .screens.session import SessionScreen
-from .sources import Ended, Lines, Progress, Reset, Source, Status, Stderr, Waiting
+from .sources import Ended, FileTail, Lines, Progress, Reset, Source, Status, Stderr, Waiting
+from .subagent_tail import SubagentTail
 
 __all__ = ["CctvApp"]
 
@@ -63,6 +67,7 @@ class CctvApp(App[int]):
         self.stderr_lines: list[str] = []
         self._live = False
         self._dirty = False
+        self._subagents_started = False
 
     @property
     def source_label(self) -> str:
@@ -106,6 +111,7 @@ class CctvApp(App[int]):
                     if event.text.startswith("following") or event.text.startswith("history"):
                         self._live = True
                         self.loading = None
+                        self._start_subagents()
                     self.waiting = None
                     self._dirty = True
                 elif isinstance(event, Waiting):
@@ -116,6 +122,7 @@ class CctvApp(App[int]):
                 elif isinstance(event, Stderr):
                     self.stderr_lines.append(event.text)
                 elif isinstance(event, Ended):
+                    self._start_subagents()
                     code = f" (exit {event.exit_code})" if event.exit_code is not None else ""
                     self.ended = f"{event.reason}{code}"
                     self.loading = None
@@ -123,6 +130,24 @@ class CctvApp(App[int]):
                         self.notify(f"command {event.reason}{code}", severity="error")
                     self._dirty = True
         self._flush_panels()
+
+    def _start_subagents(self) -> None:
+        """For an on-disk session, fold (and follow) its sub-agent files too."""
+        if self._subagents_started or self.feed.session.format != "transcript":
+            return
+        path = getattr(self.source, "path", None)
+        if not isinstance(self.source, FileTail) or path is None:
+            return
+        self._subagents_started = True
+        self.follow_subagents(path, self.source.follow)
+
+    @work(exclusive=True, group="subagents", exit_on_error=False)
+    async def follow_subagents(self, path: Path, follow: bool) -> None:
+        def on_lines(agent: str, _path: Path, lines: list[RawLine]) -> None:
+            self._broadcast(self.feed.feed_agent_file(lines, agent))
+
+        tail = SubagentTail(path, on_lines, lambda: self.feed.session._agent_ids, follow=follow)
+        await tail.run()
 
     async def _fold(self, lines: list) -> None:
         received = self.now() if self._live else None
@@ -146,6 +171,7 @@ class CctvApp(App[int]):
 
     def _reset(self, reason: str) -> None:
         self.feed = Feed()
+        self._subagents_started = False
         while len(self.screen_stack) > 2 or not isinstance(self.screen, SessionScreen):
             self.pop_screen()
         for screen in self.screen_stack:
