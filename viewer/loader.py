@@ -7,6 +7,7 @@ from pathlib import Path
 from reducer.feed import Feed, read_file_lines
 
 from .discovery import subagent_files
+from .subagent_tail import agent_id_for
 
 __all__ = ["load_path", "load_subagents", "InputError", "check_readable"]
 
@@ -37,9 +38,7 @@ def load_subagents(feed: Feed, path: Path) -> int:
     count = 0
     for agent_path, meta in subagent_files(path):
         agent_file_id = agent_path.stem.removeprefix("agent-")
-        tool_use_id = meta.get("toolUseId")
-        if not isinstance(tool_use_id, str) or not tool_use_id:
-            tool_use_id = feed.session._agent_ids.get(agent_file_id, "agent-" + agent_file_id)
+        tool_use_id = agent_id_for(agent_path, meta, feed.session._agent_ids)
         agent = feed.session.agent_for(tool_use_id)
         agent.agent_file_id = agent_file_id
         agent.subagent_type = agent.subagent_type or meta.get("agentType")
