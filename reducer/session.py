@@ -116,6 +116,9 @@ class Session:
     def __init__(self) -> None:
         # what was read
         self.lines = 0
+        """Lines of the main source folded."""
+        self.agent_file_lines = 0
+        """Lines folded from sub-agent transcript files."""
         self.kinds: Counter[str] = Counter()
         self.malformed: list[tuple[int, str]] = []
         self.unknown: list[tuple[int, str]] = []
@@ -254,7 +257,10 @@ class Session:
         ``agent`` routes the entry to a sub-agent (used for the rows of a
         sub-agent transcript file); ``received_at`` is the wall-clock time a
         live frame arrived, for elapsed-time displays."""
-        self.lines += 1
+        if agent is None:
+            self.lines += 1
+        else:
+            self.agent_file_lines += 1
         self.kinds[entry.kind_key] += 1
         self._now = received_at
         changes: list[Change] = []
