@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""A digest of what the reducer produces, to prove an optimisation changed nothing.
+
+For each file: every decoded entry (all fields, raw bytes included), the change
+records each line's ``Feed.feed`` returned, and the whole public folded state
+(``Session`` attributes not starting with ``_``, walked deeply: items, calls,
+turns, tasks, hooks, agents…; shared objects are written once, then referenced).
+Files are the reference recordings plus a few MB built by ``build_big.py`` in
+each format. Run it before and after a change and compare::
+
+    python bench/fold_digest.py > /tmp/before.txt
+    # ... change the reducer ...
+    python bench/fold_digest.py > /tmp/after.txt && diff /tmp/before.txt /tmp/after.txt
+
+``--dump DIR`` also writes the full text per file, to diff when digests differ.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import hashlib
+import sys
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(HERE))
+
+from build_big import DEFAULT_REF, build  # noqa: E402
+
+from reducer.feed import Feed, read_file_lines  # noqa: E402
+
+
+class _Walker:
+    def __init__(self) -> None:
+        self.seen: dict[int, int] = {}
+        self.keep: list[Any] = []  # keep walked objects alive so ids stay unique
+
+    def walk(self, obj: Any, out: list[str], depth: int = 0) -> None:
+        if obj is None or isinstance(obj, (bool, int, float, str, bytes)):
+            out.append(repr(obj))
+            return
+        if isinstance(obj, msgspec.Raw):
+            out.append("Raw(" + repr(bytes(obj)) + ")")
+            return
+        if isinstance(obj, (list, tuple)) and not hasattr(obj, "_fields"):
+            out.append("[" if isinstance(obj, list) else "(")
+            for v in obj:
+                self.walk(v, out, depth + 1)
+                out.append(",")
+            out.append("]" if isinstance(obj, list) else ")")
+            return
+        if isinstance(obj, (set, frozenset)):
+            out.append("{" + ",".join(sorted(repr(v) for v in obj)) + "}")
+            return
+        if isinstance(obj, dict):
+            out.append("{")
+            for k, v in obj.items():
+                out.append(repr(k) + ":")
+                self.walk(v, out, depth + 1)
+                out.append(",")
+            out.append("}")
+            return
+        # an object: write it once, then refer to it
+        ref = self.seen.get(id(obj))
+        if ref is not None:
+            out.append(f"@{ref}")
+            return
+        self.seen[id(obj)] = len(self.seen)
+        self.keep.append(obj)
+        out.append(f"#{self.seen[id(obj)]}{type(obj).__name__}<")
+        for name, value in _fields(obj):
+            out.append(name + "=")
+            self.walk(value, out, depth + 1)
+            out.append(" ")
+        out.append(">")
+
+
+def _fields(obj: Any) -> list[tuple[str, Any]]:
+    if isinstance(obj, msgspec.Struct):
+        return [(f, getattr(obj, f)) for f in obj.__struct_fields__]
+    if dataclasses.is_dataclass(obj):
+        return [(f.name, getattr(obj, f.name)) for f in dataclasses.fields(obj)]
+    if hasattr(obj, "_fields"):  # NamedTuple
+        return list(zip(obj._fields, obj))
+    names: list[str] = []
+    for cls in type(obj).__mro__:
+        names += [s for s in getattr(cls, "__slots__", ()) if s not in names]
+    if hasattr(obj, "__dict__"):
+        names += [k for k in vars(obj) if k not in names]
+    return [(n, getattr(obj, n)) for n in names
+            if not n.startswith("_") and hasattr(obj, n)]
+
+
+def digest_file(path: Path) -> tuple[str, str]:
+    """(digest, full text) for one file."""
+    feed = Feed()
+    walker = _Walker()
+    out: list[str] = ["changes:"]
+    for batch in read_file_lines(path):
+        for line in batch:
+            for ch in feed.feed([line]):
+                out.append(repr(tuple(ch)))
+            out.append("\n")
+    if feed.session.format == "transcript":
+        from viewer.loader import load_subagents
+
+        load_subagents(feed, path)
+    out.append("entries:")
+    walker.walk(feed.entries, out)
+    walker.walk(feed.agent_entries, out)
+    out.append("\nsession:")
+    walker.walk(feed.session, out)
+    text = "".join(out)
+    return hashlib.sha256(text.encode()).hexdigest()[:16], text
+
+
+def default_files(ref: Path, size_mb: float) -> list[Path]:
+    files = sorted(p for p in ref.rglob("*.jsonl") if not p.name.endswith(".stdin.jsonl"))
+    for fmt in ("stream-json", "transcript"):
+        big = HERE / "out" / f"digest-{fmt}-{size_mb:g}mb.jsonl"
+        if not big.exists():
+            build(big, size_mb=size_mb, fmt=fmt, quiet=True)
+        files.append(big)
+    return files
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("files", nargs="*", type=Path)
+    ap.add_argument("--ref", type=Path, default=DEFAULT_REF)
+    ap.add_argument("--size-mb", type=float, default=5, help="size of the built files")
+    ap.add_argument("--dump", type=Path, help="write the full text per file into this folder")
+    args = ap.parse_args(argv)
+    files = args.files or default_files(args.ref, args.size_mb)
+    for path in files:
+        digest, text = digest_file(path)
+        print(f"{digest}  {path}")
+        if args.dump:
+            args.dump.mkdir(parents=True, exist_ok=True)
+            (args.dump / (path.name + ".txt")).write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
