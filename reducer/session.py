@@ -459,12 +459,13 @@ class Session:
             new = _usage(msg.usage)
             old = self._usage_by_message.get(key)
             if old is not None:
-                self.assistant_usage.add(old, -1)
                 agent.output_tokens -= old.output_tokens
             self._usage_by_message[key] = new
-            self.assistant_usage.add(new)
             agent.output_tokens += new.output_tokens
-            if agent_id == MAIN:
+            if agent_id == MAIN:  # main loop only, like result.usage
+                if old is not None:
+                    self.assistant_usage.add(old, -1)
+                self.assistant_usage.add(new)
                 self.context_tokens = (new.input_tokens + new.cache_creation_input_tokens
                                        + new.cache_read_input_tokens + new.output_tokens)
         mkey = (agent_id, msg.id)
@@ -680,6 +681,9 @@ class Session:
             self._pending_thinking += delta
             self.live_thinking_tokens = e.estimated_tokens or 0
             turn = self.current_turn
+            if turn is None and forced is None and not e.parent_tool_use_id:
+                # thinking can be a turn's first frame (a -p or stream-json prompt is not echoed)
+                turn = self._ensure_turn(e.line_no)
             if turn is not None:
                 turn.thinking_tokens += delta
             self._changed("session")
@@ -1064,6 +1068,9 @@ class Session:
         self.permission_denials.append(record)
         call = self.calls.get(tool_use_id or "")
         if call is not None:
+            if call.status == "failed" and call.turn is not None and call.turn < len(self.turns):
+                turn = self.turns[call.turn]  # counted as failed when its error result came
+                turn.failed_calls = max(turn.failed_calls - 1, 0)
             call.status = "denied"
             call.denied_reason = call.denied_reason or reason
             self._touch(call.item)
