@@ -141,6 +141,7 @@ class Session:
         self.agents: dict[str, Agent] = {MAIN: Agent(MAIN, description="main")}
         self.turns: list[Turn] = []
         self.calls: dict[str, ToolCall] = {}
+        self._calls_in_turn_order = True
         self.tasks: dict[str, Task] = {}
         self.roster: list[str] = []
         self.hooks: dict[str, HookRun] = {}
@@ -354,6 +355,25 @@ class Session:
         turn = self.turns[-1] if self.turns else None
         return turn.index if turn is not None else None
 
+    def _calls_of_turn(self, index: int) -> list[ToolCall]:
+        """The calls made in turn ``index``, in the order of :attr:`calls`.
+
+        A call's turn is the last turn when it is made and turns only grow, so
+        :attr:`calls` is in turn order and a turn's calls are found by walking
+        back from the end until another turn's; O(calls of the turn) instead
+        of O(all calls). Only if a call was ever replaced in place (a fold that
+        failed half-way, then the same id again) is the order not guaranteed,
+        and then all calls are scanned."""
+        if not self._calls_in_turn_order:
+            return [c for c in self.calls.values() if c.turn == index]
+        out: list[ToolCall] = []
+        for call in reversed(self.calls.values()):
+            if call.turn != index:
+                break
+            out.append(call)
+        out.reverse()
+        return out
+
     def _route(self, parent_tool_use_id: str | None, e: F._Row | None, forced: str | None) -> str:
         if forced is not None:
             return forced
@@ -533,6 +553,8 @@ class Session:
         if call is not None and call.item is not None:  # a repeat (resume copies rows)
             return call.item
         call = ToolCall(call_id, block.name or "?", block.input, agent.id, turn, e.line_no)
+        if call_id in self.calls:  # replaces a call left half-made by a failed fold
+            self._calls_in_turn_order = False
         self.calls[call_id] = call
         agent.tool_calls += 1
         agent.last_tool = call.name
@@ -1039,11 +1061,11 @@ class Session:
                        "denied", e.line_no, denial, announce=False)
             turn.permission_denials.append(denial)
         aborted = e.is_error or (e.terminal_reason or "").startswith("aborted")
-        for call in self.calls.values():
-            if call.turn == turn.index and call.status in ("pending", "running") \
-                    and not call.background and aborted:
-                call.status = "interrupted"
-                self._touch(call.item)
+        if aborted:
+            for call in self._calls_of_turn(turn.index):
+                if call.status in ("pending", "running") and not call.background:
+                    call.status = "interrupted"
+                    self._touch(call.item)
         self.status = "idle"
         self.live_thinking_tokens = 0
         self._pending_thinking = 0
