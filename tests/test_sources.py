@@ -1,0 +1,506 @@
+"""Input sources: FileTail, StreamSource, CommandSource, take_stdin_pipe."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reducer.lines import RawLine
+from viewer.sources import (
+    CommandSource,
+    Ended,
+    Event,
+    FileTail,
+    Lines,
+    Progress,
+    Reset,
+    Source,
+    Status,
+    Stderr,
+    StreamSource,
+    Waiting,
+    open_stdin,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+FAST: dict[str, Any] = dict(debounce_ms=20, poll_timeout_ms=200)
+
+
+class Collector:
+    """Runs a source's events() in a task and records everything it yields."""
+
+    def __init__(self, source: Source) -> None:
+        self.source = source
+        self.events: list[Event] = []
+        self._changed = asyncio.Event()
+        self._task = asyncio.create_task(self._run())
+
+    async def _run(self) -> None:
+        async with contextlib.aclosing(self.source.events()) as events:
+            async for event in events:
+                self.events.append(event)
+                self._changed.set()
+        self._changed.set()
+
+    @property
+    def lines(self) -> list[RawLine]:
+        """Lines since the last Reset."""
+        out: list[RawLine] = []
+        for event in self.events:
+            if isinstance(event, Reset):
+                out.clear()
+            elif isinstance(event, Lines):
+                out.extend(event.lines)
+        return out
+
+    def texts(self) -> list[bytes]:
+        return [line.data for line in self.lines]
+
+    def of(self, kind: type) -> list:
+        return [e for e in self.events if isinstance(e, kind)]
+
+    async def until(self, predicate: Callable[[Collector], bool], timeout: float = 3.0) -> None:
+        async with asyncio.timeout(timeout):
+            while not predicate(self):
+                if self._task.done():
+                    self._task.result()
+                    assert predicate(self), f"source finished early: {self.events!r}"
+                self._changed.clear()
+                await self._changed.wait()
+
+    async def following(self) -> None:
+        await self.until(lambda c: Status("following") in c.events)
+
+    async def close(self) -> None:
+        await asyncio.wait_for(self.source.stop(), 5)
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.wait_for(self._task, 5)
+
+
+@pytest.fixture
+async def collect():
+    made: list[Collector] = []
+
+    def start(source: Source) -> Collector:
+        made.append(Collector(source))
+        return made[-1]
+
+    yield start
+    for c in made:
+        await c.close()
+
+
+def append(path: Path, data: bytes) -> None:
+    with open(path, "ab") as f:
+        f.write(data)
+
+
+# ------------------------------------------------------------------ FileTail
+
+
+async def test_history_then_appends_arrive_once(tmp_path: Path, collect) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"a\nb\n")
+    c = collect(FileTail(path, **FAST))
+    await c.following()
+    assert c.texts() == [b"a", b"b"]
+    assert Status("history read: 2 lines") in c.events
+    append(path, b"c\n")
+    await c.until(lambda c: len(c.lines) == 3)
+    append(path, b"d\ne\n")
+    await c.until(lambda c: len(c.lines) == 5)
+    await asyncio.sleep(0.3)  # a poll timeout passes: nothing repeated
+    assert c.texts() == [b"a", b"b", b"c", b"d", b"e"]
+    assert [(ln.line_no, ln.offset) for ln in c.lines] == [(1, 0), (2, 2), (3, 4), (4, 6), (5, 8)]
+    assert not c.of(Reset)
+
+
+async def test_appends_during_a_20mb_history_read_arrive_exactly_once_in_order(tmp_path: Path) -> None:
+    path = tmp_path / "big.jsonl"
+    pad = "x" * 80
+
+    def line(n: int) -> bytes:
+        return b'{"n":%d,"pad":"%s"}' % (n, pad.encode())
+
+    history = 200_000  # ~20 MB
+    path.write_bytes(b"".join(line(n) + b"\n" for n in range(1, history + 1)))
+    assert path.stat().st_size > 19_000_000
+    extra = 400
+    written = 0
+
+    async def writer() -> None:
+        nonlocal written
+        with open(path, "ab", buffering=0) as f:
+            for n in range(history + 1, history + extra + 1):
+                data = line(n) + b"\n"
+                if n % 7 == 0:  # split some appends mid-line
+                    f.write(data[:10])
+                    await asyncio.sleep(0.001)
+                    f.write(data[10:])
+                else:
+                    f.write(data)
+                written = n - history
+                await asyncio.sleep(0.001)
+
+    source = FileTail(path, chunk_size=1024 * 1024, **FAST)
+    got: list[RawLine] = []
+    written_when_history_done = None
+    writing = asyncio.create_task(writer())
+    async with asyncio.timeout(15):
+        async with contextlib.aclosing(source.events()) as events:
+            async for event in events:
+                match event:
+                    case Lines(lines):
+                        got.extend(lines)
+                        if got[-1].line_no == history + extra:
+                            break
+                    case Progress():
+                        await asyncio.sleep(0.003)  # slow the history read so the writer overlaps it
+                    case Status(text) if text.startswith("history read"):
+                        written_when_history_done = written
+                    case Reset() | Ended() | Waiting():
+                        pytest.fail(f"unexpected {event!r}")
+    await writing
+    await source.stop()
+    assert written_when_history_done is not None and 0 < written_when_history_done < extra, written_when_history_done
+    assert [ln.line_no for ln in got] == list(range(1, history + extra + 1))
+    offset = 0
+    for ln in got:
+        assert ln.data == line(ln.line_no)
+        assert ln.offset == offset
+        offset += len(ln.data) + 1
+
+
+async def test_small_chunks_split_lines_anywhere(tmp_path: Path, collect) -> None:
+    path = tmp_path / "s.jsonl"
+    body = b"".join(b"line %d %s\n" % (n, b"y" * (n % 13)) for n in range(300))
+    path.write_bytes(body + b"tail")
+    c = collect(FileTail(path, chunk_size=7, **FAST))
+    await c.following()
+    assert c.texts() == body.splitlines()
+    progress = c.of(Progress)
+    assert progress[-1] == Progress(len(body) + 4, len(body) + 4)
+    assert [p.done for p in progress] == sorted(p.done for p in progress)
+
+
+async def test_partial_line_held_until_newline(tmp_path: Path, collect) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b'{"a":1}\n{"b"')
+    c = collect(FileTail(path, **FAST))
+    await c.following()
+    assert c.texts() == [b'{"a":1}']
+    append(path, b":2")
+    await asyncio.sleep(0.35)  # past a poll timeout: still held
+    assert c.texts() == [b'{"a":1}']
+    append(path, b"}\n")
+    await c.until(lambda c: len(c.lines) == 2)
+    assert c.lines[1] == RawLine(2, 8, b'{"b":2}')
+
+
+async def test_truncation_resets_and_rereads(tmp_path: Path, collect) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"one\ntwo\nthree\n")
+    c = collect(FileTail(path, **FAST))
+    await c.following()
+    with open(path, "r+b") as f:
+        f.truncate(0)
+    await c.until(lambda c: bool(c.of(Reset)))
+    append(path, b"new\n")
+    await c.until(lambda c: c.texts() == [b"new"])
+    assert c.of(Reset)[0] == Reset("file truncated")
+    assert c.lines == [RawLine(1, 0, b"new")]
+
+
+async def test_rewrite_in_place_larger_is_detected(tmp_path: Path, collect) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"aaaa\n")
+    c = collect(FileTail(path, **FAST))
+    await c.following()
+    with open(path, "r+b") as f:  # same inode, new content, bigger than what was read
+        f.write(b"bbbbbbbbbb\ncc\n")
+    await c.until(lambda c: c.texts() == [b"bbbbbbbbbb", b"cc"])
+    assert c.of(Reset)
+
+
+async def test_replacement_resets(tmp_path: Path, collect) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"old1\nold2\n")
+    c = collect(FileTail(path, **FAST))
+    await c.following()
+    tmp = tmp_path / "s.jsonl.tmp"
+    tmp.write_bytes(b"new1\n")
+    os.replace(tmp, path)
+    await c.until(lambda c: c.texts() == [b"new1"])
+    assert Reset("file replaced") in c.events
+    append(path, b"new2\n")
+    await c.until(lambda c: c.texts() == [b"new1", b"new2"])
+    assert c.lines[1] == RawLine(2, 5, b"new2")
+
+
+async def test_missing_file_waits_then_reads_when_created(tmp_path: Path, collect) -> None:
+    path = tmp_path / "later.jsonl"
+    c = collect(FileTail(path, **FAST))
+    await c.until(lambda c: bool(c.of(Waiting)))
+    assert not c.lines
+    path.write_bytes(b"first\n")
+    await c.until(lambda c: c.texts() == [b"first"])
+    append(path, b"second\n")
+    await c.until(lambda c: c.texts() == [b"first", b"second"])
+    assert not c.of(Reset) and not c.of(Ended)
+
+
+async def test_missing_parent_directory_waits_too(tmp_path: Path, collect) -> None:
+    path = tmp_path / "not" / "yet" / "s.jsonl"
+    c = collect(FileTail(path, **FAST))
+    await c.until(lambda c: bool(c.of(Waiting)))
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"x\n")
+    await c.until(lambda c: c.texts() == [b"x"])
+
+
+async def test_deletion_ends_then_reappearance_resets(tmp_path: Path, collect) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"a\n")
+    c = collect(FileTail(path, **FAST))
+    await c.following()
+    append(path, b"b\n")
+    path.unlink()
+    await c.until(lambda c: bool(c.of(Ended)))
+    assert c.of(Ended) == [Ended("deleted", None)]
+    assert c.texts() == [b"a", b"b"]  # what was appended before the unlink is not lost
+    path.write_bytes(b"again\n")
+    await c.until(lambda c: c.texts() == [b"again"])
+    assert Reset("file reappeared") in c.events
+
+
+async def test_no_follow_flushes_partial_and_ends(tmp_path: Path, collect) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"a\r\nb\nno newline")
+    c = collect(FileTail(path, follow=False))
+    await c.until(lambda c: bool(c.of(Ended)))
+    assert c.texts() == [b"a", b"b", b"no newline"]
+    assert c.events[-1] == Ended("end of file", None)
+    assert Status("history read: 3 lines") in c.events
+
+
+async def test_no_follow_missing_file_ends(tmp_path: Path, collect) -> None:
+    c = collect(FileTail(tmp_path / "nope.jsonl", follow=False))
+    await c.until(lambda c: bool(c.of(Ended)))
+    assert c.of(Ended)[0].reason.startswith("not found")
+
+
+async def test_directory_or_fifo_is_refused(tmp_path: Path, collect) -> None:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for path in (tmp_path, fifo):
+        c = collect(FileTail(path, **FAST))
+        await c.until(lambda c: bool(c.of(Ended)))
+        assert c.of(Ended)[0].reason.startswith("cannot follow")
+
+
+async def test_stop_ends_iteration(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"a\n")
+    source = FileTail(path, **FAST)
+    seen: list[Event] = []
+
+    async def run() -> None:
+        async for event in source.events():
+            seen.append(event)
+
+    task = asyncio.create_task(run())
+    async with asyncio.timeout(3):
+        while Status("following") not in seen:
+            await asyncio.sleep(0.01)
+        await source.stop()
+        await task
+
+
+# -------------------------------------------------------------- StreamSource
+
+
+async def test_stream_source_over_os_pipe(collect) -> None:
+    r, w = os.pipe()
+    c = collect(await open_stdin(r, label="pipe"))
+    big = b"z" * (5 * 1024 * 1024)  # far past asyncio's 64 KiB readline limit
+    os.write(w, b"one\ntw")
+    await c.until(lambda c: c.texts() == [b"one"])
+    await asyncio.sleep(0.05)
+    assert c.texts() == [b"one"]  # partial held
+
+    def write_rest() -> None:
+        with os.fdopen(w, "wb") as f:
+            f.write(b"o\n" + big + b"\nlast")
+
+    await asyncio.to_thread(write_rest)
+    await c.until(lambda c: bool(c.of(Ended)))
+    assert c.texts() == [b"one", b"two", big, b"last"]
+    assert c.events[-1] == Ended("end of input", None)
+    assert c.source.kind == "pipe" and c.source.label == "pipe"
+
+
+async def test_stream_source_from_regular_file_uses_thread(tmp_path: Path, collect) -> None:
+    path = tmp_path / "in.jsonl"
+    path.write_bytes(b"x\ny\nz")
+    fd = os.open(path, os.O_RDONLY)
+    c = collect(await open_stdin(fd))
+    await c.until(lambda c: bool(c.of(Ended)))
+    assert c.texts() == [b"x", b"y", b"z"]
+
+
+async def test_stream_source_from_stream_reader_and_stop(collect) -> None:
+    reader = asyncio.StreamReader()
+    c = collect(StreamSource(reader, "test"))
+    reader.feed_data(b"a\nb")
+    await c.until(lambda c: c.texts() == [b"a"])
+    await c.source.stop()
+    await c.until(lambda c: bool(c.of(Ended)))
+    assert c.events[-1] == Ended("stopped", None)
+
+
+# ------------------------------------------------------------- CommandSource
+
+SCRIPT = textwrap.dedent(
+    """
+    import sys, time
+    for i in range(3):
+        print(f'{{"i": {i}}}', flush=True)
+        print(f"warn {i}", file=sys.stderr, flush=True)
+        time.sleep(0.05)
+    sys.stdout.write("partial-at-exit")
+    sys.exit(3)
+    """
+)
+
+
+async def test_command_lines_stderr_and_exit_code(collect) -> None:
+    c = collect(CommandSource([sys.executable, "-c", SCRIPT]))
+    await c.until(lambda c: bool(c.of(Ended)))
+    assert c.texts() == [b'{"i": 0}', b'{"i": 1}', b'{"i": 2}', b"partial-at-exit"]
+    assert c.of(Stderr) == [Stderr("warn 0"), Stderr("warn 1"), Stderr("warn 2")]
+    assert c.source.stderr_lines == ["warn 0", "warn 1", "warn 2"]
+    assert c.events[-1] == Ended("exited", 3)
+    assert c.source.kind == "command" and c.source.label.startswith("cmd: ")
+
+
+async def test_command_20mb_line_arrives_intact(collect) -> None:
+    script = "import sys; sys.stdout.write('{\"k\": \"' + 'q' * 20_000_000 + '\"}\\nend\\n')"
+    c = collect(CommandSource([sys.executable, "-c", script]))
+    await c.until(lambda c: bool(c.of(Ended)), timeout=4)
+    lines = c.lines
+    assert len(lines) == 2
+    assert len(lines[0].data) == 20_000_000 + 9
+    assert json.loads(lines[0].data)["k"] == "q" * 20_000_000
+    assert lines[1] == RawLine(2, 20_000_010, b"end")
+    assert c.events[-1] == Ended("exited", 0)
+
+
+async def test_missing_command_ends_with_error(collect) -> None:
+    c = collect(CommandSource(["cctv-no-such-command-xyz", "-p"]))
+    await c.until(lambda c: bool(c.of(Ended)))
+    (ended,) = c.of(Ended)
+    assert "cctv-no-such-command-xyz" in ended.reason and "No such file" in ended.reason
+    assert ended.exit_code is None
+
+
+async def test_command_stop_terminates(collect) -> None:
+    script = "import time; print('up', flush=True); time.sleep(30)"
+    c = collect(CommandSource([sys.executable, "-c", script]))
+    await c.until(lambda c: c.texts() == [b"up"])
+    await asyncio.wait_for(c.source.stop(), 3)
+    await c.until(lambda c: bool(c.of(Ended)))
+    assert c.events[-1].exit_code == -15
+
+
+async def test_command_exit_while_grandchild_holds_pipe(collect) -> None:
+    script = "import subprocess, sys; subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(2)']); print('bye')"
+    source = CommandSource([sys.executable, "-c", script], linger=0.2)
+    c = collect(source)
+    await c.until(lambda c: bool(c.of(Ended)), timeout=2)
+    assert c.texts() == [b"bye"]
+    assert c.events[-1] == Ended("exited", 0)
+
+
+async def test_sources_satisfy_protocol(tmp_path: Path) -> None:
+    assert isinstance(FileTail(tmp_path / "x"), Source)
+    assert isinstance(CommandSource(["true"]), Source)
+    assert isinstance(StreamSource(asyncio.StreamReader()), Source)
+    assert FileTail(tmp_path / "x").kind == "file"
+
+
+# ------------------------------------------------------------ take_stdin_pipe
+
+CHILD = textwrap.dedent(
+    """
+    import fcntl, json, os, sys, termios
+    fcntl.ioctl(1, termios.TIOCSCTTY, 0)  # make the pty our controlling terminal
+    sys.path.insert(0, {root!r})
+    from viewer.sources import take_stdin_pipe
+    fd = take_stdin_pipe()
+    data = b""
+    while chunk := os.read(fd, 65536):
+        data += chunk
+    import select
+    ready = select.select([0], [], [], 5)[0]
+    key = os.read(0, 100).decode() if ready else None
+    json.dump({{
+        "fd": fd,
+        "data": data.decode(),
+        "fd0_tty": os.isatty(0),
+        "key": key,
+        "stdin_tty": sys.stdin.isatty() and sys.__stdin__.isatty(),
+        "stdin_fd": sys.__stdin__.fileno(),
+    }}, open({out!r}, "w"))
+    """
+)
+
+
+def test_take_stdin_pipe_swaps_in_the_terminal(tmp_path: Path) -> None:
+    import pty
+
+    master, slave = pty.openpty()
+    out = tmp_path / "out.json"
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", CHILD.format(root=str(ROOT), out=str(out))],
+            stdin=subprocess.PIPE,
+            stdout=slave,
+            stderr=slave,
+            start_new_session=True,
+        )
+        assert proc.stdin is not None
+        os.write(master, b"typed\n")  # a keystroke on the terminal must reach fd 0
+        proc.stdin.write(b"piped line 1\npiped line 2\n")
+        proc.stdin.close()
+        assert proc.wait(timeout=10) == 0
+    finally:
+        os.close(slave)
+        os.close(master)
+    result = json.loads(out.read_text())
+    assert result["data"] == "piped line 1\npiped line 2\n"
+    assert result["fd"] > 2
+    assert result["fd0_tty"] and result["stdin_tty"] and result["stdin_fd"] == 0
+    assert result["key"] == "typed\n", result
+
+
+def test_take_stdin_pipe_returns_none_on_a_tty(tmp_path: Path) -> None:
+    import pty
+
+    master, slave = pty.openpty()
+    script = f"import sys; sys.path.insert(0, {str(ROOT)!r}); from viewer.sources import take_stdin_pipe; print(take_stdin_pipe())"
+    try:
+        result = subprocess.run([sys.executable, "-c", script], stdin=slave, capture_output=True, timeout=10)
+    finally:
+        os.close(slave)
+        os.close(master)
+    assert result.stdout.strip() == b"None", result.stderr
