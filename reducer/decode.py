@@ -69,9 +69,30 @@ def decode_line(data: bytes, line_no: int = 0, offset: int = 0) -> Entry:
     return entry
 
 
+_SYSTEM_HEAD = b'{"type":"system","subtype":"'
+_SYSTEM_HEAD_LEN = len(_SYSTEM_HEAD)
+_SYSTEM_BY_HEAD = {name.encode(): (name, dec) for name, dec in _SYSTEM_DECODERS.items()}
+
+
 def _decode(data: bytes) -> Entry:
     if len(data) > MAX_LINE_BYTES:
         return Malformed(reason=f"line too long ({len(data):,} bytes; limit {MAX_LINE_BYTES:,})")
+    if data.startswith(_SYSTEM_HEAD):
+        # The CLI writes system frames as {"type":"system","subtype":"<name>",…}:
+        # decode them once, with their subtype's Struct, instead of as System
+        # and then again. Only a clean success is taken (the decoded subtype
+        # must be the one read here); anything else goes the general way
+        # below, which gives the same frame or the same error as before.
+        end = data.find(b'"', _SYSTEM_HEAD_LEN)
+        hit = _SYSTEM_BY_HEAD.get(data[_SYSTEM_HEAD_LEN:end])
+        if hit is not None:
+            try:
+                frame = hit[1].decode(data)
+            except msgspec.MsgspecError:
+                pass
+            else:
+                if frame.subtype == hit[0]:
+                    return frame
     try:
         frame = _FRAME_DECODER.decode(data)
     except msgspec.ValidationError as exc:
