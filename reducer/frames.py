@@ -323,6 +323,7 @@ class AttachmentBody(msgspec.Struct, kw_only=True, gc=False):
     exitCode: int | None = None
     command: str | None = None
     durationMs: float | None = None
+    prompt: Any = None  # queued_command: the queued text (e.g. a <task-notification>)
 
 
 class Attachment(_Row, tag="attachment", kw_only=True, gc=False):

@@ -10,6 +10,7 @@ deterministic and does no I/O; the rules follow WIRE.md §4 and FOLD-NOTES.md.
 from __future__ import annotations
 
 import pickle
+import re
 from collections import Counter
 from typing import Any
 
@@ -52,6 +53,8 @@ NON_PROMPT_MARKERS = (
 """User-text prefixes the CLI writes itself: shown as notices, they open no turn."""
 
 _HEARTBEAT = "-heartbeat-"
+
+_TASK_NOTE = re.compile(r"<(task-id|tool-use-id|output-file|status|summary)>(.*?)</\1>", re.S)
 
 
 class _ToolResultHead(msgspec.Struct, gc=False):
@@ -1017,7 +1020,23 @@ class Session:
             self._add(hook.item)
             self._changed("hook", key=hook_id)
         elif att.type == "queued_command":
+            if isinstance(att.prompt, str) and "<task-notification>" in att.prompt:
+                self._task_notification_text(att.prompt, e.line_no)
             self._notice(MAIN, e.line_no, "queued", _as_text(att.content) or "queued command")
+
+    def _task_notification_text(self, text: str, line_no: int) -> None:
+        """On disk a background task's end is only a queued ``<task-notification>``
+        prompt (no system/task_notification row): fold it like that frame."""
+        fields = dict(_TASK_NOTE.findall(text))
+        if fields.get("task-id"):
+            call = self.calls.get(fields.get("tool-use-id") or "")
+            if call is not None and call.background:  # its tool_result named the task
+                self._task(fields["task-id"], line_no).backgrounded = True
+            self._task_notification(F.TaskNotification(
+                subtype="task_notification", task_id=fields["task-id"],
+                tool_use_id=fields.get("tool-use-id"), status=fields.get("status") or "",
+                output_file=fields.get("output-file"), summary=fields.get("summary"),
+                line_no=line_no))
 
     # --- results and cost ----------------------------------------------------------------
 
