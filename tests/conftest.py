@@ -1,0 +1,95 @@
+"""Shared helpers for the reducer tests: where the reference recordings are, and
+two ways to fold one.
+
+- ``reference`` (fixture): the reference directory (``$CCTV_REFERENCE``, else
+  ``../shared/reference`` beside the repository); tests that need it are
+  skipped when it is missing.
+- ``fold_file(path) -> Feed``: the whole file through :func:`viewer.loader.load_path`
+  (an on-disk transcript gets its ``subagents/`` files too).
+- ``fold_until(path, line_no) -> Session``: the lines up to and including
+  ``line_no`` of one file, folded as a live reader would have them.
+- ``recording`` (parametrised fixture): every ``*.jsonl`` under ``forge/`` and
+  ``captures/``, ``.stdin.jsonl`` and sub-agent files included.
+
+Relative paths given to the helpers are taken inside the reference directory.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from reducer.feed import Feed, read_file_lines
+from reducer.session import Session
+
+
+def reference_dir() -> Path:
+    """The shared, read-only reference material (may not exist)."""
+    env = os.environ.get("CCTV_REFERENCE")
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parents[1].parent / "shared" / "reference"
+
+
+def recordings() -> list[Path]:
+    """Every recording under forge/ and captures/, in a stable order."""
+    ref = reference_dir()
+    if not ref.is_dir():
+        return []
+    files = [p for top in ("forge", "captures") for p in (ref / top).rglob("*.jsonl")]
+    return sorted(files)
+
+
+def ref_path(path: str | Path) -> Path:
+    """``path`` itself when absolute, else the file of that name in the reference."""
+    p = Path(path)
+    return p if p.is_absolute() else reference_dir() / p
+
+
+def fold_file(path: str | Path) -> Feed:
+    """Decode and fold a whole file the way ``cctv`` opens it."""
+    from viewer.loader import load_path
+
+    return load_path(ref_path(path))
+
+
+def fold_until(path: str | Path, line_no: int) -> Session:
+    """The session after the lines ``1..line_no`` of one file (no sub-agent files)."""
+    feed = Feed()
+    for batch in read_file_lines(ref_path(path)):
+        batch = [ln for ln in batch if ln.line_no <= line_no]
+        if batch:
+            feed.feed(batch)
+    return feed.session
+
+
+@pytest.fixture(scope="session")
+def reference() -> Path:
+    ref = reference_dir()
+    if not ref.is_dir():
+        pytest.skip(f"reference recordings not available at {ref} (set CCTV_REFERENCE)")
+    return ref
+
+
+@pytest.fixture(name="fold_file")
+def _fold_file_fixture(reference: Path):
+    return fold_file
+
+
+@pytest.fixture(name="fold_until")
+def _fold_until_fixture(reference: Path):
+    return fold_until
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "recording" in metafunc.fixturenames:
+        files = recordings()
+        ref = reference_dir()
+        if files:
+            metafunc.parametrize("recording", files,
+                                 ids=[str(p.relative_to(ref)) for p in files])
+        else:
+            metafunc.parametrize("recording", [pytest.param(None, marks=pytest.mark.skip(
+                reason="reference recordings not available"))])
