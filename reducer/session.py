@@ -853,16 +853,16 @@ class Session:
         task.subagent_type = e.subagent_type or task.subagent_type
         if e.is_backgrounded is not None:
             task.backgrounded = bool(e.is_backgrounded)
-        if task.status in TERMINAL_TASK_STATUSES:
-            pass
-        else:
+        if task.status not in TERMINAL_TASK_STATUSES:
             task.status = "running"
         self._link_call(task, e.tool_use_id)
         self._task_changed(task)
 
     def _task_progress(self, e: F.TaskProgress) -> None:
         task = self._task(e.task_id, e.line_no)
-        task.description = e.description or task.description
+        # progress frames describe the current step ("Reading utils.py"), not the task
+        task.description = task.description or e.description
+        task.activity = e.description or task.activity
         if e.usage is not None:
             task.total_tokens = e.usage.total_tokens
             task.tool_uses = e.usage.tool_uses

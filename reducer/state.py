@@ -282,6 +282,8 @@ class Task:
     tool_uses: int | None = None
     duration_ms: float | None = None
     last_tool: str | None = None
+    activity: str | None = None
+    """What the task is doing now, from its latest ``task_progress``."""
     summary: str | None = None
     output_file: str | None = None
     error: str | None = None
