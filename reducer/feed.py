@@ -100,7 +100,8 @@ def read_file_lines(path: str | Path, chunk_size: int = 8 << 20) -> Iterable[lis
     splitter = LineSplitter()
     with open(path, "rb") as fh:
         while chunk := fh.read(chunk_size):
-            batch = splitter.feed(chunk)
+            with _gc_paused():
+                batch = splitter.feed(chunk)
             if batch:
                 yield batch
     last = splitter.flush()
