@@ -1,0 +1,172 @@
+"""Formatting for display: pretty-printed frame bytes and compact numbers.
+
+Pure functions that turn bytes and numbers into strings; they do not parse
+frames into state (that is :mod:`reducer.decode` and :mod:`reducer.session`).
+The raw view calls :func:`raw_view`; the status bar and the tasks panel use the
+number formatters. Nothing here imports Textual or Rich.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import msgspec
+
+__all__ = [
+    "PRETTY_LIMIT", "RawView", "pretty_json", "escape_bytes", "raw_view",
+    "human_bytes", "compact_count", "format_duration", "format_cost", "short_path",
+]
+
+PRETTY_LIMIT = 200_000
+"""Characters of pretty-printed JSON the raw view shows before it truncates."""
+
+# C0 controls (except tab) and DEL shown as escapes, so a line can never drive the terminal.
+_CONTROL_ESCAPES = {c: f"\\x{c:02x}" for c in (*range(0x00, 0x09), *range(0x0A, 0x20), 0x7F)}
+_CONTROL_ESCAPES_KEEP_NL = {c: e for c, e in _CONTROL_ESCAPES.items() if c != 0x0A}
+
+
+def pretty_json(raw: bytes, indent: int = 2) -> str:
+    """The JSON in ``raw`` re-indented, every value byte for byte as it was
+    (string escapes and number spellings are kept; nothing is decoded).
+
+    Bytes that are not UTF-8 become U+FFFD. Raises ``msgspec.DecodeError``
+    when ``raw`` is not JSON."""
+    return msgspec.json.format(raw, indent=indent).decode("utf-8", "replace")
+
+
+def escape_bytes(raw: bytes, *, keep_newlines: bool = False) -> str:
+    """``raw`` as safe printable text: invalid UTF-8 bytes as ``\\xNN``,
+    control characters (newlines too, unless ``keep_newlines``) as ``\\xNN``;
+    everything else as it is."""
+    table = _CONTROL_ESCAPES_KEEP_NL if keep_newlines else _CONTROL_ESCAPES
+    return raw.decode("utf-8", "backslashreplace").translate(table)
+
+
+@dataclass(frozen=True, slots=True)
+class RawView:
+    """What the raw view shows for one line."""
+
+    text: str
+    """The text to draw: pretty JSON, or the escaped bytes of a line that is not JSON."""
+    is_json: bool
+    """True when :attr:`text` is pretty-printed JSON (highlight it)."""
+    truncated: bool
+    """True when :attr:`text` is only the start of it."""
+    notes: tuple[str, ...] = ()
+    """One-line remarks: why the line is not JSON, invalid UTF-8, truncation."""
+
+
+def _cut(data: bytes, limit: int) -> tuple[bytes, bool]:
+    """The first ``limit`` bytes of ``data``, ended at a line end when one is near."""
+    if len(data) <= limit:
+        return data, False
+    cut = data.rfind(b"\n", 0, limit)
+    return data[: cut if cut > limit // 2 else limit], True
+
+
+def raw_view(raw: bytes, *, reason: str | None = None, limit: int = PRETTY_LIMIT) -> RawView:
+    """Pretty JSON for a line when it is JSON, else its bytes escaped; never raises.
+
+    ``reason`` is the decoder's complaint about a malformed line, shown first.
+    At most ``limit`` bytes of it are shown (pretty JSON is cut at a line end)."""
+    notes: list[str] = []
+    if reason:
+        notes.append(f"malformed: {reason}")
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        notes.append(f"not valid UTF-8 (first bad byte at offset {exc.start}); "
+                     "bad bytes shown as \\xNN")
+    if not raw or raw.isspace():
+        return RawView("(empty line)", False, False, tuple(notes))
+    try:
+        formatted = msgspec.json.format(raw, indent=2)
+    except msgspec.DecodeError as exc:
+        if not reason:
+            notes.append(f"not JSON: {exc}")
+    else:
+        head, truncated = _cut(formatted, limit)
+        text = escape_bytes(head, keep_newlines=True)
+        if truncated:
+            notes.append(f"truncated: showing the first {human_bytes(len(head))} "
+                         f"of {human_bytes(len(formatted))} pretty-printed; "
+                         "copy (y) takes the whole line")
+        return RawView(text, True, truncated, tuple(notes))
+    # not JSON, or not text: show the bytes themselves, safely
+    head = raw[: limit]
+    text = escape_bytes(head)
+    truncated = len(raw) > len(head)
+    if truncated:
+        notes.append(f"truncated: showing the first {human_bytes(len(head))} "
+                     f"of {human_bytes(len(raw))}; copy (y) takes the whole line")
+    return RawView(text, False, truncated, tuple(notes))
+
+
+def human_bytes(n: int) -> str:
+    """``812 B``, ``1.2 KiB``, ``24.0 MiB``."""
+    if n < 1024:
+        return f"{n} B"
+    value = float(n)
+    for unit in ("KiB", "MiB", "GiB"):
+        value /= 1024
+        if value < 1024 or unit == "GiB":
+            return f"{value:.1f} {unit}"
+    raise AssertionError  # unreachable
+
+
+def compact_count(n: int | float | None) -> str:
+    """Token counts the short way: ``812``, ``1.2k``, ``12.3k``, ``123k``, ``1.2M``, ``1M``."""
+    if n is None:
+        return "–"
+    n = int(n)
+    sign = "-" if n < 0 else ""
+    n = abs(n)
+    if n < 1000:
+        return f"{sign}{n}"
+    if n < 100_000:
+        text = f"{n / 1000:.1f}".removesuffix(".0") + "k"
+    elif n < 999_500:
+        text = f"{round(n / 1000)}k"
+    else:
+        text = f"{n / 1_000_000:.1f}".removesuffix(".0") + "M"
+    return sign + text
+
+
+def format_duration(seconds: float | None) -> str:
+    """``0.4s``, ``12s``, ``4m05s``, ``1h02m``; ``""`` for ``None``."""
+    if seconds is None:
+        return ""
+    if seconds < 0:
+        seconds = 0.0
+    if seconds < 10:
+        return f"{seconds:.1f}s"
+    s = int(seconds)
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s // 3600}h{(s % 3600) // 60:02d}m"
+
+
+def format_cost(usd: float | None) -> str:
+    """``$0.0213`` below a dollar, ``$1.49`` above."""
+    if usd is None:
+        return "$–"
+    return f"${usd:.4f}" if abs(usd) < 1 else f"${usd:.2f}"
+
+
+def short_path(path: str, width: int, home: str | None = None) -> str:
+    """``path`` with ``home`` as ``~`` and, if still wider than ``width``
+    characters, its middle replaced by ``…`` (the file name is kept)."""
+    if home and (path == home or path.startswith(home.rstrip("/") + "/")):
+        path = "~" + path[len(home.rstrip("/")):]
+    if len(path) <= width:
+        return path
+    if width <= 1:
+        return "…"[:width]
+    name = path.rsplit("/", 1)[-1]
+    if len(name) + 2 >= width:  # only the name fits (and maybe not all of it)
+        return "…" + name[-(width - 1):]
+    keep_head = width - len(name) - 2  # "…" and "/" before the name
+    head = path[: keep_head]
+    return f"{head}…/{name}"

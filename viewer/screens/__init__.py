@@ -1,0 +1,1 @@
+"""Screens pushed over the session view: raw frame, help, stderr, sub-agent transcripts."""

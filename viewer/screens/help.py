@@ -1,0 +1,122 @@
+"""The help screen: every key, grouped, and what the glyphs mean."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Footer, Static
+
+__all__ = ["HelpScreen", "LEGEND"]
+
+LEGEND: list[tuple[str, str, str]] = [
+    ("○", "pending", "$text-muted"),
+    ("◐", "running", "bold $text-warning"),
+    ("✓", "done", "$text-success"),
+    ("✗", "failed", "bold $text-error"),
+    ("⊘", "denied", "$text-error"),
+    ("⏸", "interrupted (or stopped, killed)", "$text-warning"),
+    ("⚓", "hook run", "$text-secondary"),
+    ("✻", "thinking (with its token count)", "$text-accent"),
+    ("⚠", "problem line: malformed, or a frame kind cctv does not know", "$text-error"),
+]
+"""(glyph, meaning, style) for the "What you're looking at" section."""
+
+
+def _keys_table(rows: list[tuple[str, str, str]]) -> Content:
+    groups: dict[str, list[tuple[str, str]]] = {}
+    for key, description, group in rows:
+        groups.setdefault(group or "General", []).append((key, description))
+    key_w = min(18, max((len(k) for k, _d, _g in rows), default=4) + 2)
+    lines: list[Content] = []
+    for group, items in groups.items():
+        if lines:
+            lines.append(Content(""))
+        lines.append(Content.styled(group, "bold $text-primary"))
+        for key, description in items:
+            lines.append(Content.assemble(
+                "  ", (key.ljust(key_w), "bold $text-accent"), description))
+    if not lines:
+        lines.append(Content.styled("(no bindings)", "italic $text-muted"))
+    return Content("\n").join(lines)
+
+
+def _legend() -> Content:
+    lines = [Content.styled("What you're looking at", "bold $text-primary")]
+    for glyph, meaning, style in LEGEND:
+        lines.append(Content.assemble("  ", (glyph, style), "  ", meaning))
+    lines.append(Content.assemble(
+        ("  status bar  ", "$text-muted"),
+        "activity · model · turns · cost · tokens · context · follow · source"))
+    return Content("\n").join(lines)
+
+
+class HelpScreen(ModalScreen[None]):
+    """Key bindings as ``(key, description, group)`` rows, grouped in the order
+    given, then the glyph legend.
+
+    | Key(s) | Description |
+    | :- | :- |
+    | escape, q, ? | Close |
+    """
+
+    BINDINGS = [
+        Binding("escape", "dismiss", "Close", id="help.close"),
+        Binding("q", "dismiss", "Close", show=False),
+        Binding("question_mark", "dismiss", "Close", show=False, key_display="?"),
+    ]
+
+    DEFAULT_CSS = """
+    HelpScreen {
+        align: center middle;
+        & > #help-box {
+            width: 84;
+            max-width: 96%;
+            height: 90%;
+            border: round $border;
+            border-title-color: $text-primary;
+            border-title-style: bold;
+            background: $surface;
+        }
+        & #help-scroll {
+            height: 1fr;
+            padding: 0 1;
+            &:focus { background-tint: $foreground 0%; }
+        }
+        & #help-keys { margin-bottom: 1; }
+    }
+    """
+
+    def __init__(self, rows: Iterable[tuple[str, str, str]], title: str = "cctv — keys") -> None:
+        super().__init__()
+        self.rows: list[tuple[str, str, str]] = [tuple(r) for r in rows]  # type: ignore[misc]
+        self.title_text = title
+
+    @staticmethod
+    def rows_from_bindings(bindings: Iterable[Binding], group: str = "General"
+                           ) -> list[tuple[str, str, str]]:
+        """``(key, description, group)`` rows from Binding objects (those with a
+        description), the group taken from ``Binding.group`` when set."""
+        rows: list[tuple[str, str, str]] = []
+        for b in bindings:
+            if not b.description:
+                continue
+            key = b.key_display or b.key
+            g = b.group.description if b.group is not None else group
+            rows.append((key, b.description, g))
+        return rows
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="help-box") as box:
+            box.border_title = self.title_text
+            with VerticalScroll(id="help-scroll"):
+                yield Static(_keys_table(self.rows), id="help-keys")
+                yield Static(_legend(), id="help-legend")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#help-scroll").focus()

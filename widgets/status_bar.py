@@ -1,0 +1,223 @@
+"""The status bar: one line of what the session is and does now.
+
+It reads :class:`~reducer.session.Session` attributes (never frames) and is
+re-drawn by the app calling :meth:`StatusBar.update_state`; when the terminal
+is narrow it drops its least important parts first.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from textual.content import Content
+from textual.widgets import Static
+
+from reducer.pretty import compact_count, format_cost, format_duration, short_path
+from reducer.session import Session
+
+__all__ = ["StatusBar", "status_parts"]
+
+_SEP = " │ "
+
+
+@dataclass(frozen=True, slots=True)
+class _Part:
+    """One field of the bar: shown in ``order``; when space is short, fields are
+    placed highest ``priority`` first, each in full, else in its ``short`` form,
+    else left out."""
+
+    order: int
+    priority: int
+    content: Content
+    short: Content | None = None
+    source: str | None = None
+    """For the source label: its text, cut in the middle to fit what is left."""
+
+
+def _running_call(session: Session):
+    turn = session.current_turn
+    if turn is None:
+        return None
+    for call in reversed(session.calls.values()):
+        if call.turn != turn.index:
+            break
+        if not call.finished and not call.background:
+            return call
+    return None
+
+
+def _activity(session: Session, ended: str | None) -> Content:
+    if ended is not None:
+        return Content.assemble(("■ ended", "bold $text-muted"),
+                                (f" · {ended}" if ended else "", "$text-muted"))
+    activity = session.activity
+    if activity == "idle":
+        return Content.styled("○ idle", "$text-muted")
+    if activity == "thinking":
+        return Content.assemble(("✻ thinking", "bold $text-accent"),
+                                (f" · {compact_count(session.live_thinking_tokens)} tok",
+                                 "$text-accent"))
+    if activity == "compacting":
+        return Content.styled("◐ compacting", "bold $text-warning")
+    if activity.startswith("running "):
+        call = _running_call(session)
+        elapsed = format_duration(call.elapsed) if call is not None and call.elapsed else ""
+        return Content.assemble(("◐ ", "bold $text-warning"),
+                                (activity, "bold $text-warning"),
+                                (f" {elapsed}" if elapsed else "", "$text-warning"))
+    return Content.styled(f"◐ {activity}", "bold $text-primary")
+
+
+def _model(session: Session) -> str:
+    model = session.model or "model ?"
+    return model.removeprefix("claude-")
+
+
+def _rate_limit(session: Session, now: float | None) -> Content | None:
+    info = session.rate_limit
+    if not info:
+        return None
+    status = info.get("status")
+    if status in (None, "allowed"):
+        return None
+    text = "rate limited" if status == "rejected" else "near rate limit"
+    resets = info.get("resetsAt")
+    if now is not None and isinstance(resets, (int, float)) and resets > now:
+        text += f" · resets in {format_duration(resets - now)}"
+    style = "bold $text-error" if status == "rejected" else "$text-warning"
+    return Content.styled(f"⚠ {text}", style)
+
+
+def status_parts(session: Session, *, source: str, following: bool, ended: str | None = None,
+                 now: float | None = None,
+                 loading: tuple[int, int] | None = None) -> list[_Part]:
+    """The fields of the bar, in display order, each with its priority."""
+    parts: list[_Part] = [
+        _Part(0, 100, _activity(session, ended),
+              short=Content.styled(f"■ {ended}", "bold $text-muted") if ended else None),
+        _Part(10, 70, Content.styled(_model(session), "bold")),
+    ]
+    turns = len(session.turns)
+    parts.append(_Part(20, 50, Content(f"{turns} turn" + ("" if turns == 1 else "s"))))
+    parts.append(_Part(30, 80, Content.styled(format_cost(session.cost_usd), "$text-success")))
+    usage = session.usage
+    tokens_in = (usage.input_tokens + usage.cache_creation_input_tokens
+                 + usage.cache_read_input_tokens)
+    parts.append(_Part(40, 40, Content.assemble(
+        ("in ", "$text-muted"), compact_count(tokens_in),
+        (" out ", "$text-muted"), compact_count(usage.output_tokens))))
+    window = session.context_window
+    if window:
+        used = session.context_tokens or 0
+        pct = round(100 * used / window)
+        style = "$text-error" if pct >= 90 else "$text-warning" if pct >= 75 else ""
+        parts.append(_Part(50, 60, Content.assemble(
+            ("ctx ", "$text-muted"),
+            (f"{compact_count(used)}/{compact_count(window)} {pct}%", style)),
+            short=Content.assemble(("ctx ", "$text-muted"), (f"{pct}%", style))))
+    limit = _rate_limit(session, now)
+    if limit is not None:
+        parts.append(_Part(60, 75, limit))
+    if loading is not None:
+        done, total = loading
+        pct = 100 if total <= 0 else min(100, int(100 * done / total))
+        parts.append(_Part(70, 95, Content.styled(f"loading {pct}%", "bold $text-warning")))
+    if session.is_error and ended is None:
+        parts.append(_Part(5, 85, Content.styled("✗ turn failed", "bold $text-error")))
+    if following:
+        parts.append(_Part(80, 90, Content.styled("▶ follow", "$text-success")))
+    else:
+        parts.append(_Part(80, 90, Content.styled("⏸ paused (G to follow)", "bold $text-warning"),
+                           short=Content.styled("⏸ paused", "bold $text-warning")))
+    if source:
+        parts.append(_Part(90, 30, Content.styled(source, "$text-muted"), source=source))
+    return parts
+
+
+_MIN_SOURCE = 12
+
+
+def _source_label(source: str, room: int) -> str:
+    """A path with ``~`` and its middle cut; anything else (``stdin``,
+    ``cmd: …``) cut at the end."""
+    if source.startswith(("/", "~", "./", "../")):
+        return short_path(source, room, os.path.expanduser("~"))
+    return source if len(source) <= room else source[: max(0, room - 1)] + "…"
+
+
+def _fit(parts: list[_Part], width: int) -> Content:
+    """The parts that fit ``width``, in display order, joined by separators."""
+    sep = len(_SEP)
+    chosen: dict[int, Content] = {}
+    used = -sep
+    for part in sorted(parts, key=lambda p: -p.priority):
+        room = width - used - sep
+        if part.source is not None:
+            if room >= min(_MIN_SOURCE, part.content.cell_length):
+                label = _source_label(part.source, room)
+                chosen[part.order] = Content.styled(label, "$text-muted")
+                used += sep + len(label)
+            continue
+        for form in (part.content, part.short):
+            if form is not None and form.cell_length <= room:
+                chosen[part.order] = form
+                used += sep + form.cell_length
+                break
+        else:
+            if not chosen:  # not even the most important part fits: cut it
+                chosen[part.order] = part.content.truncate(max(width, 1), ellipsis=True)
+                used = width
+    ordered = [chosen[k] for k in sorted(chosen)]
+    return Content(_SEP).stylize("$text-muted").join(ordered)
+
+
+class StatusBar(Static):
+    """One line: activity, model, turns, cost, tokens, context, follow state, source.
+
+    The app docks it (above its Footer) and calls :meth:`update_state` whenever
+    the session changes or a clock tick should refresh elapsed times.
+    """
+
+    DEFAULT_CSS = """
+    StatusBar {
+        height: 1;
+        width: 1fr;
+        padding: 0 1;
+        background: $panel;
+        color: $foreground;
+    }
+    """
+
+    def __init__(self, *, name: str | None = None, id: str | None = None,
+                 classes: str | None = None) -> None:
+        super().__init__("", name=name, id=id, classes=classes)
+        self._parts: list[_Part] = []
+
+    def update_state(self, session: Session, *, source: str, following: bool,
+                     ended: str | None = None, now: float | None = None,
+                     loading: tuple[int, int] | None = None) -> None:
+        """Re-draw from ``session``.
+
+        ``source`` labels the input (a path, ``"stdin"``, ``"cmd: …"``);
+        ``following`` is whether the view sticks to the end; ``ended`` (e.g.
+        ``"exited 3"``) marks a source that has finished; ``now`` (epoch
+        seconds) is the clock for relative times; ``loading`` is
+        ``(bytes_done, bytes_total)`` while the initial read is under way."""
+        self._parts = status_parts(session, source=source, following=following, ended=ended,
+                                   now=now, loading=loading)
+        self._draw()
+
+    @property
+    def text(self) -> str:
+        """The plain text the bar shows now (for tests and screen readers)."""
+        content = self.content
+        return content.plain if isinstance(content, Content) else str(content)
+
+    def _draw(self) -> None:
+        width = self.content_region.width or (self.app.size.width - 2 if self.is_attached else 78)
+        self.update(_fit(self._parts, max(width, 1)))
+
+    def on_resize(self) -> None:
+        if self._parts:
+            self._draw()

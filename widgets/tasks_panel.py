@@ -1,0 +1,526 @@
+"""The tasks panel: sub-agents, background shells, monitors and workflows.
+
+Rows are read from :attr:`Session.tasks <reducer.session.Session.tasks>` and
+:attr:`Session.agents <reducer.session.Session.agents>` (a sub-agent's task and
+its transcript are one row), running ones first. The list is an
+:class:`~textual.widgets.OptionList`; updates replace rows in place, so the
+highlighted row and the scroll position survive every refresh.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from textual import on
+from textual.app import ComposeResult
+from textual.content import Content
+from textual.message import Message
+from textual.widget import Widget
+from textual.widgets import OptionList, Static
+from textual.widgets.option_list import Option
+
+from reducer.pretty import compact_count, format_duration, short_path
+from reducer.session import SUBAGENT_TOOLS, Session
+from reducer.state import MAIN, Agent, Task
+
+__all__ = ["TasksPanel", "TaskRow", "task_rows", "STATUS_GLYPHS"]
+
+STATUS_GLYPHS: dict[str, tuple[str, str]] = {
+    "pending": ("○", "$text-muted"),
+    "running": ("◐", "bold $text-warning"),
+    "done": ("✓", "$text-success"),
+    "failed": ("✗", "bold $text-error"),
+    "denied": ("⊘", "$text-error"),
+    "interrupted": ("⏸", "$text-warning"),
+}
+"""Normalised status → (glyph, style): the same glyphs as the transcript's tool cards."""
+
+_TASK_STATUS = {
+    "pending": "pending", "queued": "pending",
+    "running": "running", "in_progress": "running", "started": "running",
+    "completed": "done", "done": "done", "success": "done",
+    "failed": "failed", "error": "failed",
+    "killed": "interrupted", "stopped": "interrupted", "cancelled": "interrupted",
+    "interrupted": "interrupted", "denied": "denied",
+}
+
+KIND_ORDER = ("agent", "workflow", "shell", "monitor", "other")
+KIND_LABELS = {"agent": "agent", "workflow": "workflow", "shell": "shell", "monitor": "monitor"}
+
+
+def _status(raw: str | None) -> str:
+    return _TASK_STATUS.get(raw or "running", "running")
+
+
+@dataclass(frozen=True, slots=True)
+class Phase:
+    """One line under a workflow: a phase heading or one of its agents."""
+
+    depth: int
+    label: str
+    status: str | None = None
+    elapsed: float | None = None
+    tokens: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TaskRow:
+    """One row of the panel, as read from the session (no Textual in here)."""
+
+    key: str
+    """Option id: ``"agent:<agent id>"`` for a sub-agent, else ``"task:<task id>"``."""
+    kind: str
+    """``agent``, ``workflow``, ``shell``, ``monitor`` or ``other``."""
+    kind_label: str
+    status: str
+    """Normalised: pending, running, done, failed, denied or interrupted."""
+    raw_status: str
+    description: str
+    subagent_type: str | None = None
+    elapsed: float | None = None
+    last_tool: str | None = None
+    tokens: int | None = None
+    tokens_are_output: bool = False
+    tool_uses: int | None = None
+    summary: str | None = None
+    output_file: str | None = None
+    error: str | None = None
+    agent_id: str | None = None
+    """Set when the row opens a sub-agent transcript."""
+    depth: int = 0
+    phases: tuple[Phase, ...] = ()
+    started_line: int = 0
+
+    @property
+    def running(self) -> bool:
+        return self.status in ("running", "pending")
+
+
+def _task_kind(session: Session, task: Task) -> str:
+    task_type = (task.task_type or "").lower()
+    call = session.calls.get(task.tool_use_id) if task.tool_use_id else None
+    name = call.name if call is not None else ""
+    if "agent" in task_type or name in SUBAGENT_TOOLS:
+        return "agent"
+    if "workflow" in task_type:
+        return "workflow"
+    if name == "Monitor" or "monitor" in task_type:
+        return "monitor"
+    if "bash" in task_type or "shell" in task_type or name == "Bash":
+        return "shell"
+    return "other"
+
+
+def _elapsed(session: Session, task: Task | None, call_id: str | None,
+             now: float | None) -> float | None:
+    if task is not None:
+        if task.started_at is not None:
+            end = task.ended_at if task.ended_at is not None else (
+                now if task.running else None)
+            if end is not None:
+                return max(0.0, end - task.started_at)
+        if task.duration_ms is not None:
+            return task.duration_ms / 1000
+    call = session.calls.get(call_id) if call_id else None
+    if call is not None and call.elapsed:
+        return call.elapsed
+    return None
+
+
+def _phases(progress: list[dict[str, Any]] | None) -> tuple[Phase, ...]:
+    if not progress:
+        return ()
+    out: list[Phase] = []
+    phases = [p for p in progress if isinstance(p, dict) and p.get("type") == "workflow_phase"]
+    agents = [p for p in progress if isinstance(p, dict) and p.get("type") == "workflow_agent"]
+    seen: set[Any] = set()
+    for phase in phases:
+        index = phase.get("index")
+        out.append(Phase(1, f"phase {index} · {phase.get('title') or ''}".rstrip(" ·")))
+        for agent in agents:
+            if agent.get("phaseIndex") == index:
+                seen.add(id(agent))
+                out.append(_workflow_agent(agent, 2))
+    for agent in agents:
+        if id(agent) not in seen:
+            out.append(_workflow_agent(agent, 1))
+    return tuple(out)
+
+
+def _workflow_agent(agent: dict[str, Any], depth: int) -> Phase:
+    duration = agent.get("durationMs")
+    tokens = agent.get("tokens")
+    return Phase(depth, str(agent.get("label") or agent.get("agentId") or "agent"),
+                 _status(str(agent.get("state") or "running")),
+                 duration / 1000 if isinstance(duration, (int, float)) else None,
+                 tokens if isinstance(tokens, int) else None)
+
+
+def _agent_row(session: Session, agent: Agent, task: Task | None,
+               now: float | None) -> TaskRow:
+    if task is not None:
+        raw = task.status
+    else:
+        raw = agent.status
+    call = session.calls.get(agent.id)
+    return TaskRow(
+        key=f"agent:{agent.id}",
+        kind="agent",
+        kind_label="agent",
+        status=_status(raw),
+        raw_status=raw,
+        description=agent.description or (task.description if task else "") or agent.id,
+        subagent_type=agent.subagent_type or (task.subagent_type if task else None),
+        elapsed=_elapsed(session, task, agent.id, now),
+        last_tool=agent.last_tool or (task.last_tool if task else None),
+        tokens=(task.total_tokens if task and task.total_tokens is not None
+                else agent.output_tokens or None),
+        tokens_are_output=not (task and task.total_tokens is not None),
+        tool_uses=(task.tool_uses if task and task.tool_uses is not None
+                   else agent.tool_calls or None),
+        summary=task.summary if task else None,
+        output_file=task.output_file if task else None,
+        error=task.error if task else None,
+        agent_id=agent.id,
+        depth=max(0, agent.depth - 1),
+        started_line=(task.started_line if task and task.started_line
+                      else call.line_no if call else 0),
+    )
+
+
+def _task_row(session: Session, task: Task, now: float | None) -> TaskRow:
+    kind = _task_kind(session, task)
+    return TaskRow(
+        key=f"task:{task.task_id}",
+        kind=kind,
+        kind_label=KIND_LABELS.get(kind, (task.task_type or "task").removeprefix("local_")[:8]),
+        status=_status(task.status),
+        raw_status=task.status,
+        description=task.description or task.task_id,
+        subagent_type=task.subagent_type,
+        elapsed=_elapsed(session, task, task.tool_use_id, now),
+        last_tool=task.last_tool,
+        tokens=task.total_tokens,
+        tool_uses=task.tool_uses,
+        summary=task.summary,
+        output_file=task.output_file,
+        error=task.error,
+        phases=_phases(task.workflow_progress),
+        started_line=task.started_line or 0,
+    )
+
+
+def task_rows(session: Session, now: float | None = None) -> list[TaskRow]:
+    """Every sub-agent and task of ``session`` as rows: running ones first,
+    then by kind (agents, workflows, shells, monitors, others), then by start."""
+    by_call: dict[str, Task] = {t.tool_use_id: t for t in session.tasks.values()
+                                if t.tool_use_id}
+    rows: list[TaskRow] = []
+    used: set[str] = set()
+    for agent in session.agents.values():
+        if agent.id == MAIN:
+            continue
+        task = by_call.get(agent.id)
+        if task is not None:
+            used.add(task.task_id)
+        rows.append(_agent_row(session, agent, task, now))
+    for task in session.tasks.values():
+        if task.task_id not in used:
+            rows.append(_task_row(session, task, now))
+    kind_rank = {k: i for i, k in enumerate(KIND_ORDER)}
+    rows.sort(key=lambda r: (not r.running, kind_rank.get(r.kind, len(KIND_ORDER)),
+                             r.started_line))
+    return rows
+
+
+# --- drawing -------------------------------------------------------------------------------
+
+_HOME = os.path.expanduser("~")
+
+
+def _usage_text(row: TaskRow) -> str:
+    parts = []
+    if row.tokens:
+        parts.append(f"{compact_count(row.tokens)} {'out' if row.tokens_are_output else 'tok'}")
+    if row.tool_uses:
+        parts.append(f"{row.tool_uses} tool" + ("" if row.tool_uses == 1 else "s"))
+    return " · ".join(parts)
+
+
+WIDE = 90
+"""From this width on a row is one line of columns; below it, a title line and a meta line."""
+
+
+def _cell(text: str | Content, width: int, style: str = "", right: bool = False) -> Content:
+    content = text if isinstance(text, Content) else Content.styled(text, style)
+    content = content.truncate(width, ellipsis=True)
+    gap = width - content.cell_length
+    return content.pad_left(gap) if right else content.pad_right(gap)
+
+
+def _title(row: TaskRow) -> Content:
+    return Content.assemble(
+        "  " * row.depth,
+        ("↳ " if row.depth else "", "$text-muted"),
+        (row.description, "bold" if row.running else ""),
+    )
+
+
+def render_row(row: TaskRow, width: int) -> Content:
+    """The lines of one row, each exactly ``width`` cells wide.
+
+    Wide: ``◐ agent    description · type   12s  Read   1.2k tok · 2 tools``.
+    Narrow (a side panel): the description and elapsed time, then a muted line
+    with the kind, sub-agent type, last tool and usage. Then, when known, the
+    workflow's phases, the error, the summary (finished rows) and the output file."""
+    glyph, glyph_style = STATUS_GLYPHS.get(row.status, ("?", ""))
+    elapsed = format_duration(row.elapsed)
+    elapsed_style = "$text-warning" if row.running else "$text-muted"
+    indent = "  " * row.depth
+    usage = _usage_text(row)
+    lines: list[Content] = []
+    if width >= WIDE:
+        kind_w, elapsed_w, tool_w, usage_w = 9, 8, 14, 22
+        desc_w = width - 2 - kind_w - elapsed_w - tool_w - usage_w
+        desc = Content.assemble(
+            _title(row),
+            (f" · {row.subagent_type}" if row.subagent_type else "", "$text-muted"),
+        )
+        lines.append(Content.assemble(
+            (glyph, glyph_style), " ",
+            _cell(row.kind_label, kind_w - 1, "$text-secondary"), " ",
+            _cell(desc, desc_w - 1), " ",
+            _cell(elapsed, elapsed_w - 2, elapsed_style, right=True), "  ",
+            _cell(row.last_tool or "", tool_w - 1), " ",
+            _cell(usage, usage_w, "$text-muted", right=True),
+        ))
+        pad = " " * (2 + kind_w) + indent
+    else:
+        elapsed_w = len(elapsed) + 1 if elapsed else 0
+        lines.append(Content.assemble(
+            (glyph, glyph_style), " ",
+            _cell(_title(row), max(1, width - 2 - elapsed_w)),
+            _cell(elapsed, elapsed_w, elapsed_style, right=True),
+        ))
+        pad = "  " + indent + ("  " if row.depth else "")
+        meta = " · ".join(x for x in (row.kind_label, row.subagent_type, row.last_tool, usage)
+                          if x)
+        lines.append(Content.assemble(pad, _cell(meta, max(1, width - len(pad)),
+                                                 "$text-muted")))
+    for phase in row.phases:
+        g, g_style = STATUS_GLYPHS.get(phase.status or "", ("", ""))
+        extra = "  ".join(x for x in (format_duration(phase.elapsed),
+                                      f"{compact_count(phase.tokens)} tok" if phase.tokens
+                                      else "") if x)
+        lines.append(Content.assemble(
+            pad, "  " * (phase.depth - 1),
+            (f"{g} " if g else "", g_style),
+            (phase.label, "" if g else "italic $text-secondary"),
+            (f"  {extra}" if extra else "", "$text-muted"),
+        ))
+    if row.error:
+        lines.append(Content.assemble(pad, ("✗ " + row.error.replace("\n", " "), "$text-error")))
+    if row.summary and not row.running and row.summary != row.description:
+        lines.append(Content.assemble(pad, (row.summary.replace("\n", " "), "$text-muted")))
+    if row.output_file:
+        room = max(8, width - len(pad) - 2)
+        lines.append(Content.assemble(
+            pad, ("→ ", "$text-muted"),
+            (short_path(row.output_file, room, _HOME), "italic $text-muted"),
+        ))
+    return Content("\n").join(line.truncate(width, ellipsis=True, pad=True) for line in lines)
+
+
+def _heading(text: str, count: int, width: int) -> Content:
+    return Content.assemble((text, "bold $text-primary"), (f" · {count}", "$text-muted")) \
+        .truncate(width, pad=True)
+
+
+class TasksPanel(Widget):
+    """Sub-agents, background shells, monitors and workflows, running ones first.
+
+    Fed by :meth:`update_state`; hidden with the ``-hidden`` class (see
+    :meth:`toggle`). Enter on a sub-agent row posts :class:`TasksPanel.OpenAgent`.
+    """
+
+    BINDING_GROUP_TITLE = "Tasks"
+
+    HELP = """
+    | Key(s) | Description |
+    | :- | :- |
+    | up/down, pgup/pgdn, home/end | Move the highlight (the list's own keys). |
+    | enter, click | Open the highlighted sub-agent's transcript. |
+    """
+
+    DEFAULT_CSS = """
+    TasksPanel {
+        height: 1fr;
+        layout: vertical;
+        background: $surface;
+        &.-hidden { display: none; }
+        & > #tasks-title {
+            height: 1;
+            padding: 0 1;
+            background: $panel;
+            color: $text-muted;
+        }
+        &:focus-within > #tasks-title { background: $primary-muted; }
+        & > OptionList {
+            height: 1fr;
+            border: none;
+            padding: 0 0 0 1;
+            background: $surface;
+            scrollbar-gutter: stable;
+            /* a tint rather than a solid bar, so the status colours stay readable */
+            & > .option-list--option-highlighted {
+                background: $block-cursor-blurred-background;
+                color: $foreground;
+                text-style: none;
+            }
+            &:focus > .option-list--option-highlighted {
+                background: $primary-muted;
+                color: $foreground;
+                text-style: none;
+            }
+        }
+    }
+    """
+
+    class OpenAgent(Message):
+        """Enter (or a click) on a sub-agent row: show that sub-agent's transcript."""
+
+        def __init__(self, panel: TasksPanel, agent_id: str) -> None:
+            super().__init__()
+            self.panel = panel
+            self.agent_id = agent_id
+            """The sub-agent's id (the tool_use id of the call that started it)."""
+
+        @property
+        def control(self) -> TasksPanel:
+            return self.panel
+
+    def __init__(self, *, name: str | None = None, id: str | None = None,
+                 classes: str | None = None, disabled: bool = False) -> None:
+        super().__init__(name=name, id=id, classes=classes, disabled=disabled)
+        self._rows: list[TaskRow] = []
+        self._ids: list[str] = []
+        self._keys: dict[str, Any] = {}
+
+    def compose(self) -> ComposeResult:
+        yield Static(self._title_text(), id="tasks-title")
+        yield OptionList(compact=True, id="tasks-list")
+
+    def _title_text(self) -> Content:
+        running = sum(r.running for r in self._rows)
+        finished = len(self._rows) - running
+        return Content.assemble(
+            ("Tasks", "bold $text-primary"),
+            (f"  {running} running · {finished} finished" if self._rows else "", "$text-muted"),
+        )
+
+    # --- public -----------------------------------------------------------------------------
+
+    @property
+    def rows(self) -> list[TaskRow]:
+        """The rows shown now, in order."""
+        return list(self._rows)
+
+    @property
+    def option_list(self) -> OptionList:
+        return self.query_one("#tasks-list", OptionList)
+
+    def update_state(self, session: Session, now: float | None = None) -> None:
+        """Re-read the session's tasks and sub-agents; ``now`` (epoch seconds,
+        the clock ``received_at`` used) makes running elapsed times live."""
+        self._rows = task_rows(session, now)
+        if self.is_mounted:
+            self.query_one("#tasks-title", Static).update(self._title_text())
+        self._show()
+
+    def focus(self, scroll_visible: bool = True) -> TasksPanel:
+        """Focus the list inside (so the arrow keys and enter work)."""
+        if self.is_mounted:
+            self.option_list.focus(scroll_visible)
+        return self
+
+    def toggle(self, show: bool | None = None) -> bool:
+        """Show or hide the panel (the ``-hidden`` class); returns whether it is shown."""
+        shown = self.has_class("-hidden") if show is None else show
+        self.set_class(not shown, "-hidden")
+        return shown
+
+    # --- drawing ----------------------------------------------------------------------------
+
+    def _entries(self, width: int) -> Iterable[tuple[str, Any, Any]]:
+        running = [r for r in self._rows if r.running]
+        finished = [r for r in self._rows if not r.running]
+        if not self._rows:
+            yield "empty", ("empty", width), lambda: Content.styled(
+                "No sub-agents or background tasks yet.", "italic $text-muted")
+            return
+        for title, group, hid in (("Running", running, "hdr:running"),
+                                  ("Finished", finished, "hdr:finished")):
+            if not group:
+                continue
+            yield hid, (title, len(group), width), (
+                lambda t=title, n=len(group): _heading(t, n, width))
+            for row in group:
+                yield row.key, (row, width), (lambda r=row: render_row(r, width))
+
+    def _show(self) -> None:
+        if not self.is_mounted:
+            return
+        ol = self.option_list
+        width = ol.scrollable_content_region.width
+        if width <= 0:
+            self.call_after_refresh(self._show_if_sized)
+            return
+        entries = list(self._entries(width))
+        ids = [e[0] for e in entries]
+        if ids == self._ids:
+            for oid, key, make in entries:
+                if self._keys.get(oid) != key:
+                    ol.replace_option_prompt(oid, make())
+                    self._keys[oid] = key
+            return
+        highlighted = ol.highlighted_option
+        old_id = highlighted.id if highlighted is not None else None
+        old_index = ol.highlighted
+        scroll_y = ol.scroll_y
+        options = [Option(make(), id=oid, disabled=not oid.startswith(("agent:", "task:")))
+                   for oid, _key, make in entries]
+        ol.set_options(options)
+        self._ids = ids
+        self._keys = {oid: key for oid, key, _ in entries}
+        ol.scroll_to(y=scroll_y, animate=False, immediate=True)
+        selectable = [i for i, o in enumerate(options) if not o.disabled]
+        if not selectable:
+            return
+        if old_id in ids and not options[ids.index(old_id)].disabled:
+            target = ids.index(old_id)
+        elif old_index is not None:
+            target = min(selectable, key=lambda i: (abs(i - old_index), i))
+        else:
+            target = selectable[0]
+        ol.highlighted = target
+
+    def _show_if_sized(self) -> None:
+        if self.is_mounted and self.option_list.scrollable_content_region.width > 0:
+            self._show()
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._show_if_sized)
+
+    @on(OptionList.OptionSelected, "#tasks-list")
+    def _selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        oid = event.option.id or ""
+        if oid.startswith("agent:"):
+            self.post_message(self.OpenAgent(self, oid.removeprefix("agent:")))
+
+    @on(OptionList.OptionHighlighted, "#tasks-list")
+    def _highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        event.stop()
