@@ -29,7 +29,7 @@ from viewer.loader import load_path
 from viewer.screens.help import HelpScreen
 from viewer.screens.raw import RawScreen
 from widgets.status_bar import StatusBar
-from widgets.tasks_panel import TasksPanel, task_rows
+from widgets.tasks_panel import TasksPanel, render_row, task_rows
 
 ROOT = Path(__file__).resolve().parents[1]
 REF = ROOT.parent / "shared" / "reference"
@@ -272,6 +272,11 @@ def test_task_rows_running_first_with_kinds_and_statuses():
     assert shell.elapsed == pytest.approx(DEMO_NOW - (T0 + 37))
     assert agent.agent_id and agent.subagent_type == "general-purpose"
     assert (agent.last_tool, agent.tokens, agent.tool_uses) == ("Read", 1234, 2)
+    step = line_of(STREAM / "05_subagent.jsonl",
+                   lambda d: d.get("description") == "Reading utils.py")
+    [running_agent] = task_rows(fold_until(STREAM / "05_subagent.jsonl", step).session)
+    assert (running_agent.status, running_agent.activity) == ("running", "Reading utils.py")
+    assert "⋯ Reading utils.py" in render_row(running_agent, 60).plain
     full = task_rows(load_path(FORGE / "stop_task.jsonl").session)
     assert [(r.kind, r.status, r.raw_status) for r in full] == [
         ("agent", "interrupted", "stopped")]

@@ -85,6 +85,8 @@ class TaskRow:
     tokens: int | None = None
     tokens_are_output: bool = False
     tool_uses: int | None = None
+    activity: str | None = None
+    """What a running task says it is doing (its latest task_progress step)."""
     summary: str | None = None
     output_file: str | None = None
     error: str | None = None
@@ -181,6 +183,7 @@ def _agent_row(session: Session, agent: Agent, task: Task | None,
         tokens_are_output=not (task and task.total_tokens is not None),
         tool_uses=(task.tool_uses if task and task.tool_uses is not None
                    else agent.tool_calls or None),
+        activity=task.activity if task else None,
         summary=task.summary if task else None,
         output_file=task.output_file if task else None,
         error=task.error if task else None,
@@ -205,6 +208,7 @@ def _task_row(session: Session, task: Task, now: float | None) -> TaskRow:
         last_tool=task.last_tool,
         tokens=task.total_tokens,
         tool_uses=task.tool_uses,
+        activity=task.activity,
         summary=task.summary,
         output_file=task.output_file,
         error=task.error,
@@ -275,7 +279,8 @@ def render_row(row: TaskRow, width: int) -> Content:
     Wide: ``◐ agent    description · type   12s  Read   1.2k tok · 2 tools``.
     Narrow (a side panel): the description and elapsed time, then a muted line
     with the kind, sub-agent type, last tool and usage. Then, when known, the
-    workflow's phases, the error, the summary (finished rows) and the output file."""
+    workflow's phases, the current step (running rows), the error, the summary
+    (finished rows) and the output file."""
     glyph, glyph_style = STATUS_GLYPHS.get(row.status, ("?", ""))
     elapsed = format_duration(row.elapsed)
     elapsed_style = "$text-warning" if row.running else "$text-muted"
@@ -321,6 +326,9 @@ def render_row(row: TaskRow, width: int) -> Content:
             (phase.label, "" if g else "italic $text-secondary"),
             (f"  {extra}" if extra else "", "$text-muted"),
         ))
+    if row.activity and row.running and row.activity != row.description:
+        lines.append(Content.assemble(pad, ("⋯ " + row.activity.replace("\n", " "),
+                                            "italic $text-warning")))
     if row.error:
         lines.append(Content.assemble(pad, ("✗ " + row.error.replace("\n", " "), "$text-error")))
     if row.summary and not row.running and row.summary != row.description:
