@@ -58,26 +58,29 @@ class Feed:
         """Decode and fold lines of the main source."""
         changes: list[Change] = []
         session = self.session
-        entries = self.entries
+        fold = session._fold
+        append = self.entries.append
+        sniff = self._sniff
         with _gc_paused():
-            for line in lines:
-                if len(self._sniff) < _SNIFF_LINES:
-                    self._sniff.append(line.data[:4096])
-                    session.format = detect_format(self._sniff)
-                entry = decode_line(line.data, line.line_no, line.offset)
-                entries.append(entry)
-                changes += session.apply(entry, received_at=received_at)
+            for line_no, offset, data in lines:
+                if len(sniff) < _SNIFF_LINES:
+                    sniff.append(data[:4096])
+                    session.format = detect_format(sniff)
+                entry = decode_line(data, line_no, offset)
+                append(entry)
+                fold(entry, None, received_at, changes)
         return changes
 
     def feed_agent_file(self, lines: Iterable[RawLine], agent: str) -> list[Change]:
         """Fold the rows of a sub-agent transcript into the sub-agent ``agent``."""
         changes: list[Change] = []
         kept = self.agent_entries.setdefault(agent, [])
+        fold = self.session._fold
         with _gc_paused():
-            for line in lines:
-                entry = decode_line(line.data, line.line_no, line.offset)
+            for line_no, offset, data in lines:
+                entry = decode_line(data, line_no, offset)
                 kept.append(entry)
-                changes += self.session.apply(entry, agent=agent)
+                fold(entry, agent, None, changes)
         return changes
 
     def entry_at(self, line_no: int, agent: str | None = None) -> Entry | None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import pickle
 import re
 from collections import Counter
+from functools import partial
 from typing import Any
 
 import msgspec
@@ -53,6 +54,10 @@ NON_PROMPT_MARKERS = (
 """User-text prefixes the CLI writes itself: shown as notices, they open no turn."""
 
 _HEARTBEAT = "-heartbeat-"
+
+_new_change = partial(tuple.__new__, Change)
+"""``Change(*fields)`` without the Python-level ``NamedTuple.__new__`` call
+(the fold makes ~2 change records per frame)."""
 
 _TASK_NOTE = re.compile(r"<(task-id|tool-use-id|output-file|status|summary)>(.*?)</\1>", re.S)
 
@@ -261,20 +266,26 @@ class Session:
         ``agent`` routes the entry to a sub-agent (used for the rows of a
         sub-agent transcript file); ``received_at`` is the wall-clock time a
         live frame arrived, for elapsed-time displays."""
+        changes: list[Change] = []
+        self._fold(entry, agent, received_at, changes)
+        return changes
+
+    def _fold(self, entry: F.Entry, agent: str | None, received_at: float | None,
+              changes: list[Change]) -> None:
+        """:meth:`apply`, appending the change records to ``changes`` (so a
+        batch of lines shares one list instead of making and joining one each)."""
         if agent is None:
             self.lines += 1
         else:
             self.agent_file_lines += 1
         self.kinds[entry.kind_key] += 1
         self._now = received_at
-        changes: list[Change] = []
         self._changes = changes
         try:
             self._dispatch(entry, agent)
         except Exception as exc:  # the fold must never take the viewer down
             self._problem(entry.line_no, "malformed", entry.kind_key,
                           f"cctv could not fold this frame: {type(exc).__name__}: {exc}")
-        return changes
 
     def _dispatch(self, e: F.Entry, forced_agent: str | None) -> None:
         if isinstance(e, F._Row):
@@ -328,7 +339,7 @@ class Session:
 
     def _changed(self, what: str, agent: str | None = None, index: int = -1,
                  key: str | None = None) -> None:
-        self._changes.append(Change(what, agent, index, key))
+        self._changes.append(_new_change((what, agent, index, key)))
 
     def _add(self, item: Item) -> Item:
         agent = self.agent_for(item.agent)
@@ -336,14 +347,14 @@ class Session:
         agent.items.append(item)
         if item.uuid:
             self._by_uuid.setdefault(item.uuid, []).append(item)
-        self._changed("item_added", item.agent, item.index)
+        self._changes.append(_new_change(("item_added", item.agent, item.index, None)))
         return item
 
     def _touch(self, item: Item | None) -> None:
         if item is None:
             return
         item.version += 1
-        self._changed("item_updated", item.agent, item.index)
+        self._changes.append(_new_change(("item_updated", item.agent, item.index, None)))
 
     def _notice(self, agent: str, line_no: int, category: str, text: str, level: str = "info",
                 detail: str | None = None) -> NoticeItem:
