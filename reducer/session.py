@@ -179,8 +179,9 @@ class Session:
         self.is_error = False
         self.last_result: F.Result | None = None
         # routing
-        self._by_uuid: dict[str, list[Item]] = {}
-        self._message_items: dict[tuple[str, str], list[Item]] = {}
+        self._by_uuid: dict[str, Item | list[Item]] = {}
+        """Items by the uuid of their frame: the item itself, or a list when a
+        uuid has several (most have one; a list each cost ~20k lists per 100 MB)."""
         self._streaming: dict[tuple[str, str], list[Item]] = {}
         self._stream_blocks: dict[tuple[str, int], Item] = {}
         self._agent_ids: dict[str, str] = {}
@@ -346,9 +347,25 @@ class Session:
         item.index = len(agent.items)
         agent.items.append(item)
         if item.uuid:
-            self._by_uuid.setdefault(item.uuid, []).append(item)
+            self._index_uuid(item.uuid, item)
         self._changes.append(_new_change(("item_added", item.agent, item.index, None)))
         return item
+
+    def _index_uuid(self, uuid: str, item: Item) -> None:
+        have = self._by_uuid.get(uuid)
+        if have is None:
+            self._by_uuid[uuid] = item
+        elif type(have) is list:
+            have.append(item)
+        else:
+            self._by_uuid[uuid] = [have, item]
+
+    def _uuid_items(self, uuid: str) -> list[Item] | tuple[Item, ...]:
+        """The items indexed under ``uuid``, in the order they were indexed."""
+        have = self._by_uuid.get(uuid)
+        if have is None:
+            return ()
+        return have if type(have) is list else (have,)
 
     def _touch(self, item: Item | None) -> None:
         if item is None:
@@ -437,7 +454,7 @@ class Session:
             return
         hidden = 0
         for gone in abandoned:
-            for item in self._by_uuid.get(gone, ()):
+            for item in self._uuid_items(gone):
                 if not item.hidden:
                     item.hidden = True
                     hidden += 1
@@ -484,7 +501,7 @@ class Session:
         turn = self._turn_index(agent_id)
         if e.supersedes:
             for uuid in e.supersedes:
-                for item in self._by_uuid.get(uuid, ()):
+                for item in self._uuid_items(uuid):
                     item.hidden = True
                     self._touch(item)
         # usage: once per (message id, request id), the latest frame's figures
@@ -513,7 +530,7 @@ class Session:
                     item.streaming = False
                     item.line_no = e.line_no
                     item.uuid = e.uuid
-                    self._by_uuid.setdefault(e.uuid or "", []).append(item)
+                    self._index_uuid(e.uuid or "", item)
                     self._touch(item)
                 else:
                     item = self._add(TextItem(agent_id, e.line_no, turn, block.text or "", msg.id,
@@ -541,7 +558,6 @@ class Session:
                 label = btype or "block"
                 item = self._notice(agent_id, e.line_no, "content", f"[{label}]")
                 item.uuid = e.uuid
-            self._message_items.setdefault(mkey, []).append(item)
         if streamed is not None and not streamed:
             del self._streaming[mkey]
         if e.error or e.isApiErrorMessage:
