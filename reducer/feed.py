@@ -28,9 +28,13 @@ _INIT_STR_LISTS = ("tools", "slash_commands", "agents")
 """``system/init`` fields (``list[str]``) that repeat unchanged from query to query."""
 
 
+_BULK_LINES = 1000
+"""A batch this big is a bulk load: what it made is promoted to the oldest GC generation."""
+
+
 @contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector for one batch.
+def _gc_paused() -> Iterator[bool]:
+    """Pause the cyclic garbage collector for one batch; yields whether it paused it.
 
     A batch allocates tens of thousands of small objects that all stay alive
     (entries, items, calls); every collection the allocations trigger walks
@@ -39,13 +43,30 @@ def _gc_paused() -> Iterator[None]:
     garbage worth collecting mid-batch. The collector's previous state is
     restored, so a caller who disabled it keeps it disabled."""
     if not gc.isenabled():
-        yield
+        yield False
         return
     gc.disable()
     try:
-        yield
+        yield True
     finally:
         gc.enable()
+
+
+def _promote_to_oldest() -> None:
+    """Move every object the collector tracks into its oldest generation, unexamined.
+
+    After a bulk batch the young generations hold that batch's new objects,
+    nearly all of them the session's state for as long as it is open; the
+    young collections that would otherwise follow only walk them once or
+    twice to promote them (~0.18 s of loading 100 MB). ``gc.freeze()`` then
+    ``gc.unfreeze()`` does that promotion in O(1): freeze moves all tracked
+    objects to the permanent generation, unfreeze moves them back into the
+    oldest one, where full collections still examine (and reclaim) them as
+    usual; nothing stays frozen. Skipped when someone else has frozen objects,
+    so their freeze is not undone."""
+    if gc.get_freeze_count() == 0:
+        gc.freeze()
+        gc.unfreeze()
 
 
 class Feed:
@@ -67,7 +88,8 @@ class Feed:
         fold = session._fold
         append = self.entries.append
         sniff = self._sniff
-        with _gc_paused():
+        start = len(self.entries)
+        with _gc_paused() as paused:
             for line_no, offset, data in lines:
                 if len(sniff) < _SNIFF_LINES:
                     sniff.append(data[:4096])
@@ -77,6 +99,8 @@ class Feed:
                     self._share_init(entry)
                 append(entry)
                 fold(entry, None, received_at, changes)
+            if paused and len(self.entries) - start >= _BULK_LINES:
+                _promote_to_oldest()
         return changes
 
     def _share_init(self, entry: Init) -> None:
@@ -108,11 +132,14 @@ class Feed:
         changes: list[Change] = []
         kept = self.agent_entries.setdefault(agent, [])
         fold = self.session._fold
-        with _gc_paused():
+        start = len(kept)
+        with _gc_paused() as paused:
             for line_no, offset, data in lines:
                 entry = decode_line(data, line_no, offset)
                 kept.append(entry)
                 fold(entry, agent, None, changes)
+            if paused and len(kept) - start >= _BULK_LINES:
+                _promote_to_oldest()
         return changes
 
     def entry_at(self, line_no: int, agent: str | None = None) -> Entry | None:
