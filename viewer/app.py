@@ -11,6 +11,7 @@ from textual import on, work
 from textual.app import App
 from textual.binding import Binding
 from textual.reactive import var
+from textual.worker import Worker, WorkerState
 
 from pathlib import Path
 
@@ -215,6 +216,14 @@ class CctvApp(App[int]):
             seen.add((display, b.description))
             rows.append((display, b.description, type(binding.node).__name__))
         self.push_screen(HelpScreen(rows))
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """A reader that fails says so; it never takes the viewer down."""
+        if event.state == WorkerState.ERROR:
+            error = event.worker.error
+            self.ended = f"reader failed: {type(error).__name__}: {error}"
+            self.notify(self.ended, severity="error", timeout=10)
+            self._dirty = True
 
     @on(SessionScreen.Dirty)
     def _on_dirty(self) -> None:

@@ -20,7 +20,7 @@ _ACTIONS: tuple[tuple[str, str, str], ...] = (
     ("Toggle tasks panel", "Sub-agents, background shells, monitors and workflows", "screen.toggle_tasks"),
     ("Raw JSON of the selected frame", "The exact frame under the cursor, with its line number", "screen.raw"),
     ("Search the transcript", "Find text in prompts, replies and tool calls", "screen.search"),
-    ("Follow the end", "Jump to the newest line and keep following", "focused.scroll_end_follow"),
+    ("Follow the end", "Jump to the newest line and keep following", "focused.last"),
     ("Next turn", "Jump to the next human prompt", "focused.next_turn"),
     ("Previous turn", "Jump to the previous human prompt", "focused.previous_turn"),
     ("Next error", "Jump to the next failed call, problem line or error", "focused.next_error"),

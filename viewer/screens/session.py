@@ -57,6 +57,7 @@ class SessionScreen(Screen[None]):
     def __init__(self, agent_id: str = MAIN) -> None:
         super().__init__()
         self.agent_id = agent_id
+        self._view: TranscriptView | None = None
 
     @property
     def cctv(self) -> CctvApp:
@@ -77,19 +78,24 @@ class SessionScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.query_one(TranscriptView).focus()
+        self._view = self.query_one(TranscriptView)
+        self._view.focus()
         self.refresh_panels()
 
     # --- fed by the app -------------------------------------------------------------------
 
     def apply_changes(self, changes: list[Change]) -> None:
-        self.query_one(TranscriptView).apply_changes(changes)
+        if self._view is not None:  # before mount, the view reads the items it finds
+            self._view.apply_changes(changes)
 
     def reset(self, session: Session) -> None:
-        self.query_one(TranscriptView).reset(session)
-        self.refresh_panels()
+        if self._view is not None:
+            self._view.reset(session)
+            self.refresh_panels()
 
     def refresh_panels(self) -> None:
+        if self._view is None:
+            return
         app = self.cctv
         view = self.query_one(TranscriptView)
         now = app.now()
