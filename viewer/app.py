@@ -72,7 +72,7 @@ class CctvApp(App[int]):
 
     @property
     def source_label(self) -> str:
-        return self.source.label if self.source is not None else "snapshot"
+        return self.source.label if self.source is not None else "loaded file"
 
     def now(self) -> float | None:
         return self.clock() if self.clock is not None else None
@@ -83,8 +83,6 @@ class CctvApp(App[int]):
         self.push_screen(SessionScreen(MAIN))
         if self.source is not None:
             self.consume_source()
-        else:
-            self.ended = "snapshot"
         self.set_interval(0.1, self._flush_panels)
         if self.clock is not None:
             self.set_interval(1.0, self._tick)

@@ -1,0 +1,240 @@
+"""The whole app, driven like a user: live sources, drill-down, panels, raw view.
+
+Each test runs the real :class:`viewer.app.CctvApp` headless with a real source
+(a followed temporary file, a pipe, a subprocess) fed from the reference
+recordings, and checks what is on screen or in the state the screen draws.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import sys
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from reducer.state import MAIN
+from viewer.app import CctvApp
+from viewer.screens.session import SessionScreen
+from viewer.sources import CommandSource, FileTail, StreamSource
+from widgets.status_bar import StatusBar
+from widgets.transcript import TranscriptView
+
+from conftest import reference_dir
+
+REF = reference_dir()
+STREAM = REF / "captures" / "stream"
+PROJECT = REF / "captures" / "projects" / "-home-ada-src-demo"
+SUBAGENT_SESSION = "d7acffbd-7cff-4056-82e8-4364dc8df14a"
+
+pytestmark = pytest.mark.skipif(not REF.is_dir(), reason="reference recordings not found")
+
+
+async def wait_for(pilot, condition: Callable[[], bool], timeout: float = 8.0) -> None:
+    """Let the app run until ``condition()`` holds (fail after ``timeout`` s)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not condition():
+        if loop.time() > deadline:
+            raise AssertionError("condition not met in time")
+        await pilot.pause(0.05)
+
+
+def screen_text(app: CctvApp) -> str:
+    """Every visible line of the transcript view, as plain text."""
+    view = app.screen.query_one(TranscriptView)
+    return "\n".join(view.render_line(y).text for y in range(view.size.height))
+
+
+def status_text(app: CctvApp) -> str:
+    return app.screen.query_one(StatusBar).text
+
+
+async def test_follows_a_growing_file_and_pauses_when_scrolled_up(tmp_path: Path) -> None:
+    lines = (STREAM / "03_tools.jsonl").read_bytes().splitlines(keepends=True)
+    path = tmp_path / "live.jsonl"
+    path.write_bytes(b"".join(lines[:10]))
+    app = CctvApp(FileTail(path), clock=None)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_for(pilot, lambda: app.feed.session.lines == 10)
+        assert "follow" in status_text(app)
+        # the CLI appends the rest, a partial line first: nothing may be lost or doubled
+        with open(path, "ab") as fh:
+            rest = b"".join(lines[10:])
+            fh.write(rest[:50])
+            fh.flush()
+            await pilot.pause(0.3)
+            assert app.feed.session.lines == 10  # the partial line is held back
+            fh.write(rest[50:])
+        await wait_for(pilot, lambda: app.feed.session.lines == len(lines))
+        assert [e.line_no for e in app.feed.entries] == list(range(1, len(lines) + 1))
+        view = app.screen.query_one(TranscriptView)
+        await wait_for(pilot, lambda: view.following and view.scroll_y == view.max_scroll_y)
+        # the session's final answer is on screen: the view followed the end
+        assert "turn 1" in screen_text(app)
+        await pilot.press("g")
+        await pilot.pause()
+        assert not view.following
+        app._flush_panels()
+        assert "paused" in status_text(app)
+        await pilot.press("G")
+        await pilot.pause()
+        assert view.following
+
+
+async def test_a_truncated_file_resets_the_view(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    shutil.copy(STREAM / "11_multi_turn.jsonl", path)
+    app = CctvApp(FileTail(path), clock=None)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: len(app.feed.session.turns) == 2)
+        path.write_bytes((STREAM / "01_simple_text.jsonl").read_bytes())
+        await wait_for(pilot, lambda: app.feed.session.session_id == "8e4b2dbb-330b-4d03-a3ef-8b4c8ce07f1e")
+        assert len(app.feed.session.turns) == 1
+
+
+async def test_stdin_pipe_source() -> None:
+    read_fd, write_fd = os.pipe()
+    reader = os.fdopen(read_fd, "rb", buffering=0)
+    app = CctvApp(StreamSource(reader, "stdin", close_reader=True), clock=None)
+    async with app.run_test(size=(140, 30)) as pilot:
+        os.write(write_fd, (STREAM / "05_subagent.jsonl").read_bytes())
+        os.close(write_fd)
+        await wait_for(pilot, lambda: app.ended is not None)
+        assert app.ended == "end of input"
+        session = app.feed.session
+        assert len(session.turns) == 1 and session.turns[0].closed
+        assert "stdin" in status_text(app)
+        assert "ended" in status_text(app)
+
+
+SCRIPT = textwrap.dedent("""
+    import sys, time
+    lines = open(sys.argv[1], "rb").read().splitlines(keepends=True)
+    for i, line in enumerate(lines):
+        sys.stdout.buffer.write(line)
+        sys.stdout.flush()
+        if i % 5 == 0:
+            time.sleep(0.02)
+    sys.stderr.write("warning: scripted run\\n")
+    sys.exit(3)
+""")
+
+
+async def test_subprocess_source_shows_exit_status_and_stderr(tmp_path: Path) -> None:
+    script = tmp_path / "emit.py"
+    script.write_text(SCRIPT)
+    source = CommandSource([sys.executable, str(script), str(STREAM / "06_background_bash.jsonl")])
+    app = CctvApp(source, clock=None)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_for(pilot, lambda: app.ended is not None)
+        assert app.ended == "exited (exit 3)"
+        app._flush_panels()
+        assert "exited (exit 3)" in status_text(app)
+        assert len(app.feed.session.tasks) == 2
+        await pilot.press("s")
+        await pilot.pause()
+        from viewer.screens.stderr import StderrScreen
+
+        assert isinstance(app.screen, StderrScreen)
+        assert "warning: scripted run" in "\n".join(app.screen.lines)
+
+
+async def test_malformed_lines_are_rows_with_their_line_numbers(tmp_path: Path) -> None:
+    lines = (STREAM / "01_simple_text.jsonl").read_bytes().splitlines(keepends=True)
+    bad = lines[:1] + [b'{"type":"assistant",\n', b"\xff\xfe not utf-8\n", b'{"type":"brand_new_kind"}\n'] + lines[1:]
+    path = tmp_path / "bad.jsonl"
+    path.write_bytes(b"".join(bad))
+    app = CctvApp(FileTail(path, follow=False), clock=None)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_for(pilot, lambda: app.ended is not None)
+        text = screen_text(app)
+        assert "line 2" in text and "line 3" in text and "line 4" in text
+        assert "brand_new_kind" in text
+        # the rest of the session still renders: the reply and its turn footer
+        assert len(app.feed.session.turns) == 1 and app.feed.session.turns[0].closed
+
+
+async def test_on_disk_session_opens_its_subagent(tmp_path: Path) -> None:
+    # a copy, so following it never touches the shared reference
+    dst = tmp_path / "proj"
+    dst.mkdir()
+    shutil.copy(PROJECT / f"{SUBAGENT_SESSION}.jsonl", dst)
+    shutil.copytree(PROJECT / SUBAGENT_SESSION, dst / SUBAGENT_SESSION)
+    app = CctvApp(FileTail(dst / f"{SUBAGENT_SESSION}.jsonl"), clock=None)
+    async with app.run_test(size=(120, 36)) as pilot:
+        session = app.feed.session
+        await wait_for(pilot, lambda: any(
+            a.id != MAIN and a.items for a in session.agents.values()))
+        agent_id = next(a.id for a in session.agents.values() if a.id != MAIN)
+        view = app.screen.query_one(TranscriptView)
+        # move the cursor to the Agent call and open it
+        await pilot.press("g")
+        for _ in range(20):
+            item = view.cursor_item
+            if item is not None and getattr(getattr(item, "call", None), "subagent", None):
+                break
+            await pilot.press("c")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen)
+                       and app.screen.agent_id == agent_id)
+        sub_text = screen_text(app)
+        assert "Bash" in sub_text and "Read" in sub_text
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen.agent_id == MAIN
+
+
+async def test_tasks_panel_raw_view_and_help() -> None:
+    from reducer.feed import read_file_lines
+    from viewer.screens.help import HelpScreen
+    from viewer.screens.raw import RawScreen
+
+    app = CctvApp(None, clock=None)
+    async with app.run_test(size=(140, 40)) as pilot:
+        for batch in read_file_lines(STREAM / "06_background_bash.jsonl"):
+            app.fold_now(batch)
+        await pilot.pause()
+        await pilot.press("t")
+        await pilot.pause()
+        assert app.screen.show_tasks
+        panel_text = "\n".join(str(r) for r in app.screen.query_one("#tasks").rows)
+        assert "background" in panel_text.lower() or "bash" in panel_text.lower()
+        await pilot.press("g", "r")
+        await pilot.pause()
+        assert isinstance(app.screen, RawScreen)
+        # line 1 is system/init, which draws no item: the first item is line 2's reply
+        assert app.screen.title_text.startswith("line 2 · offset 2,853 · assistant")
+        await pilot.press("escape", "question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+
+
+@pytest.mark.parametrize(
+    ("name", "keys", "size", "theme"),
+    [
+        ("demo", [], (120, 36), "textual-dark"),
+        ("demo_light", [], (120, 36), "textual-light"),
+        ("tools_80x24", [], (80, 24), "textual-dark"),
+        ("tasks_panel", ["t"], (140, 36), "textual-dark"),
+        ("compaction", [], (120, 36), "textual-dark"),
+    ],
+)
+def test_snapshots(snap_compare, name: str, keys: list[str], size: tuple[int, int], theme: str) -> None:
+    from viewer.cli import demo_path
+    from viewer.loader import load_path
+
+    path = {
+        "demo": demo_path(),
+        "demo_light": demo_path(),
+        "tools_80x24": STREAM / "03_tools.jsonl",
+        "tasks_panel": STREAM / "06_background_bash.jsonl",
+        "compaction": STREAM / "10_compact_manual.jsonl",
+    }[name]
+    app = CctvApp(None, feed=load_path(path), clock=None)
+    app.theme = theme
+    assert snap_compare(app, press=keys, terminal_size=size)
