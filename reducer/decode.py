@@ -69,6 +69,76 @@ def decode_line(data: bytes, line_no: int = 0, offset: int = 0) -> Entry:
     return entry
 
 
+# --- system/init: its big lists decoded once per distinct value -----------------------
+#
+# The CLI repeats system/init at every query, and nearly all of it is a few
+# lists (tools, slash commands, agents, MCP servers: thousands of strings) that
+# do not change. An init is decoded with a twin Struct whose list fields are
+# msgspec.Raw (skipped, not built), and each list is decoded from its bytes
+# once and then shared by every init with the same bytes. The result is the
+# Init the plain decode gives (same fields, same values: the same typed decoder
+# reads the same bytes); on any error the plain decode runs, so errors and
+# malformed reasons are unchanged.
+
+_INIT = SYSTEM_SUBTYPES.get("init")
+_INIT_LISTS = tuple(n for n in ("tools", "slash_commands", "agents", "mcp_servers")
+                    if _INIT is not None and n in _INIT.__struct_fields__)
+_INIT_CACHE_MAX = 512
+
+
+def _init_twin() -> Any:
+    fields: list[tuple[str, Any, Any]] = []
+    for f in msgspec.structs.fields(_INIT):
+        if f.name in _INIT_LISTS:
+            fields.append((f.name, msgspec.Raw, msgspec.field(default=msgspec.Raw(), name=f.encode_name)))
+        elif f.default_factory is not msgspec.NODEFAULT:
+            fields.append((f.name, f.type, msgspec.field(default_factory=f.default_factory,
+                                                         name=f.encode_name)))
+        elif f.default is not msgspec.NODEFAULT:
+            fields.append((f.name, f.type, msgspec.field(default=f.default, name=f.encode_name)))
+        else:
+            fields.append((f.name, f.type, msgspec.field(name=f.encode_name)))
+    config = _INIT.__struct_config__
+    return msgspec.defstruct("_InitTwin", fields, tag=config.tag, tag_field=config.tag_field,
+                             forbid_unknown_fields=config.forbid_unknown_fields,
+                             kw_only=True, gc=False)
+
+
+if _INIT_LISTS:
+    _INIT_TWIN_DECODER = msgspec.json.Decoder(_init_twin())
+    _INIT_LIST_DECODERS = {f.name: msgspec.json.Decoder(f.type)
+                           for f in msgspec.structs.fields(_INIT) if f.name in _INIT_LISTS}
+_INIT_LIST_CACHE: dict[tuple[str, bytes], Any] = {}
+
+
+def _decode_init(data: bytes) -> Entry | None:
+    """The Init of ``data`` with shared lists, or None to decode it the plain way."""
+    try:
+        twin = _INIT_TWIN_DECODER.decode(data)
+    except msgspec.MsgspecError:
+        return None
+    if twin.subtype != "init":
+        return None
+    fields = msgspec.structs.asdict(twin)
+    cache = _INIT_LIST_CACHE
+    for name in _INIT_LISTS:
+        raw = fields.pop(name)
+        if not raw:
+            continue  # absent: the Init's own default
+        key = (name, bytes(raw))
+        value = cache.get(key)
+        if value is None:
+            try:
+                value = _INIT_LIST_DECODERS[name].decode(raw)
+            except msgspec.MsgspecError:
+                return None
+            if len(cache) >= _INIT_CACHE_MAX:
+                cache.clear()
+            cache[key] = value
+        fields[name] = value
+    return _INIT(**fields)
+
+
 _SYSTEM_HEAD = b'{"type":"system","subtype":"'
 _SYSTEM_HEAD_LEN = len(_SYSTEM_HEAD)
 _SYSTEM_BY_HEAD = {name.encode(): (name, dec) for name, dec in _SYSTEM_DECODERS.items()}
@@ -85,7 +155,11 @@ def _decode(data: bytes) -> Entry:
         # below, which gives the same frame or the same error as before.
         end = data.find(b'"', _SYSTEM_HEAD_LEN)
         hit = _SYSTEM_BY_HEAD.get(data[_SYSTEM_HEAD_LEN:end])
-        if hit is not None:
+        if hit is not None and hit[0] == "init" and _INIT_LISTS:
+            init = _decode_init(data)
+            if init is not None:
+                return init
+        elif hit is not None:
             try:
                 frame = hit[1].decode(data)
             except msgspec.MsgspecError:

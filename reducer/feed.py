@@ -12,10 +12,8 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import msgspec
-
 from .decode import decode_line, detect_format
-from .frames import Entry, Init
+from .frames import Entry
 from .lines import LineSplitter, RawLine
 from .session import Session
 from .state import Change
@@ -23,10 +21,6 @@ from .state import Change
 __all__ = ["Feed", "read_file_lines"]
 
 _SNIFF_LINES = 20
-
-_INIT_STR_LISTS = ("tools", "slash_commands", "agents")
-"""``system/init`` fields (``list[str]``) that repeat unchanged from query to query."""
-
 
 _BULK_LINES = 1000
 """A batch this big is a bulk load: what it made is promoted to the oldest GC generation."""
@@ -79,7 +73,6 @@ class Feed:
         self.agent_entries: dict[str, list[Entry]] = {}
         """Decoded lines of each sub-agent transcript file, by agent id."""
         self._sniff: list[bytes] = []
-        self._init_values: dict[tuple[str, object], object] = {}
 
     def feed(self, lines: Iterable[RawLine], *, received_at: float | None = None) -> list[Change]:
         """Decode and fold lines of the main source."""
@@ -95,37 +88,11 @@ class Feed:
                     sniff.append(data[:4096])
                     session.format = detect_format(sniff)
                 entry = decode_line(data, line_no, offset)
-                if type(entry) is Init:
-                    self._share_init(entry)
                 append(entry)
                 fold(entry, None, received_at, changes)
             if paused and len(self.entries) - start >= _BULK_LINES:
                 _promote_to_oldest()
         return changes
-
-    def _share_init(self, entry: Init) -> None:
-        """Point an init's big lists at equal ones an earlier init of this feed has.
-
-        The CLI repeats ``system/init`` (tools, slash commands, agents, MCP
-        servers: thousands of strings) at every query, nearly always
-        unchanged; keeping one decoded copy per distinct value instead of one
-        per frame was ~70 MB of a 100 MB session. Values are only shared when
-        equal (the lists of strings compared as tuples, the server list by its
-        JSON encoding), so every entry reads exactly as decoded."""
-        cache = self._init_values
-        for name in _INIT_STR_LISTS:
-            value = getattr(entry, name)
-            if value:
-                key = (name, tuple(value))
-                have = cache.setdefault(key, value)
-                if have is not value:
-                    setattr(entry, name, have)
-        servers = entry.mcp_servers
-        if servers:
-            key = ("mcp_servers", msgspec.json.encode(servers))
-            have = cache.setdefault(key, servers)
-            if have is not servers:
-                entry.mcp_servers = have
 
     def feed_agent_file(self, lines: Iterable[RawLine], agent: str) -> list[Change]:
         """Fold the rows of a sub-agent transcript into the sub-agent ``agent``."""
