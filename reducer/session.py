@@ -488,7 +488,9 @@ class Session:
     # --- assistant ---------------------------------------------------------------------
 
     def _assistant(self, e: F.Assistant, forced: str | None) -> None:
-        self._session_seen(e.sid)
+        sid = e.sid
+        if sid != self.session_id:
+            self._session_seen(sid)
         agent_id = self._route(e.parent_tool_use_id, e, forced)
         agent = self.agent_for(agent_id)
         msg = e.message
@@ -613,7 +615,9 @@ class Session:
     # --- user --------------------------------------------------------------------------
 
     def _user(self, e: F.User, forced: str | None) -> None:
-        self._session_seen(e.sid)
+        sid = e.sid
+        if sid != self.session_id:
+            self._session_seen(sid)
         agent_id = self._route(e.parent_tool_use_id, e, forced)
         content = e.message.content
         results = [b for b in content if b.type == "tool_result"] if isinstance(content, list) else []
@@ -710,8 +714,12 @@ class Session:
     # --- system ------------------------------------------------------------------------
 
     def _system(self, e: F.System, forced: str | None) -> None:
-        self._session_seen(e.sid)
-        if isinstance(e, F.Init):
+        sid = e.sid
+        if sid != self.session_id:
+            self._session_seen(sid)
+        if isinstance(e, (F.HookStarted, F.HookProgress, F.HookResponse)):
+            self._hook(e, forced)
+        elif isinstance(e, F.Init):
             self._init(e)
         elif isinstance(e, F.Status):
             self._status(e)
@@ -739,8 +747,6 @@ class Session:
             if turn is not None:
                 turn.thinking_tokens += delta
             self._changed("session")
-        elif isinstance(e, (F.HookStarted, F.HookProgress, F.HookResponse)):
-            self._hook(e, forced)
         elif isinstance(e, F.StopHookSummary):
             self._stop_hook_summary(e, forced)
         elif isinstance(e, F.TurnDuration):
