@@ -26,8 +26,10 @@ from .subagent_tail import SubagentTail
 
 __all__ = ["CctvApp"]
 
-FOLD_SLICE = 4000
-"""Lines folded between two yields to the event loop while a history loads."""
+FOLD_SLICE = 1000
+"""Lines folded between two looks at the clock while a history loads."""
+FOLD_BUDGET_S = 0.06
+"""Longest stretch of folding before the UI gets the event loop back to paint."""
 
 
 class CctvApp(App[int]):
@@ -69,6 +71,10 @@ class CctvApp(App[int]):
         self._live = False
         self._dirty = False
         self._subagents_started = False
+        self._first_paint = False
+        self._slice_started = 0.0
+        self.first_paint_at: float | None = None
+        """``time.perf_counter()`` when the first folded lines had been painted."""
 
     @property
     def source_label(self) -> str:
@@ -149,12 +155,27 @@ class CctvApp(App[int]):
         await tail.run()
 
     async def _fold(self, lines: list) -> None:
+        """Fold a batch in slices, giving the UI the loop back every
+        :data:`FOLD_BUDGET_S` so a big history paints its first screen at once
+        and keeps responding to keys while the rest loads."""
+        if not self._first_paint:
+            # nothing to show before the main screen exists: let it mount and paint
+            while not (isinstance(self.screen, SessionScreen) and self.screen.is_mounted):
+                await asyncio.sleep(0.01)
         received = self.now() if self._live else None
+        clock = time.perf_counter
         for start in range(0, len(lines), FOLD_SLICE):
             changes = self.feed.feed(lines[start:start + FOLD_SLICE], received_at=received)
             self._broadcast(changes)
-            if len(lines) > FOLD_SLICE:
-                await asyncio.sleep(0)
+            if not self._first_paint:
+                self._first_paint = True
+                self._flush_panels()
+                await asyncio.sleep(0.03)
+                self.first_paint_at = clock()
+                self._slice_started = clock()
+            elif clock() - self._slice_started > FOLD_BUDGET_S:
+                await asyncio.sleep(0.004)
+                self._slice_started = clock()
 
     def fold_now(self, lines: list) -> None:
         """Fold lines synchronously (tests and snapshots)."""
