@@ -1,0 +1,203 @@
+"""Read-only views of folded state, for the widgets that draw it.
+
+The fold keeps a tool's structured result (``ToolCall.result_payload``) as a
+``msgspec.Raw``; the helpers here decode the few shapes a card shows into typed
+Structs, so no widget ever parses JSON. Everything here is pure: no I/O, no
+textual, no rich.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from .session import block_text
+from .state import (
+    CompactionItem,
+    HookItem,
+    Item,
+    NoticeItem,
+    ProblemItem,
+    PromptItem,
+    StopSummaryItem,
+    TextItem,
+    ThinkingItem,
+    ToolCall,
+    ToolItem,
+    TurnFooterItem,
+)
+
+__all__ = [
+    "BashResult", "ReadFile", "ReadResult", "Todo", "bash_result", "read_result", "result_text",
+    "todos", "search_text", "is_error_item", "is_turn_start", "input_json",
+]
+
+
+class BashResult(msgspec.Struct, gc=False):
+    """The structured result of a ``Bash`` call (``tool_use_result``)."""
+
+    stdout: str = ""
+    stderr: str = ""
+    interrupted: bool = False
+    isImage: bool = False
+    noOutputExpected: bool | None = None
+    returnCodeInterpretation: str | None = None
+    backgroundTaskId: str | None = None
+
+
+class ReadFile(msgspec.Struct, gc=False):
+    filePath: str = ""
+    content: str = ""
+    numLines: int | None = None
+    startLine: int | None = None
+    totalLines: int | None = None
+
+
+class ReadResult(msgspec.Struct, gc=False):
+    """The structured result of a ``Read`` call."""
+
+    type: str = ""
+    file: ReadFile | None = None
+
+
+class Todo(msgspec.Struct, gc=False):
+    """One entry of a ``TodoWrite`` list."""
+
+    content: str = ""
+    status: str = "pending"
+    activeForm: str | None = None
+
+
+_BASH = msgspec.json.Decoder(BashResult)
+_READ = msgspec.json.Decoder(ReadResult)
+
+
+def _decode(decoder: msgspec.json.Decoder, payload: Any) -> Any:
+    if not payload:
+        return None
+    try:
+        return decoder.decode(payload)
+    except (msgspec.DecodeError, TypeError):  # a string (an error text), a list, …
+        return None
+
+
+def bash_result(call: ToolCall) -> BashResult | None:
+    """stdout/stderr of a Bash call, when its structured result is an object."""
+    return _decode(_BASH, call.result_payload)
+
+
+def read_result(call: ToolCall) -> ReadResult | None:
+    """The file window a Read call returned, when structured."""
+    result = _decode(_READ, call.result_payload)
+    return result if result is not None and result.file is not None else None
+
+
+def result_text(call: ToolCall) -> str:
+    """Plain text of a call's ``tool_result`` content."""
+    return block_text(call.result)
+
+
+def todos(input: Any) -> list[Todo]:
+    """The todo list of a ``TodoWrite`` input (``[]`` if it has another shape)."""
+    if not isinstance(input, dict):
+        return []
+    try:
+        return msgspec.convert(input.get("todos") or [], list[Todo])
+    except msgspec.ValidationError:
+        return []
+
+
+def input_json(input: Any, indent: int = 2) -> str:
+    """A tool input (already decoded state) encoded back as JSON: compact when
+    ``indent`` is 0, else pretty."""
+    try:
+        raw = msgspec.json.encode(input)
+    except (TypeError, msgspec.EncodeError):
+        return repr(input)
+    return msgspec.json.format(raw, indent=indent).decode() if indent else raw.decode()
+
+
+# --- whole-item views ------------------------------------------------------------------
+
+
+def _strings(value: Any, out: list[str]) -> None:
+    """Every string inside a decoded JSON value (keys of objects left out)."""
+    if isinstance(value, str):
+        out.append(value)
+    elif isinstance(value, dict):
+        for v in value.values():
+            _strings(v, out)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            _strings(v, out)
+    elif value is not None and not isinstance(value, bool):
+        out.append(str(value))
+
+
+def _tool_text(call: ToolCall) -> str:
+    parts = [call.name]
+    _strings(call.input, parts)
+    bash = bash_result(call) if call.name == "Bash" else None
+    if bash is not None:
+        parts += (bash.stdout, bash.stderr)
+    else:
+        parts.append(result_text(call))
+    if call.denied_reason:
+        parts.append(call.denied_reason)
+    return "\n".join(p for p in parts if p)
+
+
+def search_text(item: Item) -> str:
+    """Everything a reader sees in an item, as one plain string (for search)."""
+    if isinstance(item, (PromptItem, TextItem, ThinkingItem)):
+        return item.text
+    if isinstance(item, ToolItem):
+        return _tool_text(item.call)
+    if isinstance(item, HookItem):
+        h = item.hook
+        return "\n".join((h.name, h.event, h.output, h.stdout, h.stderr))
+    if isinstance(item, NoticeItem):
+        return f"{item.category}\n{item.text}\n{item.detail or ''}"
+    if isinstance(item, ProblemItem):
+        return f"line {item.line_no}: {item.kind_key} {item.reason}"
+    if isinstance(item, CompactionItem):
+        return f"compacted {item.trigger or ''} {item.error or ''}\n{item.summary or ''}"
+    if isinstance(item, StopSummaryItem):
+        cmds = "\n".join(str(i.get("command", "")) for i in item.infos if isinstance(i, dict))
+        return f"stop hooks\n{cmds}\n{' '.join(map(str, item.errors))}\n{item.stop_reason or ''}"
+    if isinstance(item, TurnFooterItem):
+        t = item.turn_ref
+        return f"turn {t.index + 1} {t.subtype or ''} {' '.join(t.errors)}"
+    return ""
+
+
+def is_error_item(item: Item) -> bool:
+    """Whether ``e``/``E`` should stop at this item: a failed, denied or
+    interrupted call, a problem row, an error notice, a failed hook or compaction,
+    a turn that ended in error."""
+    if isinstance(item, ToolItem):
+        return item.call.status in ("failed", "denied", "interrupted")
+    if isinstance(item, ProblemItem):
+        return True
+    if isinstance(item, NoticeItem):
+        return item.level == "error"
+    if isinstance(item, HookItem):
+        return item.hook.status == "error"
+    if isinstance(item, CompactionItem):
+        return item.failed
+    if isinstance(item, StopSummaryItem):
+        return bool(item.errors)
+    if isinstance(item, TurnFooterItem):
+        return item.turn_ref.is_error
+    return False
+
+
+def is_turn_start(item: Item, previous: Item | None) -> bool:
+    """Whether a turn begins at ``item``: a prompt, or (for sessions whose prompts
+    were not echoed, like ``claude -p``) the first item of a new turn number."""
+    if isinstance(item, PromptItem):
+        return True
+    if item.turn is None:
+        return False
+    return previous is None or previous.turn != item.turn

@@ -1,0 +1,929 @@
+"""The transcript of one agent, as a virtualized Line-API view.
+
+:class:`TranscriptView` draws the items of one agent (the main conversation or
+a sub-agent) from the folded :class:`~reducer.session.Session`. It reads state
+and never parses frames; the app feeds it the fold's
+:class:`~reducer.state.Change` records through :meth:`TranscriptView.apply_changes`.
+
+How it scales (textual ``OptionList``/``Log`` are the models):
+
+* A line index: one height per item (its top margin included, 0 when hidden)
+  in a Fenwick tree, so "first row of item i", "item at row y" and "height of
+  item i changed" are all O(log n), and appending items is O(new).
+* Heights start as cheap estimates (:func:`~widgets.render_items.estimate_height`,
+  exact for collapsed cards and one-liners) and become exact when the item is
+  rendered, which happens only for items in the viewport. When a height above
+  the top row changes, the scroll position moves with it so the text on screen
+  stays put.
+* Rendered rows are kept in an LRU cache keyed by
+  ``(item, item.version, width, expanded, theme, live state)``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from rich.segment import Segment
+from rich.style import Style
+from textual import events
+from textual.binding import Binding, BindingType
+from textual.cache import LRUCache
+from textual.geometry import Size
+from textual.message import Message
+from textual.reactive import var
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+from textual.widget import Widget
+
+from reducer.session import Session
+from reducer.state import MAIN, Change, Item, PromptItem, ToolItem
+from reducer.views import is_error_item, is_turn_start, search_text
+
+from .render_items import Palette, RenderContext, estimate_height, live_key, margin_top, render_item
+
+__all__ = ["TranscriptView"]
+
+GUTTER = 2
+"""Columns left of every row: the cursor / search-match bar and a space."""
+
+
+class _Fenwick:
+    """Prefix sums of item heights with O(log n) update, prefix and row lookup."""
+
+    __slots__ = ("tree", "n")
+
+    def __init__(self, values: list[int]) -> None:
+        n = len(values)
+        tree = [0] * (n + 1)
+        tree[1:] = values
+        for i in range(1, n + 1):
+            j = i + (i & -i)
+            if j <= n:
+                tree[j] += tree[i]
+        self.tree = tree
+        self.n = n
+
+    def append(self, value: int) -> None:
+        self.n += 1
+        i = self.n
+        low = i - (i & -i)
+        self.tree.append(value + self.prefix(i - 1) - self.prefix(low))
+
+    def add(self, index: int, delta: int) -> None:
+        i = index + 1
+        tree, n = self.tree, self.n
+        while i <= n:
+            tree[i] += delta
+            i += i & -i
+
+    def prefix(self, count: int) -> int:
+        """Sum of the first ``count`` values (the first row of item ``count``)."""
+        total, tree = 0, self.tree
+        i = count
+        while i > 0:
+            total += tree[i]
+            i -= i & -i
+        return total
+
+    @property
+    def total(self) -> int:
+        return self.prefix(self.n)
+
+    def find(self, row: int) -> int:
+        """Index of the item that holds ``row`` (``n`` when past the end).
+
+        The largest ``i`` with ``prefix(i) <= row``: zero-height items are skipped."""
+        pos, rem, tree, n = 0, row, self.tree, self.n
+        step = 1 << n.bit_length()
+        while step:
+            nxt = pos + step
+            if nxt <= n and tree[nxt] <= rem:
+                pos = nxt
+                rem -= tree[nxt]
+            step >>= 1
+        return pos
+
+
+class TranscriptView(ScrollView, can_focus=True):
+    """A scrolling, virtualized transcript of one agent's items."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("j,down", "cursor_down", "Next item", show=False),
+        Binding("k,up", "cursor_up", "Previous item", show=False),
+        Binding("pagedown", "page_down", "Page down", show=False),
+        Binding("pageup", "page_up", "Page up", show=False),
+        Binding("g,home", "first", "Top", show=False),
+        Binding("G,end", "last", "Bottom (follow)", show=False),
+        Binding("enter,space", "activate", "Expand / open"),
+        Binding("right_square_bracket", "next_turn", "Next turn", show=False),
+        Binding("left_square_bracket", "previous_turn", "Previous turn", show=False),
+        Binding("e", "next_error", "Next error"),
+        Binding("E", "previous_error", "Previous error", show=False),
+        Binding("c", "next_call", "Next tool call", show=False),
+        Binding("C", "previous_call", "Previous tool call", show=False),
+        Binding("n", "search_next", "Next match", show=False),
+        Binding("N", "search_previous", "Previous match", show=False),
+    ]
+    """
+    | Key(s) | Description |
+    | :- | :- |
+    | j, down | Move the cursor to the next item. |
+    | k, up | Move the cursor to the previous item. |
+    | pagedown, pageup | Scroll a page and move the cursor with it. |
+    | g, home | Go to the first item. |
+    | G, end | Go to the last item and follow new ones. |
+    | enter, space | Open a sub-agent's transcript, or expand / collapse the item. |
+    | ], [ | Next / previous turn. |
+    | e, E | Next / previous error (failed, denied or interrupted call, problem row, error notice, failed hook). |
+    | c, C | Next / previous tool call. |
+    | n, N | Next / previous search match. |
+    """
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "transcript--cursor", "transcript--cursor-bar", "transcript--match",
+        "transcript--match-bar", "transcript--muted", "transcript--accent",
+        "transcript--secondary", "transcript--primary", "transcript--error",
+        "transcript--warning", "transcript--success", "transcript--prompt",
+        "transcript--prompt-label", "transcript--diff-add", "transcript--diff-del",
+    }
+    """
+    | Class | Description |
+    | :- | :- |
+    | `transcript--cursor` | Background of the item under the cursor. |
+    | `transcript--cursor-bar` | The bar left of the item under the cursor. |
+    | `transcript--match` | Background of an item matching the search. |
+    | `transcript--match-bar` | The bar left of a matching item. |
+    | `transcript--muted` | Secondary text: chips, footers, folded hints, thinking. |
+    | `transcript--accent` | Running calls, the active todo. |
+    | `transcript--secondary` | Compaction dividers, sub-agent types, background tasks. |
+    | `transcript--primary` | Reserved for emphasis. |
+    | `transcript--error` | Failed calls, error output, error notices. |
+    | `transcript--warning` | Denied / interrupted calls, warnings, problem rows, stderr. |
+    | `transcript--success` | Completed calls and hooks. |
+    | `transcript--prompt` | The band of a human prompt. |
+    | `transcript--prompt-label` | The "you" label of a prompt. |
+    | `transcript--diff-add` | Added lines of an edit diff. |
+    | `transcript--diff-del` | Removed lines of an edit diff. |
+    """
+
+    DEFAULT_CSS = """
+    TranscriptView {
+        background: $surface;
+        color: $foreground;
+        overflow-x: hidden;
+        overflow-y: scroll;
+        scrollbar-size-vertical: 1;
+        & > .transcript--cursor { background: $accent 12%; }
+        & > .transcript--cursor-bar { color: $accent; }
+        & > .transcript--match { background: $warning 10%; }
+        & > .transcript--match-bar { color: $warning; }
+        & > .transcript--muted { color: $text-muted; }
+        & > .transcript--accent { color: $text-accent; }
+        & > .transcript--secondary { color: $text-secondary; }
+        & > .transcript--primary { color: $text-primary; }
+        & > .transcript--error { color: $text-error; }
+        & > .transcript--warning { color: $text-warning; }
+        & > .transcript--success { color: $text-success; }
+        & > .transcript--prompt { background: $primary 15%; color: $foreground; }
+        & > .transcript--prompt-label { color: $text-primary; text-style: bold; }
+        & > .transcript--diff-add { color: $text-success; background: $success 12%; }
+        & > .transcript--diff-del { color: $text-error; background: $error 12%; }
+    }
+    """
+
+    following: var[bool] = var(True, init=False)
+    """True while the view is pinned to the end: new items keep it there."""
+
+    # --- messages --------------------------------------------------------------------------
+
+    @dataclass
+    class OpenAgent(Message):
+        """Enter on a tool call that started a sub-agent: open that agent's transcript."""
+
+        transcript: TranscriptView
+        agent_id: str
+
+        @property
+        def control(self) -> TranscriptView:
+            return self.transcript
+
+    @dataclass
+    class FollowChanged(Message):
+        """Following the end was switched on or off (by scrolling, ``G`` or End)."""
+
+        transcript: TranscriptView
+        following: bool
+
+        @property
+        def control(self) -> TranscriptView:
+            return self.transcript
+
+    @dataclass
+    class CursorMoved(Message):
+        """The cursor is on another item (``None`` when the transcript is empty)."""
+
+        transcript: TranscriptView
+        item: Item | None
+
+        @property
+        def control(self) -> TranscriptView:
+            return self.transcript
+
+    # --- construction ----------------------------------------------------------------------
+
+    def __init__(self, session: Session, agent_id: str = MAIN, *, id: str | None = None,
+                 name: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, name=name, classes=classes)
+        self.session = session
+        self.agent_id = agent_id
+        self._cache: LRUCache[tuple, list[Strip]] = LRUCache(1024)
+        self._palette: Palette | None = None
+        self._last_palette: Palette | None = None
+        self._palette_gen = 0
+        self._expanded: set[Item] = set()
+        self._query = ""
+        self._matches: list[int] = []
+        self._match_set: set[int] = set()
+        self._cursor: int | None = None
+        self._reveal: int | None = None
+        self._adjusting = False
+        self._clear_index()
+
+    def _clear_index(self) -> None:
+        self._items: list[Item] = []
+        self._heights: list[int] = []
+        self._measured: list[tuple | None] = []
+        self._index = _Fenwick([])
+        self._width = 0
+        self._built = False
+
+    @property
+    def items(self) -> list[Item]:
+        """The items this view shows (the agent's list, read live)."""
+        agent = self.session.agents.get(self.agent_id)
+        return agent.items if agent is not None else []
+
+    @property
+    def cursor_item(self) -> Item | None:
+        """The item under the cursor."""
+        if self._cursor is None or self._cursor >= len(self._items):
+            return None
+        return self._items[self._cursor]
+
+    @property
+    def cursor_index(self) -> int | None:
+        """The index (in the agent's items) of the item under the cursor."""
+        return self._cursor
+
+    @property
+    def match_count(self) -> int:
+        return len(self._matches)
+
+    # --- style -----------------------------------------------------------------------------
+
+    @property
+    def palette(self) -> Palette:
+        if self._palette is None:
+            def fg(name: str) -> Style:
+                s = self.get_component_rich_style(name)
+                return Style(color=s.color, bold=s.bold, italic=s.italic, underline=s.underline)
+
+            def full(name: str) -> Style:
+                return self.get_component_rich_style(name)
+
+            palette = Palette(
+                muted=fg("transcript--muted"), accent=fg("transcript--accent"),
+                secondary=fg("transcript--secondary"), primary=fg("transcript--primary"),
+                error=fg("transcript--error"), warning=fg("transcript--warning"),
+                success=fg("transcript--success"), band=full("transcript--prompt"),
+                band_label=fg("transcript--prompt-label"),
+                diff_add=full("transcript--diff-add"), diff_del=full("transcript--diff-del"),
+                dark=self.app.current_theme.dark if self.is_attached else True,
+            )
+            if self._last_palette is not None and palette != self._last_palette:
+                # another theme (or CSS): rendered rows have the old colours
+                self._palette_gen += 1
+                self._cache.clear()
+            self._palette = self._last_palette = palette
+        return self._palette
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        # Resolved lazily: component styles may not be updated yet at this point.
+        self._palette = None
+        self.refresh()
+
+    def _render_context(self) -> RenderContext:
+        return RenderContext(self.session, self.app.console, self.palette)
+
+    # --- the line index --------------------------------------------------------------------
+
+    def _content_width(self) -> int:
+        return max(self.scrollable_content_region.width - GUTTER, 0)
+
+    def _estimate(self, item: Item, width: int) -> int:
+        if item.hidden:
+            return 0
+        return margin_top(item) + estimate_height(item, width, item in self._expanded,
+                                                  self.session)
+
+    def _build(self, width: int) -> None:
+        """(Re)compute every height from estimates at ``width``: O(n), no rendering."""
+        items = list(self.items)
+        estimate = self._estimate
+        heights = [estimate(item, width) for item in items]
+        self._items = items
+        self._heights = heights
+        self._measured = [None] * len(items)
+        self._index = _Fenwick(heights)
+        self._width = width
+        if not self._built:
+            self._built = True
+            if self._cursor is None and items:
+                self._set_cursor(self._last_visible(), scroll=False)
+        self._update_virtual_size()
+
+    def _sync_width(self) -> bool:
+        """Rebuild the index when the width changed; False while there is no width."""
+        width = self._content_width()
+        if width <= 0:
+            return False
+        if width != self._width or not self._built:
+            anchor = self._anchor()
+            self._build(width)
+            self._restore(anchor)
+        return True
+
+    def _update_virtual_size(self) -> None:
+        size = Size(self.scrollable_content_region.width, self._index.total)
+        if size != self.virtual_size:
+            self._adjusting = True
+            try:
+                self.virtual_size = size
+                self._scroll_update(size)
+            finally:
+                self._adjusting = False
+
+    def _start(self, index: int) -> int:
+        return self._index.prefix(index)
+
+    def _item_at_row(self, row: int) -> int | None:
+        if row < 0:
+            return None
+        index = self._index.find(row)
+        return index if index < len(self._items) else None
+
+    def _anchor(self) -> tuple[int, int] | None:
+        """The item at the top row and how far into it the top row is."""
+        if not self._items:
+            return None
+        top = round(self.scroll_y)
+        index = self._item_at_row(top)
+        if index is None:
+            return None
+        return index, top - self._start(index)
+
+    def _restore(self, anchor: tuple[int, int] | None) -> None:
+        """Scroll so the anchored item is where it was (or pin the end when following)."""
+        self._update_virtual_size()
+        if self.following:
+            self._set_scroll(self.max_scroll_y)
+        elif anchor is not None:
+            index, offset = anchor
+            height = self._heights[index] if index < len(self._heights) else 0
+            self._set_scroll(self._start(index) + max(min(offset, height - 1), 0))
+
+    def _set_scroll(self, y: float) -> None:
+        """Move the scroll position without it counting as the user's scroll."""
+        y = max(0, min(round(y), self.max_scroll_y))
+        if y == self.scroll_y:
+            return
+        self._adjusting = True
+        try:
+            self.set_reactive(Widget.scroll_y, float(y))
+            self.set_reactive(Widget.scroll_target_y, float(y))
+            if self.show_vertical_scrollbar:
+                self.vertical_scrollbar.position = y
+        finally:
+            self._adjusting = False
+        self.refresh()
+
+    def _set_heights(self, new: dict[int, int]) -> None:
+        """Apply height changes, keeping the text on screen still."""
+        anchor = self._anchor()
+        heights, index = self._heights, self._index
+        changed = False
+        for i, h in new.items():
+            delta = h - heights[i]
+            if delta:
+                heights[i] = h
+                index.add(i, delta)
+                changed = True
+        if changed:
+            self._restore(anchor)
+
+    def _measure_key(self, item: Item, width: int) -> tuple:
+        return (item.version, width, item in self._expanded, item.hidden,
+                live_key(item, self.session))
+
+    def _strips(self, index: int) -> list[Strip]:
+        """The rendered rows of item ``index`` (margin excluded), from the cache."""
+        item = self._items[index]
+        width = self._width
+        expanded = item in self._expanded
+        live = live_key(item, self.session)
+        context = self._render_context()  # resolves the palette: it may bump the generation
+        key = (item, item.version, width, expanded, self._palette_gen, live)
+        strips = self._cache.get(key)
+        if strips is None:
+            try:
+                strips = render_item(item, width, expanded, context)
+            except Exception as exc:  # a renderer bug must not take the viewer down
+                strips = [Strip([Segment(f"⚠ cannot draw {item.kind}: {exc}",
+                                         self.palette.error)])]
+            self._cache.set(key, strips)
+        return strips
+
+    def _measure(self, index: int) -> int:
+        """Render item ``index`` and return its exact height (margin included)."""
+        item = self._items[index]
+        key = self._measure_key(item, self._width)
+        if item.hidden:
+            self._measured[index] = key
+            return 0
+        height = margin_top(item) + len(self._strips(index))
+        self._measured[index] = key
+        return height
+
+    def _prepare_viewport(self) -> None:
+        """Render and measure the items on screen (and the one to reveal), correcting
+        heights and the scroll position until what is drawn is exact."""
+        if not self._sync_width():
+            return
+        self._append_new()
+        view_height = self.scrollable_content_region.height
+        width = self._width
+        for _ in range(8):
+            if self.following:
+                self._set_scroll(self.max_scroll_y)
+            top = round(self.scroll_y)
+            fixes: dict[int, int] = {}
+            index = self._item_at_row(top)
+            row = self._start(index) if index is not None else 0
+            while index is not None and index < len(self._items) and row < top + view_height:
+                if self._measured[index] != self._measure_key(self._items[index], width):
+                    height = self._measure(index)
+                    if height != self._heights[index]:
+                        fixes[index] = height
+                row += self._heights[index]
+                index += 1
+            reveal = self._reveal
+            if reveal is not None and reveal < len(self._items):
+                if self._measured[reveal] != self._measure_key(self._items[reveal], width):
+                    height = self._measure(reveal)
+                    if height != self._heights[reveal]:
+                        fixes[reveal] = height
+            if fixes:
+                self._set_heights(fixes)
+                continue
+            if reveal is not None:
+                self._reveal = None
+                if self._scroll_into_view(reveal):
+                    continue
+            break
+        self._update_virtual_size()
+
+    def _scroll_into_view(self, index: int) -> bool:
+        """Scroll (as the user's move) so item ``index`` is visible; True if it scrolled."""
+        if index >= len(self._items):
+            return False
+        item = self._items[index]
+        start = self._start(index) + (margin_top(item) if self._heights[index] else 0)
+        height = max(self._heights[index] - margin_top(item), 1)
+        top = round(self.scroll_y)
+        view_height = max(self.scrollable_content_region.height, 1)
+        if start < top:
+            target = start
+        elif start + height > top + view_height:
+            target = start if height > view_height else start + height - view_height
+        else:
+            return False
+        target = max(0, min(target, self.max_scroll_y))
+        if target == top:
+            return False
+        self.scroll_to(y=target, animate=False, immediate=True)
+        return True
+
+    def _append_new(self) -> bool:
+        """Index items the fold appended since we last looked: O(new)."""
+        items = self.items
+        if len(items) <= len(self._items) or not self._built:
+            return False
+        width = self._width
+        for item in items[len(self._items):]:
+            height = self._estimate(item, width)
+            self._items.append(item)
+            self._heights.append(height)
+            self._measured.append(None)
+            self._index.append(height)
+            if self._query and self._matches_query(item):
+                self._matches.append(len(self._items) - 1)
+                self._match_set.add(len(self._items) - 1)
+        return True
+
+    # --- feeding ----------------------------------------------------------------------------
+
+    def apply_changes(self, changes: list[Change]) -> None:
+        """Take the fold's changes: new items are indexed in O(new), updated items
+        re-measured; changes of other agents only matter when they are the
+        progress of a sub-agent whose card is in this view."""
+        if not changes:
+            return
+        dirty: set[int] = set()
+        relevant = False
+        session = self.session
+        for change in changes:
+            what = change.what
+            if what == "reset":
+                self.reset(session)
+                return
+            if change.agent == self.agent_id:
+                if what == "item_updated" and 0 <= change.index < len(self._items):
+                    dirty.add(change.index)
+                relevant = True
+            elif what in ("item_added", "item_updated", "agent_added") and change.agent:
+                call = session.calls.get(change.agent)
+                if call is not None and call.agent == self.agent_id:
+                    relevant = True
+            elif what == "task" and change.key:
+                task = session.tasks.get(change.key)
+                call = session.calls.get(task.tool_use_id or "") if task is not None else None
+                if call is not None and call.agent == self.agent_id:
+                    relevant = True
+        if not relevant:
+            return
+        if not self._built:
+            self.refresh()
+            return
+        was_last = self._cursor is not None and self._cursor == self._last_visible()
+        if dirty:
+            width = self._width
+            new = {}
+            for i in dirty:
+                item = self._items[i]
+                self._measured[i] = None
+                if self._query:
+                    self._recheck_match(i)
+                new[i] = self._estimate(item, width)
+            self._set_heights(new)
+        appended = self._append_new()
+        if appended or dirty:
+            self._update_virtual_size()
+            if self.following:
+                self._set_scroll(self.max_scroll_y)
+                if was_last or self._cursor is None:
+                    last = self._last_visible()
+                    if last is not None and last != self._cursor:
+                        self._set_cursor(last, scroll=False)
+        if self._cursor is not None and self._items and self._items[self._cursor].hidden:
+            self._set_cursor(self._nearest_visible(self._cursor), scroll=False)
+        self.refresh()
+
+    def reset(self, session: Session) -> None:
+        """Start again from ``session`` (the source was truncated or replaced)."""
+        self.session = session
+        self._cache.clear()
+        self._expanded.clear()
+        self._matches, self._match_set = [], set()
+        self._cursor = None
+        self._reveal = None
+        self._clear_index()
+        self.following = True
+        if self._sync_width() and self._query:
+            self.search(self._query)
+        self.refresh()
+
+    # --- rendering --------------------------------------------------------------------------
+
+    def render_lines(self, crop):  # type: ignore[override]
+        self._prepare_viewport()
+        return super().render_lines(crop)
+
+    def render_line(self, y: int) -> Strip:
+        full_width = self.scrollable_content_region.width
+        row = round(self.scroll_y) + y
+        index = self._item_at_row(row)
+        if index is None or not self._built:
+            return Strip.blank(full_width, self.rich_style)
+        item = self._items[index]
+        offset = row - self._start(index)
+        margin = margin_top(item)
+        content_width = self._width
+        if offset < margin:
+            return Strip.blank(full_width, self.rich_style)
+        strips = self._strips(index)
+        line_no = offset - margin
+        line = strips[line_no] if line_no < len(strips) else Strip.blank(0)
+        line = line.crop_extend(0, content_width, None)
+        is_cursor = index == self._cursor
+        is_match = index in self._match_set
+        if is_cursor:
+            bar_style = self.get_component_rich_style("transcript--cursor-bar")
+            gutter = Strip([Segment("▌", Style(color=bar_style.color)), Segment(" ")], GUTTER)
+            strip = Strip.join([gutter, line])
+            bg = self.get_component_rich_style("transcript--cursor")
+            strip = strip.apply_style(Style(bgcolor=bg.bgcolor))
+        elif is_match:
+            bar_style = self.get_component_rich_style("transcript--match-bar")
+            gutter = Strip([Segment("▌", Style(color=bar_style.color)), Segment(" ")], GUTTER)
+            strip = Strip.join([gutter, line])
+            bg = self.get_component_rich_style("transcript--match")
+            strip = strip.apply_style(Style(bgcolor=bg.bgcolor))
+        else:
+            strip = Strip.join([Strip.blank(GUTTER), line])
+        base = self.rich_style  # the widget's colours under everything the renderers left unset
+        return strip.crop_extend(0, full_width, None).apply_style(base)
+
+    # --- follow mode ------------------------------------------------------------------------
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        if self._adjusting or not self._built:
+            return
+        at_end = round(new_value) >= self.max_scroll_y
+        if at_end and not self.following:
+            self.following = True
+        elif not at_end and new_value < old_value and self.following:
+            self.following = False
+
+    def watch_following(self, following: bool) -> None:
+        self.post_message(self.FollowChanged(self, following))
+        if following:
+            self._set_scroll(self.max_scroll_y)
+
+    def _on_resize(self, event: events.Resize) -> None:
+        self._sync_width()
+        self.refresh()
+
+    # --- the cursor -------------------------------------------------------------------------
+
+    def _visible(self, index: int) -> bool:
+        return 0 <= index < len(self._items) and not self._items[index].hidden
+
+    def _last_visible(self) -> int | None:
+        for i in range(len(self._items) - 1, -1, -1):
+            if not self._items[i].hidden:
+                return i
+        return None
+
+    def _first_visible(self) -> int | None:
+        for i, item in enumerate(self._items):
+            if not item.hidden:
+                return i
+        return None
+
+    def _nearest_visible(self, index: int) -> int | None:
+        for i in range(index, len(self._items)):
+            if not self._items[i].hidden:
+                return i
+        for i in range(index - 1, -1, -1):
+            if not self._items[i].hidden:
+                return i
+        return None
+
+    def _set_cursor(self, index: int | None, *, scroll: bool = True) -> None:
+        old = self._cursor
+        self._cursor = index
+        if scroll and index is not None:
+            self._reveal = index
+            if self._built:
+                self._measure_now(index)
+                self._scroll_into_view(index)
+        if old != index:
+            self.post_message(self.CursorMoved(self, self.cursor_item))
+        self.refresh()
+
+    def _measure_now(self, index: int) -> None:
+        if self._measured[index] != self._measure_key(self._items[index], self._width):
+            height = self._measure(index)
+            if height != self._heights[index]:
+                self._set_heights({index: height})
+
+    def move_cursor(self, index: int) -> None:
+        """Put the cursor on item ``index`` (of the agent's items) and show it."""
+        if not self._sync_width():  # not laid out yet: remember it for the first render
+            items = self.items
+            if 0 <= index < len(items) and not items[index].hidden:
+                self._cursor = index
+                self._reveal = index
+                self.following = False
+            return
+        self._append_new()
+        if self._visible(index):
+            self._set_cursor(index)
+
+    def _step(self, direction: int, predicate=None) -> bool:
+        """Move the cursor to the next visible item in ``direction`` that satisfies
+        ``predicate``; False when there is none."""
+        self._sync_width()
+        self._append_new()
+        if not self._items:
+            return False
+        start = self._cursor
+        if start is None:
+            start = -1 if direction > 0 else len(self._items)
+        i = start + direction
+        items = self._items
+        while 0 <= i < len(items):
+            item = items[i]
+            if not item.hidden and (predicate is None or predicate(i, item)):
+                self._set_cursor(i)
+                return True
+            i += direction
+        return False
+
+    def action_cursor_down(self) -> None:
+        self._step(1)
+
+    def action_cursor_up(self) -> None:
+        self._step(-1)
+
+    def action_first(self) -> None:
+        first = self._first_visible()
+        self.following = False
+        self.scroll_to(y=0, animate=False, immediate=True)
+        if first is not None:
+            self._set_cursor(first)
+
+    def action_last(self) -> None:
+        self._append_new()
+        last = self._last_visible()
+        if last is not None:
+            self._set_cursor(last, scroll=False)
+        self.following = True
+        self._set_scroll(self.max_scroll_y)
+        self.refresh()
+
+    def _page(self, direction: int) -> None:
+        self._append_new()
+        if not self._items:
+            return
+        view_height = max(self.scrollable_content_region.height, 1)
+        top = round(self.scroll_y)
+        screen_row = 0
+        if self._cursor is not None:
+            screen_row = min(max(self._start(self._cursor) - top, 0), view_height - 1)
+        new_top = max(0, min(top + direction * view_height, self.max_scroll_y))
+        if new_top == top:
+            target = self._last_visible() if direction > 0 else self._first_visible()
+            if target is not None:
+                self._set_cursor(target)
+            return
+        self.scroll_to(y=new_top, animate=False, immediate=True)
+        index = self._item_at_row(new_top + screen_row)
+        if index is not None:
+            index = self._nearest_visible(index)
+            self._set_cursor(index, scroll=False)
+
+    def action_page_down(self) -> None:
+        self._page(1)
+
+    def action_page_up(self) -> None:
+        self._page(-1)
+
+    def action_activate(self) -> None:
+        """Open the sub-agent of the call under the cursor, else expand or collapse it."""
+        item = self.cursor_item
+        if item is None:
+            return
+        if isinstance(item, ToolItem) and item.call.subagent:
+            self.post_message(self.OpenAgent(self, item.call.subagent))
+            return
+        self.toggle_expanded(item)
+
+    def toggle_expanded(self, item: Item) -> None:
+        """Expand a collapsed item or collapse an expanded one."""
+        if item in self._expanded:
+            self._expanded.discard(item)
+        else:
+            self._expanded.add(item)
+        if item.index < len(self._items) and self._items[item.index] is item:
+            self._measure_now(item.index)
+            if item.index == self._cursor:
+                self._reveal = item.index
+                self._scroll_into_view(item.index)
+        self.refresh()
+
+    def is_expanded(self, item: Item) -> bool:
+        return item in self._expanded
+
+    # jumps
+
+    def _turn_start(self, i: int, item: Item) -> bool:
+        previous = None
+        for j in range(i - 1, -1, -1):
+            if not self._items[j].hidden:
+                previous = self._items[j]
+                break
+        return is_turn_start(item, previous)
+
+    def action_next_turn(self) -> None:
+        self._step(1, self._turn_start)
+
+    def action_previous_turn(self) -> None:
+        self._step(-1, self._turn_start)
+
+    def action_next_error(self) -> None:
+        self._step(1, lambda i, item: is_error_item(item))
+
+    def action_previous_error(self) -> None:
+        self._step(-1, lambda i, item: is_error_item(item))
+
+    def action_next_call(self) -> None:
+        self._step(1, lambda i, item: isinstance(item, ToolItem))
+
+    def action_previous_call(self) -> None:
+        self._step(-1, lambda i, item: isinstance(item, ToolItem))
+
+    def action_next_prompt(self) -> None:
+        self._step(1, lambda i, item: isinstance(item, PromptItem))
+
+    # --- search -----------------------------------------------------------------------------
+
+    def _matches_query(self, item: Item) -> bool:
+        # No cache of the texts: it would double the memory a big session takes.
+        return not item.hidden and self._query in search_text(item).casefold()
+
+    def _recheck_match(self, index: int) -> None:
+        hit = self._matches_query(self._items[index])
+        if hit and index not in self._match_set:
+            self._match_set.add(index)
+            self._matches.append(index)
+            self._matches.sort()
+        elif not hit and index in self._match_set:
+            self._match_set.discard(index)
+            self._matches.remove(index)
+
+    def search(self, query: str) -> int:
+        """Highlight the items whose text contains ``query`` (case-insensitive) and
+        move the cursor to the first one at or after it. Returns how many match;
+        an empty query clears the search."""
+        self._sync_width()
+        self._append_new()
+        self._query = query.casefold()
+        if not self._query:
+            self._matches, self._match_set = [], set()
+            self.refresh()
+            return 0
+        matches = [i for i, item in enumerate(self._items) if self._matches_query(item)]
+        self._matches, self._match_set = matches, set(matches)
+        if matches:
+            start = self._cursor if self._cursor is not None else 0
+            target = next((i for i in matches if i >= start), matches[0])
+            self._set_cursor(target)
+        self.refresh()
+        return len(matches)
+
+    def search_next(self) -> bool:
+        """Move to the next match (wrapping); False when nothing matches."""
+        return self._search_step(1)
+
+    def search_previous(self) -> bool:
+        """Move to the previous match (wrapping); False when nothing matches."""
+        return self._search_step(-1)
+
+    def _search_step(self, direction: int) -> bool:
+        self._sync_width()
+        self._append_new()
+        matches = self._matches
+        if not matches:
+            return False
+        cursor = self._cursor if self._cursor is not None else -1
+        if direction > 0:
+            target = next((i for i in matches if i > cursor), matches[0])
+        else:
+            target = next((i for i in reversed(matches) if i < cursor), matches[-1])
+        self._set_cursor(target)
+        return True
+
+    def action_search_next(self) -> None:
+        self.search_next()
+
+    def action_search_previous(self) -> None:
+        self.search_previous()
+
+    # --- mouse ------------------------------------------------------------------------------
+
+    def on_click(self, event: events.Click) -> None:
+        offset = event.get_content_offset(self)
+        if offset is None or offset.x >= self.scrollable_content_region.width:
+            return
+        index = self._item_at_row(round(self.scroll_y) + offset.y)
+        if index is None or not self._visible(index):
+            return
+        event.stop()
+        if index == self._cursor:
+            self.action_activate()
+        else:
+            self._set_cursor(index, scroll=False)
