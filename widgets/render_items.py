@@ -22,8 +22,10 @@ dark or light theme.
 from __future__ import annotations
 
 import difflib
+import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from rich.console import Console, RenderableType
@@ -240,12 +242,13 @@ def _rule(label: Text, width: int, style: Style, console: Console) -> Strip:
 
 class _Body:
     """Logical lines of a card body: each drawn on one cropped row when folded,
-    wrapped when expanded."""
+    wrapped when expanded. Output lines stay plain strings until shown, so a
+    folded card over a megabyte of output costs what its eight rows cost."""
 
     __slots__ = ("lines",)
 
     def __init__(self) -> None:
-        self.lines: list[Text] = []
+        self.lines: list[Text | tuple[str, Style | str]] = []
 
     def add(self, value: str | Text, style: Style | str = "") -> None:
         if isinstance(value, Text):
@@ -254,13 +257,24 @@ class _Body:
             self.lines.append(_text(value, style))
 
     def add_output(self, value: str, style: Style | str = "") -> None:
-        text = _text(value.rstrip("\n"), style)
-        if text.plain:
-            self.lines.extend(text.split("\n"))
+        value = value.rstrip("\n")
+        if value:
+            self.lines.extend((line, style) for line in value.split("\n"))
 
 
-def _layout_body(body: list[Text], width: int, expanded: bool, fold: int | None,
-                 ctx: RenderContext, indent: int = BODY_INDENT) -> list[Strip]:
+def _line_text(line: Text | tuple[str, Style | str], limit: int | None) -> Text:
+    """A body line as Text; a plain line longer than ``limit`` characters is cut
+    first (it is cropped to fewer cells than that anyway)."""
+    if isinstance(line, Text):
+        return line
+    value, style = line
+    if limit is not None and len(value) > limit:
+        value = value[: limit * 4] if "\x1b" in value else value[:limit]
+    return _text(value, style)
+
+
+def _layout_body(body: list[Text | tuple[str, Style | str]], width: int, expanded: bool,
+                 fold: int | None, ctx: RenderContext, indent: int = BODY_INDENT) -> list[Strip]:
     console = ctx.console
     inner = max(width - indent, 1)
     out: list[Strip] = []
@@ -268,9 +282,9 @@ def _layout_body(body: list[Text], width: int, expanded: bool, fold: int | None,
     shown = body if expanded or fold is None or len(body) <= fold + 1 else body[:fold]
     for line in shown:
         if expanded:
-            out.extend(_indent(s, indent) for s in _wrap(line, inner, console))
+            out.extend(_indent(s, indent) for s in _wrap(_line_text(line, None), inner, console))
         else:
-            out.append(_indent(_crop(line, inner, console), indent))
+            out.append(_indent(_crop(_line_text(line, inner * 2 + 2), inner, console), indent))
     if len(shown) < len(body):
         more = len(body) - len(shown)
         hint = Text(f"… {more} more line{'s' if more != 1 else ''} (enter to expand)",
@@ -592,24 +606,52 @@ def _read_rows(call: ToolCall, tool: Read, session: Session) -> int:
     return _count_lines(result_text(call)) if call.result is not None else 0
 
 
-def _highlighted(content: str, path: str, p: Palette) -> list[Text]:
-    try:
-        lexer = Syntax.guess_lexer(path, code=content[:4096])
-    except Exception:
-        lexer = "text"
-    syntax = Syntax("", lexer, theme=p.code_theme)
-    text = syntax.highlight(clean(content.rstrip("\n")))
-    text.rstrip()
+@lru_cache(maxsize=1)
+def _lexers_by_name() -> dict[str, str]:
+    """File name patterns (``*.py``, ``Makefile``) → a Pygments lexer alias, from
+    Pygments' own table: no lexer module is imported and no plugin looked up."""
+    from pygments.lexers import get_all_lexers
+
+    table: dict[str, str] = {}
+    for _name, aliases, patterns, _mimes in get_all_lexers(plugins=False):
+        if not aliases:
+            continue
+        for pattern in patterns:
+            table.setdefault(pattern.lower(), aliases[0])
+    return table
+
+
+@lru_cache(maxsize=512)
+def _lexer(path: str) -> str:
+    """The lexer alias for a file, by its name alone (``text`` when unknown)."""
+    name = os.path.basename(path).lower()
+    table = _lexers_by_name()
+    if name in table:
+        return table[name]
+    _, ext = os.path.splitext(name)
+    return table.get("*" + ext, "text") if ext else "text"
+
+
+def _highlighted(lines: list[str], path: str, p: Palette) -> list[Text]:
+    """``lines`` of a file, highlighted as its extension says, on no background."""
+    syntax = Syntax("", _lexer(path), theme=p.code_theme)
+    text = syntax.highlight(clean("\n".join(lines)))
     text.style = ""
     text.spans = [type(span)(span.start, span.end, _no_bg(span.style))
                   if isinstance(span.style, Style) else span for span in text.spans]
-    return text.split("\n", allow_blank=True)
+    out = text.split("\n", allow_blank=True)[: len(lines)]
+    return out + [Text("") for _ in range(len(lines) - len(out))]
 
 
-def _write_body(call: ToolCall, tool: Write, body: _Body, ctx: RenderContext) -> None:
-    if tool.content:
-        body.lines.extend(_highlighted(tool.content, tool.file_path, ctx.palette)[
-            :_count_lines(tool.content)])
+def _write_body(call: ToolCall, tool: Write, body: _Body, expanded: bool,
+                ctx: RenderContext) -> None:
+    content = tool.content.rstrip("\n")
+    if content:
+        lines = content.split("\n")
+        # folded, only the rows on show are highlighted; the rest are only counted
+        shown = lines if expanded or len(lines) <= FOLD_LINES + 1 else lines[:FOLD_LINES]
+        body.lines.extend(_highlighted(shown, tool.file_path, ctx.palette))
+        body.lines.extend(("", "") for _ in range(len(lines) - len(shown)))
     if call.is_error:
         _result_lines(body, call, ctx.palette)
 
@@ -770,7 +812,7 @@ def _tool(item: ToolItem, width: int, expanded: bool, ctx: RenderContext) -> lis
         _read_body(call, tool, body, ctx)  # type: ignore[arg-type]
         fold = READ_FOLD_LINES
     elif kind == "write":
-        _write_body(call, tool, body, ctx)  # type: ignore[arg-type]
+        _write_body(call, tool, body, expanded, ctx)  # type: ignore[arg-type]
     elif kind == "todo":
         _todo_body(call, body, ctx)
     elif kind == "agent":
