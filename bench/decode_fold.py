@@ -8,9 +8,11 @@ warms or fills the heap of another):
   the least any Python reader of JSON lines must pay;
 * **decode** — cctv's ``LineSplitter`` + ``decode_line`` over the same bytes
   (typed frames, raw bytes kept), results dropped as they come, like the floor;
-* **decode+fold** — what the viewer does when it opens a file
-  (``viewer.loader.load_path``): ``read_file_lines`` batches into
-  ``Feed().feed``, the Feed keeping every entry and the folded ``Session``.
+* **decode+fold** — what cctv does when it opens a file
+  (``viewer.loader.load_path``, ``cctv check`` / ``summary``): ``read_file_lines``
+  batches into ``Feed().feed``, the Feed keeping every entry and the folded
+  ``Session``; with ``--slice 4000`` the batches are cut into the 4,000-line
+  slices the app's fold takes (``viewer.app.FOLD_SLICE``).
 
 Every timing starts with the file on disk (page-cached) and includes reading
 it. Peak memory is ``resource.getrusage(RUSAGE_SELF).ru_maxrss`` at the end of
@@ -23,7 +25,7 @@ Usage::
 
     python bench/decode_fold.py                      # builds bench/out/big-stream-json.jsonl if missing
     python bench/decode_fold.py --format transcript  # bench/out/big-transcript.jsonl
-    python bench/decode_fold.py FILE [--repeat 3] [--json]
+    python bench/decode_fold.py FILE [--repeat 3] [--json] [--slice 4000]
     python bench/decode_fold.py FILE --profile fold  # cProfile of one measurement
 """
 
@@ -94,10 +96,15 @@ def _decode(path: str) -> dict:
 def _fold(path: str) -> dict:
     from reducer.feed import Feed, read_file_lines
 
+    step = int(os.environ.get("CCTV_BENCH_SLICE", "0"))
     t0 = time.perf_counter()
     feed = Feed()
     for batch in read_file_lines(path):
-        feed.feed(batch)
+        if step:  # the app folds in slices of viewer.app.FOLD_SLICE lines
+            for start in range(0, len(batch), step):
+                feed.feed(batch[start:start + step])
+        else:
+            feed.feed(batch)
     seconds = time.perf_counter() - t0
     s = feed.session
     return {
@@ -124,8 +131,9 @@ def measure(name: str, path: str) -> dict:
     return out
 
 
-def _child(name: str, path: str) -> dict:
+def _child(name: str, path: str, slice_lines: int = 0) -> dict:
     env = dict(os.environ)
+    env["CCTV_BENCH_SLICE"] = str(slice_lines)
     env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     proc = subprocess.run(
         [sys.executable, str(Path(__file__).resolve()), "--measure", name, path],
@@ -152,11 +160,11 @@ def ensure_file(path: Path, fmt: str, size_mb: float) -> None:
     build(path, size_mb=size_mb, fmt=fmt)
 
 
-def run(path: Path, repeat: int) -> dict:
+def run(path: Path, repeat: int, slice_lines: int = 0) -> dict:
     size = path.stat().st_size
     results: dict[str, dict] = {}
     for name in MEASUREMENTS:
-        runs = [_child(name, str(path)) for _ in range(repeat)]
+        runs = [_child(name, str(path), slice_lines) for _ in range(repeat)]
         best = min(runs, key=lambda r: r["seconds"])
         best = dict(best)
         best["peak_bytes"] = max(r["peak_bytes"] for r in runs)
@@ -171,7 +179,8 @@ def run(path: Path, repeat: int) -> dict:
     fold = results["fold"]
     return {
         "file": str(path), "bytes": size, "lines": fold["lines"], "format": fold["format"],
-        "python": sys.version.split()[0], "repeat": repeat, "results": results,
+        "python": sys.version.split()[0], "repeat": repeat, "slice": slice_lines,
+        "results": results,
         "goals": {
             "time_x_floor": GOAL_TIME, "time_ok": fold["x_floor"] <= GOAL_TIME,
             "memory_x_file": GOAL_MEMORY, "memory_ok": fold["x_file"] <= GOAL_MEMORY,
@@ -184,7 +193,8 @@ def format_report(rep: dict) -> str:
     out = [
         f"file    {rep['file']}",
         f"        {rep['bytes'] / 1e6:.1f} MB, {rep['lines']:,} lines, format {rep['format']}, "
-        f"Python {rep['python']}, best of {rep['repeat']}",
+        f"Python {rep['python']}, best of {rep['repeat']}"
+        + (f", folded in slices of {rep['slice']:,} lines" if rep.get("slice") else ""),
         "",
         f"{'measurement':<28}{'time s':>8}{'MB/s':>8}{'lines/s':>11}{'x floor':>9}"
         f"{'peak MB':>9}{'x file':>8}",
@@ -237,6 +247,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--size-mb", type=float, default=100, help="size of the file to build")
     ap.add_argument("--repeat", type=int, default=3, help="runs per measurement (best time)")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
+    ap.add_argument("--slice", type=int, default=0, metavar="N",
+                    help="feed the Feed N lines at a time, as the app does (viewer.app.FOLD_SLICE"
+                         " = 4000); default: whole read_file_lines batches, as cctv check/summary")
     ap.add_argument("--profile", choices=MEASUREMENTS, help="cProfile one measurement instead")
     ap.add_argument("--top", type=int, default=30, help="rows of --profile output")
     ap.add_argument("--measure", choices=MEASUREMENTS, help=argparse.SUPPRESS)
@@ -250,7 +263,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.profile:
         profile(args.profile, path, args.top)
         return 0
-    rep = run(path, max(1, args.repeat))
+    rep = run(path, max(1, args.repeat), max(0, args.slice))
     print(json.dumps(rep, indent=2) if args.json else format_report(rep))
     return 0
 

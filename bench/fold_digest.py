@@ -97,14 +97,16 @@ def _fields(obj: Any) -> list[tuple[str, Any]]:
             if not n.startswith("_") and hasattr(obj, n)]
 
 
-def digest_file(path: Path) -> tuple[str, str]:
-    """(digest, full text) for one file."""
+def digest_file(path: Path, batch_lines: int = 1) -> tuple[str, str]:
+    """(digest, full text) for one file, fed ``batch_lines`` lines at a time
+    (0: whole ``read_file_lines`` batches)."""
     feed = Feed()
     walker = _Walker()
     out: list[str] = ["changes:"]
     for batch in read_file_lines(path):
-        for line in batch:
-            for ch in feed.feed([line]):
+        step = batch_lines or len(batch)
+        for start in range(0, len(batch), step):
+            for ch in feed.feed(batch[start:start + step]):
                 out.append(repr(tuple(ch)))
             out.append("\n")
     if feed.session.format == "transcript":
@@ -136,10 +138,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ref", type=Path, default=DEFAULT_REF)
     ap.add_argument("--size-mb", type=float, default=5, help="size of the built files")
     ap.add_argument("--dump", type=Path, help="write the full text per file into this folder")
+    ap.add_argument("--batch", type=int, default=1, metavar="N",
+                    help="feed N lines at a time (default 1: a change list per line; "
+                         "0: whole read_file_lines batches)")
     args = ap.parse_args(argv)
     files = args.files or default_files(args.ref, args.size_mb)
     for path in files:
-        digest, text = digest_file(path)
+        digest, text = digest_file(path, args.batch)
         print(f"{digest}  {path}")
         if args.dump:
             args.dump.mkdir(parents=True, exist_ok=True)
