@@ -7,6 +7,7 @@ import re
 import time
 from pathlib import Path
 
+import pytest
 from rich.console import Console
 from textual import events
 from textual.app import App, ComposeResult
@@ -393,6 +394,28 @@ async def test_follow_mode_appends_scroll_up_and_G() -> None:
         assert not view.following
         await pilot.press("end")
         assert view.following
+
+
+@pytest.mark.parametrize("name", ["04b_thinking_partial.jsonl", "05_subagent.jsonl"])
+async def test_line_by_line_ends_where_a_whole_load_does(name: str) -> None:
+    """Streamed deltas, updates and sub-agent progress applied one line at a time
+    leave the same screen as folding the file at once."""
+    lines = [line for batch in read_file_lines(STREAM / name) for line in batch]
+    feed = Feed()
+    app = TranscriptApp(feed.session)
+    async with app.run_test(size=(90, 30)) as pilot:
+        await pilot.pause()
+        view = app.query_one(TranscriptView)
+        for n, line in enumerate(lines):
+            view.apply_changes(feed.feed([line]))
+            if n % 3 == 0:
+                await pilot.pause()
+        await pilot.pause()
+        live = screen(view)
+    app = TranscriptApp(load_path(STREAM / name).session)
+    async with app.run_test(size=(90, 30)) as pilot:
+        await pilot.pause()
+        assert screen(app.query_one(TranscriptView)) == live
 
 
 async def test_item_updates_are_redrawn_and_heights_above_keep_the_view_still() -> None:

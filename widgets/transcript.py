@@ -109,21 +109,29 @@ class TranscriptView(ScrollView, can_focus=True):
     """A scrolling, virtualized transcript of one agent's items."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("j,down", "cursor_down", "Next item", show=False),
-        Binding("k,up", "cursor_up", "Previous item", show=False),
-        Binding("pagedown", "page_down", "Page down", show=False),
-        Binding("pageup", "page_up", "Page up", show=False),
-        Binding("g,home", "first", "Top", show=False),
-        Binding("G,end", "last", "Bottom (follow)", show=False),
-        Binding("enter,space", "activate", "Expand / open"),
-        Binding("right_square_bracket", "next_turn", "Next turn", show=False),
-        Binding("left_square_bracket", "previous_turn", "Previous turn", show=False),
-        Binding("e", "next_error", "Next error"),
-        Binding("E", "previous_error", "Previous error", show=False),
-        Binding("c", "next_call", "Next tool call", show=False),
-        Binding("C", "previous_call", "Previous tool call", show=False),
-        Binding("n", "search_next", "Next match", show=False),
-        Binding("N", "search_previous", "Previous match", show=False),
+        Binding("j,down", "cursor_down", "Next item", show=False, id="transcript.next_item"),
+        Binding("k,up", "cursor_up", "Previous item", show=False, id="transcript.previous_item"),
+        Binding("pagedown", "page_down", "Page down", show=False, id="transcript.page_down"),
+        Binding("pageup", "page_up", "Page up", show=False, id="transcript.page_up"),
+        Binding("g,home", "first", "Top", show=False, id="transcript.top"),
+        Binding("G,end", "last", "Bottom (follow)", show=False, id="transcript.bottom",
+                tooltip="Go to the end and keep following new items"),
+        Binding("enter,space", "activate", "Expand / open", id="transcript.activate",
+                tooltip="Open a sub-agent's transcript, or expand / collapse the item"),
+        Binding("right_square_bracket", "next_turn", "Next turn", show=False,
+                id="transcript.next_turn"),
+        Binding("left_square_bracket", "previous_turn", "Previous turn", show=False,
+                id="transcript.previous_turn"),
+        Binding("e", "next_error", "Next error", id="transcript.next_error",
+                tooltip="Next failed, denied or interrupted call, problem row or error"),
+        Binding("E", "previous_error", "Previous error", show=False,
+                id="transcript.previous_error"),
+        Binding("c", "next_call", "Next tool call", show=False, id="transcript.next_call"),
+        Binding("C", "previous_call", "Previous tool call", show=False,
+                id="transcript.previous_call"),
+        Binding("n", "search_next", "Next match", show=False, id="transcript.next_match"),
+        Binding("N", "search_previous", "Previous match", show=False,
+                id="transcript.previous_match"),
     ]
     """
     | Key(s) | Description |
@@ -139,6 +147,19 @@ class TranscriptView(ScrollView, can_focus=True):
     | c, C | Next / previous tool call. |
     | n, N | Next / previous search match. |
     """
+
+    HELP = """
+## Transcript
+
+One agent's conversation: prompts, answers, thinking, tool calls with their
+results, hooks, compactions and turn footers.
+
+- **j / k**, arrows: move item by item; **PgUp / PgDn**: a page; **g / G**: top / bottom.
+- **Enter** or **space**: expand or fold the item; on a sub-agent call, open its transcript.
+- **] / [**: next / previous turn; **e / E**: errors; **c / C**: tool calls; **n / N**: search matches.
+- Scrolling up stops following the end; **G** or **End** follows again.
+- Click an item to select it; click it again to expand it.
+"""
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "transcript--cursor", "transcript--cursor-bar", "transcript--match",
