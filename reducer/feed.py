@@ -22,7 +22,7 @@ __all__ = ["Feed", "read_file_lines"]
 
 _SNIFF_LINES = 20
 
-_BULK_LINES = 1000
+_BULK_LINES = 500
 """A batch this big is a bulk load: what it made is promoted to the oldest GC generation."""
 
 
