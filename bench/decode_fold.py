@@ -11,8 +11,8 @@ warms or fills the heap of another):
 * **decode+fold** — what cctv does when it opens a file
   (``viewer.loader.load_path``, ``cctv check`` / ``summary``): ``read_file_lines``
   batches into ``Feed().feed``, the Feed keeping every entry and the folded
-  ``Session``; with ``--slice 4000`` the batches are cut into the 4,000-line
-  slices the app's fold takes (``viewer.app.FOLD_SLICE``).
+  ``Session``; with ``--slice 1000`` the batches are cut into the slices the
+  app's fold takes (``viewer.app.FOLD_SLICE``, 1,000 lines at the time of writing).
 
 Every timing starts with the file on disk (page-cached) and includes reading
 it. Peak memory is ``resource.getrusage(RUSAGE_SELF).ru_maxrss`` at the end of
@@ -25,7 +25,7 @@ Usage::
 
     python bench/decode_fold.py                      # builds bench/out/big-stream-json.jsonl if missing
     python bench/decode_fold.py --format transcript  # bench/out/big-transcript.jsonl
-    python bench/decode_fold.py FILE [--repeat 3] [--json] [--slice 4000]
+    python bench/decode_fold.py FILE [--repeat 3] [--json] [--slice 1000]
     python bench/decode_fold.py FILE --profile fold  # cProfile of one measurement
 """
 
@@ -248,8 +248,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=3, help="runs per measurement (best time)")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
     ap.add_argument("--slice", type=int, default=0, metavar="N",
-                    help="feed the Feed N lines at a time, as the app does (viewer.app.FOLD_SLICE"
-                         " = 4000); default: whole read_file_lines batches, as cctv check/summary")
+                    help="feed the Feed N lines at a time, as the app does (viewer.app.FOLD_SLICE);"
+                         " default: whole read_file_lines batches, as cctv check/summary")
     ap.add_argument("--profile", choices=MEASUREMENTS, help="cProfile one measurement instead")
     ap.add_argument("--top", type=int, default=30, help="rows of --profile output")
     ap.add_argument("--measure", choices=MEASUREMENTS, help=argparse.SUPPRESS)
