@@ -54,6 +54,7 @@ NON_PROMPT_MARKERS = (
 """User-text prefixes the CLI writes itself: shown as notices, they open no turn."""
 
 _HEARTBEAT = "-heartbeat-"
+_FINAL_STOPS = frozenset({"end_turn", "stop_sequence", "max_tokens", "refusal"})
 
 _new_change = partial(tuple.__new__, Change)
 """``Change(*fields)`` without the Python-level ``NamedTuple.__new__`` call
@@ -222,7 +223,7 @@ class Session:
         if self.status == "compacting":
             return "compacting"
         turn = self.current_turn
-        if turn is None:
+        if turn is None or self.status == "idle":
             return "idle"
         if self.live_thinking_tokens:
             return "thinking"
@@ -497,7 +498,8 @@ class Session:
         if agent_id == MAIN:
             self._ensure_turn(e.line_no)
             if self.status != "compacting":
-                self.status = "requesting"
+                # a final stop reason (on-disk rows carry it) means the model is done
+                self.status = "idle" if msg.stop_reason in _FINAL_STOPS else "requesting"
         if msg.model and msg.model != "<synthetic>" and agent_id == MAIN:
             self.model = self.model or msg.model
         turn = self._turn_index(agent_id)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import contextlib
 import time
 from collections.abc import Callable
@@ -59,8 +60,11 @@ class CctvApp(App[int]):
         *,
         feed: Feed | None = None,
         clock: Callable[[], float] | None = time.time,
+        intro: str | None = None,
     ) -> None:
         super().__init__()
+        self.intro = intro
+        """A line to show when the app starts (e.g. which session `cctv tail` picked)."""
         self.source = source
         self.feed = feed or Feed()
         self.clock = clock
@@ -87,6 +91,8 @@ class CctvApp(App[int]):
 
     def on_mount(self) -> None:
         self.push_screen(SessionScreen(MAIN))
+        if self.intro:
+            self.notify(self.intro, timeout=6)
         if self.source is not None:
             self.consume_source()
         self.set_interval(0.1, self._flush_panels)
@@ -114,6 +120,10 @@ class CctvApp(App[int]):
                     self._dirty = True
                 elif isinstance(event, Status):
                     if event.text.startswith("following") or event.text.startswith("history"):
+                        if not self._live:
+                            # the history is in: keep the collector off its objects
+                            # (a full collection over a big heap is a visible pause)
+                            gc.freeze()
                         self._live = True
                         self.loading = None
                         self._start_subagents()

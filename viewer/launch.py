@@ -70,10 +70,7 @@ def build_source(args: list[str]) -> Source | str:
         if latest is None:
             if target == "tail":
                 return f"no session found under {projects_dir()} (is CLAUDE_CONFIG_DIR right?)"
-            print(f"cctv: no sessions under {projects_dir()}; opening the bundled demo",
-                  file=sys.stderr)
             return FileTail(demo_path(), follow=False)
-        print(f"cctv: following {latest}", file=sys.stderr)
         return FileTail(latest, follow=True)
     if target is None or target == "-":
         return "stdin"  # opened by the caller (needs the event loop)
@@ -83,6 +80,20 @@ def build_source(args: list[str]) -> Source | str:
     if path.exists() and not os.access(path, os.R_OK):
         return f"{path}: cannot read (permission denied)"
     return FileTail(path, follow=follow)
+
+
+def _intro(args: list[str], source: Source) -> str | None:
+    """What to tell the user about the source cctv chose for them."""
+    from .cli import demo_path
+
+    target = args[0] if args else None
+    if target not in (None, "tail") or not isinstance(source, FileTail):
+        return None
+    if source.path == demo_path().resolve() or source.path == demo_path():
+        from .discovery import projects_dir
+
+        return f"No sessions under {projects_dir()}: showing the bundled demo session."
+    return f"Following the most recent session: {source.path}"
 
 
 def launch(args: list[str]) -> int:
@@ -104,6 +115,6 @@ def launch(args: list[str]) -> int:
             return _usage_error("standard input is a terminal: pipe frames into cctv"
                                 " (claude -p … --output-format stream-json --verbose | cctv)")
         source = StdinPipeSource(fd)
-    app = CctvApp(source)
+    app = CctvApp(source, intro=_intro(args, source))
     code = app.run()
     return int(code or 0)
