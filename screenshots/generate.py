@@ -19,7 +19,6 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 
-from reducer.feed import read_file_lines  # noqa: E402
 from viewer.app import CctvApp  # noqa: E402
 from viewer.cli import demo_path  # noqa: E402
 from viewer.loader import load_path  # noqa: E402

@@ -27,6 +27,9 @@ from .subagent_tail import SubagentTail
 
 __all__ = ["CctvApp"]
 
+_HELP_GROUPS = {"TranscriptView": "Transcript", "SessionScreen": "Session", "CctvApp": "General"}
+_GROUP_ORDER = ["Transcript", "Session", "General"]
+
 FOLD_SLICE = 1000
 """Lines folded between two looks at the clock while a history loads."""
 FOLD_BUDGET_S = 0.06
@@ -243,7 +246,9 @@ class CctvApp(App[int]):
             if (display, b.description) in seen:
                 continue
             seen.add((display, b.description))
-            rows.append((display, b.description, type(binding.node).__name__))
+            group = _HELP_GROUPS.get(type(binding.node).__name__, "General")
+            rows.append((display, b.description, group))
+        rows.sort(key=lambda row: _GROUP_ORDER.index(row[2]) if row[2] in _GROUP_ORDER else 99)
         self.push_screen(HelpScreen(rows))
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
