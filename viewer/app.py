@@ -102,6 +102,9 @@ class CctvApp(App[int]):
         if self.clock is not None:
             self.set_interval(1.0, self._tick)
 
+    def on_unmount(self) -> None:
+        gc.unfreeze()  # hand the objects back to the collector (matters in tests)
+
     async def action_quit(self) -> None:
         if self.source is not None:
             with contextlib.suppress(Exception):
