@@ -222,11 +222,20 @@ async def test_tasks_panel_raw_view_and_help() -> None:
         ("tools_80x24", [], (80, 24), "textual-dark"),
         ("tasks_panel", ["t"], (140, 36), "textual-dark"),
         ("compaction", [], (120, 36), "textual-dark"),
+        ("hooks", ["g"], (120, 36), "textual-dark"),
+        ("on_disk_subagent", ["g", "c", "enter"], (120, 36), "textual-dark"),
+        ("malformed", ["g"], (100, 24), "textual-dark"),
     ],
 )
-def test_snapshots(snap_compare, name: str, keys: list[str], size: tuple[int, int], theme: str) -> None:
+def test_snapshots(snap_compare, tmp_path: Path, name: str, keys: list[str],
+                   size: tuple[int, int], theme: str) -> None:
     from viewer.cli import demo_path
     from viewer.loader import load_path
+
+    bad = tmp_path / "bad.jsonl"
+    good = (STREAM / "01_simple_text.jsonl").read_bytes().splitlines(keepends=True)
+    bad.write_bytes(b"".join(good[:1] + [b'{"type":"assistant",\n', b"\xff\xfe not utf-8\n",
+                                          b'{"type":"brand_new_kind"}\n'] + good[1:]))
 
     path = {
         "demo": demo_path(),
@@ -234,6 +243,9 @@ def test_snapshots(snap_compare, name: str, keys: list[str], size: tuple[int, in
         "tools_80x24": STREAM / "03_tools.jsonl",
         "tasks_panel": STREAM / "06_background_bash.jsonl",
         "compaction": STREAM / "10_compact_manual.jsonl",
+        "hooks": STREAM / "07_hooks.jsonl",
+        "on_disk_subagent": PROJECT / f"{SUBAGENT_SESSION}.jsonl",
+        "malformed": bad,
     }[name]
     app = CctvApp(None, feed=load_path(path), clock=None)
     app.theme = theme
