@@ -18,7 +18,12 @@ for its ids:
   same for every occurrence in one copy and never reused by another copy, so the
   fold sees distinct calls, turns, tasks and hooks rather than duplicates;
 * every session id becomes the one session id of the big session (a long
-  session has one), so the fold sees a single session.
+  session has one), so the fold sees a single session;
+* for ``transcript``, each copy's first root row (``"parentUuid":null``) is
+  hung under the previous copy's last row, so the file is one conversation
+  chain, as a long session's file is (later roots, e.g. after a compaction,
+  stay roots; ``--one-chain`` hangs those too, like a long session that never
+  compacted).
 
 For ``stream-json`` the SDK's control frames (``control_request`` /
 ``control_response`` / ``control_cancel_request``: the per-process
@@ -197,8 +202,43 @@ def _copy(tpl: Template, body: bool, mint: IdMint, session_id: bytes) -> bytes:
     return b"".join(out)
 
 
+_ROOT = b'"parentUuid":null'
+
+
+def _chain_all(chunk: bytes, last_uuid: bytes | None) -> tuple[bytes, bytes | None]:
+    """Hang every root row of the copy under the row with a uuid before it."""
+    out = []
+    for line in chunk.splitlines(keepends=True):
+        if last_uuid is not None and _ROOT in line:
+            line = line.replace(_ROOT, b'"parentUuid":"' + last_uuid + b'"', 1)
+        try:
+            row = json.loads(line)
+        except ValueError:
+            row = None
+        if isinstance(row, dict) and isinstance(row.get("uuid"), str):
+            last_uuid = row["uuid"].encode()
+        out.append(line)
+    return b"".join(out), last_uuid
+
+
+def _chain_after(chunk: bytes, last_uuid: bytes | None) -> tuple[bytes, bytes | None]:
+    """Hang the copy's first root row under ``last_uuid``; return it and its own last uuid."""
+    if last_uuid is not None:
+        at = chunk.find(_ROOT)
+        if at >= 0:
+            chunk = chunk[:at] + b'"parentUuid":"' + last_uuid + b'"' + chunk[at + len(_ROOT):]
+    for line in reversed(chunk.splitlines()):
+        try:
+            row = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(row, dict) and isinstance(row.get("uuid"), str):
+            return chunk, row["uuid"].encode()
+    return chunk, last_uuid
+
+
 def build(out: Path, *, size_mb: float = 100, fmt: str = "stream-json", seed: int = 1,
-          ref: Path = DEFAULT_REF, quiet: bool = False) -> dict[str, object]:
+          ref: Path = DEFAULT_REF, quiet: bool = False, one_chain: bool = False) -> dict[str, object]:
     """Write the big session to ``out``; returns a few facts about it."""
     t0 = time.perf_counter()
     rng = random.Random(seed)
@@ -210,6 +250,7 @@ def build(out: Path, *, size_mb: float = 100, fmt: str = "stream-json", seed: in
     target = int(size_mb * 1_000_000)
     written = copies = 0
     seen: set[int] = set()
+    last_uuid: bytes | None = None
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".tmp")
     with open(tmp, "wb") as fh:
@@ -219,6 +260,8 @@ def build(out: Path, *, size_mb: float = 100, fmt: str = "stream-json", seed: in
             for i in order:
                 chunk = _copy(templates[i], i in seen, mint, session_id)
                 seen.add(i)
+                if fmt == "transcript":
+                    chunk, last_uuid = (_chain_all if one_chain else _chain_after)(chunk, last_uuid)
                 fh.write(chunk)
                 written += len(chunk)
                 copies += 1
@@ -241,8 +284,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--format", choices=FORMATS, default="stream-json")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--ref", type=Path, default=DEFAULT_REF, help="the shared/reference folder")
+    ap.add_argument("--one-chain", action="store_true",
+                    help="transcript: hang every root row (compactions too) under the row before")
     args = ap.parse_args(argv)
-    build(args.out, size_mb=args.size_mb, fmt=args.format, seed=args.seed, ref=args.ref)
+    build(args.out, size_mb=args.size_mb, fmt=args.format, seed=args.seed, ref=args.ref,
+          one_chain=args.one_chain)
     return 0
 
 

@@ -127,7 +127,7 @@ def default_files(ref: Path, size_mb: float) -> list[Path]:
     for fmt in ("stream-json", "transcript"):
         big = HERE / "out" / f"digest-{fmt}-{size_mb:g}mb.jsonl"
         if not big.exists():
-            build(big, size_mb=size_mb, fmt=fmt, quiet=True)
+            build(big, size_mb=size_mb, fmt=fmt, ref=ref, quiet=True)
         files.append(big)
     return files
 
