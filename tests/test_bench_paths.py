@@ -188,3 +188,64 @@ def test_build_big_is_deterministic_and_copies_get_fresh_ids(build_big, tmp_path
     assert len(s2.hooks) > len(s1.hooks) or not s1.hooks
     unpaired = [c for c in s2.calls.values() if c.result_line_no is None]
     assert len(unpaired) <= 2 * sum(1 for c in s1.calls.values() if c.result_line_no is None)
+
+
+# --- rewinds found by depth equal rewinds found by walking ---------------------------------
+
+
+def _rows_session(rows, walk_only: bool):
+    from reducer.session import Session
+
+    s = Session()
+    if walk_only:
+        s._depth = None  # the original walk for every row
+    changes = []
+    for i, (kind, uuid, parent, meta, tool_result) in enumerate(rows, 1):
+        row = {"type": kind, "uuid": uuid, "parentUuid": parent, "sessionId": "s", "isMeta": meta}
+        if kind == "user":
+            row["message"] = {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "t", "content": "x"}] if tool_result else f"hello {i}"}
+        elif kind == "assistant":
+            row["message"] = {"id": f"m{i}", "content": [{"type": "text", "text": f"a{i}"}]}
+        else:
+            row["attachment"] = {"type": "date"}
+        changes.append(s.apply(decode_line(msgspec.json.encode(row), i, 0)))
+    items = {a: [(it.index, it.hidden, it.version) for it in ag.items] for a, ag in s.agents.items()}
+    return changes, s.rewinds, items
+
+
+def test_rewinds_by_depth_equal_rewinds_by_walking():
+    """Random parent graphs: reused uuids (re-parenting), parents named before
+    their rows, cycles, tool results and meta rows; and long chains with
+    attachments between messages and a few rewinds."""
+    import random
+
+    rng = random.Random(7)
+    fast_rewinds = 0
+    for trial in range(400):
+        pool = [f"u{k}" for k in range(rng.randint(2, 30))]
+        rows, seen = [], []
+        for i in range(rng.randint(1, 40)):
+            kind = rng.choice(["user", "assistant", "assistant", "attachment"])
+            r = rng.random()
+            parent = (seen[-1] if r < 0.5 and seen else rng.choice(seen) if r < 0.7 and seen
+                      else None if r < 0.8 else rng.choice(pool))
+            uuid = rng.choice(pool) if rng.random() < 0.2 else f"n{trial}_{i}"
+            rows.append((kind, uuid, parent, rng.random() < 0.05, rng.random() < 0.2))
+            seen.append(uuid)
+        fast = _rows_session(rows, walk_only=False)
+        assert fast == _rows_session(rows, walk_only=True), rows
+        fast_rewinds += fast[1]
+    for trial in range(3):
+        rows, prev, msgs = [], None, []
+        for i in range(2000):
+            kind = "attachment" if i % 3 == 1 else rng.choice(["user", "assistant"])
+            parent = rng.choice(msgs) if kind != "attachment" and msgs and rng.random() < 0.01 else prev
+            rows.append((kind, f"c{trial}_{i}", parent, False, False))
+            prev = rows[-1][1]
+            if kind != "attachment":
+                msgs.append(prev)
+        fast = _rows_session(rows, walk_only=False)
+        assert fast == _rows_session(rows, walk_only=True)
+        assert fast[1] > 0
+    assert fast_rewinds > 0
