@@ -475,7 +475,8 @@ def _header_summary(call: ToolCall, tool: object) -> tuple[str, str]:
 def _header(call: ToolCall, tool: object, width: int, ctx: RenderContext) -> Strip:
     p = ctx.palette
     status, bullet = _status(call, p)
-    if call.background and call.status in ("done", "running", "pending"):
+    if call.background and call.status in ("running", "pending"):
+        # still running as a background task; once it ends the card shows how it ended
         status = Text("→ background", p.secondary)
     name, summary = _header_summary(call, tool)
     left = Text.assemble(("● ", bullet), (name, Style(bold=True)))
