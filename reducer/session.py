@@ -188,7 +188,7 @@ class Session:
         uuid has several (most have one; a list each cost ~20k lists per 100 MB)."""
         self._streaming: dict[tuple[str, str], list[Item]] = {}
         self._stream_blocks: dict[tuple[str, int], Item] = {}
-        self._agent_ids: dict[str, str] = {}
+        self.agent_file_ids: dict[str, str] = {}
         """On-disk ``agentId`` → the tool_use id that started that sub-agent."""
         self._parents: dict[str, str | None] = {}
         self._depth: dict[str, int] | None = {}
@@ -392,6 +392,7 @@ class Session:
         self._add(ProblemItem(MAIN, line_no, self._turn_index(MAIN), problem, kind_key, reason))
 
     def _turn_index(self, agent: str) -> int | None:
+        """The turn new items belong to: sub-agents share the main turn numbering."""
         turn = self.turns[-1] if self.turns else None
         return turn.index if turn is not None else None
 
@@ -420,7 +421,7 @@ class Session:
         if parent_tool_use_id:
             return parent_tool_use_id
         if e is not None and e.isSidechain and e.agentId:
-            return self._agent_ids.get(e.agentId, "agent-" + e.agentId)
+            return self.agent_file_ids.get(e.agentId, "agent-" + e.agentId)
         return MAIN
 
     def _row_seen(self, e: F._Row) -> None:
@@ -739,7 +740,7 @@ class Session:
         head = _result_head(payload)
         text = block_text(block.content) if call.is_error else ""
         if head is not None and head.agentId and call.subagent:
-            self._agent_ids[head.agentId] = call.id
+            self.agent_file_ids[head.agentId] = call.id
             self.agent_for(call.id).agent_file_id = head.agentId
         if call.status == "denied" or call_id in self._denied_ids:
             call.status = "denied"

@@ -167,7 +167,7 @@ class CctvApp(App[int]):
         def on_lines(agent: str, _path: Path, lines: list[RawLine]) -> None:
             self._broadcast(self.feed.feed_agent_file(lines, agent))
 
-        tail = SubagentTail(path, on_lines, lambda: self.feed.session._agent_ids, follow=follow)
+        tail = SubagentTail(path, on_lines, lambda: self.feed.session.agent_file_ids, follow=follow)
         await tail.run()
 
     async def _fold(self, lines: list) -> None:

@@ -38,7 +38,7 @@ def load_subagents(feed: Feed, path: Path) -> int:
     count = 0
     for agent_path, meta in subagent_files(path):
         agent_file_id = agent_path.stem.removeprefix("agent-")
-        tool_use_id = agent_id_for(agent_path, meta, feed.session._agent_ids)
+        tool_use_id = agent_id_for(agent_path, meta, feed.session.agent_file_ids)
         agent = feed.session.agent_for(tool_use_id)
         agent.agent_file_id = agent_file_id
         agent.subagent_type = agent.subagent_type or meta.get("agentType")

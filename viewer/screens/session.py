@@ -170,11 +170,9 @@ class SessionScreen(Screen[None]):
         self.notify("stopping the command…")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in ("stderr", "stop_command"):
+        if action in ("stderr", "stop_command"):  # only for `cctv run`
             source = self.cctv.source
             return source is not None and source.kind == "command"
-        if action == "back":
-            return True
         return True
 
     # --- messages ---------------------------------------------------------------------------
