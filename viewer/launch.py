@@ -110,7 +110,7 @@ def launch(args: list[str]) -> int:
             fd = take_stdin_pipe()
         except OSError:
             return _usage_error("reading frames from a pipe needs a terminal for the keyboard"
-                                " (no /dev/tty here); try `cctv check -` or a file path")
+                                " (no /dev/tty here); save the frames to a file and open that")
         if fd is None:
             return _usage_error("standard input is a terminal: pipe frames into cctv"
                                 " (claude -p … --output-format stream-json --verbose | cctv)")
