@@ -250,3 +250,25 @@ def test_snapshots(snap_compare, tmp_path: Path, name: str, keys: list[str],
     app = CctvApp(None, feed=load_path(path), clock=None)
     app.theme = theme
     assert snap_compare(app, press=keys, terminal_size=size)
+
+
+async def test_a_giant_reply_is_cut_with_a_hint_not_laid_out_whole(tmp_path: Path) -> None:
+    # a 6 MB reply (the CLI writes such lines; USERS.md cites 12.8 M-char ones):
+    # Markdown for all of it at every redraw took over a minute at 15 MB
+    import json
+
+    lines = (STREAM / "01_simple_text.jsonl").read_text().splitlines()
+    frame = json.loads(lines[1])
+    frame["message"]["content"] = [{"type": "text", "text": "word " * 1_200_000}]
+    lines[1] = json.dumps(frame)
+    path = tmp_path / "giant.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    app = CctvApp(FileTail(path, follow=False), clock=None)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: app.ended is not None, timeout=20)
+        await pilot.press("g")
+        await pilot.pause()
+        view = app.screen.query_one(TranscriptView)
+        rows = [view.render_line(y).text for y in range(view.virtual_size.height)]
+        assert any("more characters (enter: show all as plain text)" in row for row in rows)
+        assert len(rows) < 2000  # 64 KB of Markdown, not 6 MB

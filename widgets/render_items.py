@@ -379,7 +379,41 @@ def _prompt_h(item: PromptItem, width: int, expanded: bool, session: Session) ->
 
 # assistant text ----------------------------------------------------------------------------
 
+MARKDOWN_LIMIT = 64 * 1024
+"""Longer replies show their first part as Markdown; ``enter`` shows it all as plain text."""
+PLAIN_LIMIT = 1024 * 1024
+"""Even expanded, a reply is drawn up to this many characters (the raw view has the rest)."""
+
+
+def _head(text: str, limit: int) -> str:
+    """``text`` cut at the last line break before ``limit`` characters."""
+    cut = text.rfind("\n", 0, limit)
+    return text[: cut if cut > limit // 2 else limit]
+
+
+def _huge_text(item: TextItem, width: int, expanded: bool, ctx: RenderContext) -> list[Strip]:
+    """A reply too long to lay out as Markdown at every redraw."""
+    text = item.text
+    if expanded:
+        shown = _head(text, PLAIN_LIMIT)
+        rows = _layout_body([_text(line) for line in _lines(shown)], width, True, None, ctx, 0)
+        what = "r: the raw frame has it all" if len(shown) < len(text) else "enter: fold"
+    else:
+        shown = _head(text, MARKDOWN_LIMIT)
+        theme = ctx.palette.code_theme
+        rows = _render(Markdown(clean(shown), code_theme=theme, inline_code_lexer="text",
+                                inline_code_theme=theme), width, ctx.console)
+        what = "enter: show all as plain text"
+    hidden = len(text) - len(shown)
+    if hidden > 0:
+        hint = Text(f"… {hidden:,} more characters ({what})", ctx.palette.muted)
+        rows.append(_crop(hint, width, ctx.console))
+    return rows
+
+
 def _markdown(item: TextItem, width: int, expanded: bool, ctx: RenderContext) -> list[Strip]:
+    if len(item.text) > MARKDOWN_LIMIT:
+        return _huge_text(item, width, expanded, ctx)
     source = item.text + (" ▍" if item.streaming else "")
     if not source.strip():
         return [Strip.blank(0)]
@@ -396,6 +430,9 @@ def _markdown_h(item: TextItem, width: int, expanded: bool, session: Session) ->
     text = item.text
     if len(text) < width and "\n" not in text:
         return 1
+    if len(text) > MARKDOWN_LIMIT:
+        shown = _head(text, PLAIN_LIMIT if expanded else MARKDOWN_LIMIT)
+        return _wrapped_rows(shown.strip("\n"), width) + (len(shown) < len(text))
     return _wrapped_rows(text.strip("\n"), width)
 
 
