@@ -272,3 +272,27 @@ async def test_a_giant_reply_is_cut_with_a_hint_not_laid_out_whole(tmp_path: Pat
         rows = [view.render_line(y).text for y in range(view.virtual_size.height)]
         assert any("more characters (enter: show all as plain text)" in row for row in rows)
         assert len(rows) < 2000  # 64 KB of Markdown, not 6 MB
+
+
+async def test_a_pasted_million_line_prompt_expands_to_a_capped_body(tmp_path: Path) -> None:
+    import json
+
+    from widgets.render_items import EXPAND_LINES
+
+    lines = (STREAM / "01_simple_text.jsonl").read_text().splitlines()
+    prompt = {"type": "user", "message": {"role": "user", "content": "pasted line\n" * 1_000_000},
+              "parent_tool_use_id": None, "session_id": "s", "uuid": "u-1"}
+    lines.insert(1, json.dumps(prompt))
+    path = tmp_path / "paste.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    app = CctvApp(FileTail(path, follow=False), clock=None)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: app.ended is not None, timeout=20)
+        view = app.screen.query_one(TranscriptView)
+        await pilot.press("g")  # the prompt is the first item
+        await pilot.press("enter")
+        await pilot.pause()
+        rows = [view.render_line(y).text for y in range(min(view.virtual_size.height, 6000))]
+        assert sum("pasted line" in row for row in rows) == EXPAND_LINES
+        assert any(f"{1_000_000 - EXPAND_LINES:,} more lines (r: the raw frame has them all)" in row
+                   for row in rows)

@@ -78,6 +78,8 @@ FOLD_LINES = 8
 """Body lines a collapsed card shows before "… N more lines"."""
 READ_FOLD_LINES = 4
 PROMPT_FOLD_LINES = 12
+EXPAND_LINES = 5000
+"""An expanded body draws at most this many lines (a pasted log can have millions)."""
 BODY_INDENT = 2
 
 STATUS_GLYPHS = {
@@ -279,7 +281,10 @@ def _layout_body(body: list[Text | tuple[str, Style | str]], width: int, expande
     inner = max(width - indent, 1)
     out: list[Strip] = []
     # one hidden line would take the hint's own row: show it instead
-    shown = body if expanded or fold is None or len(body) <= fold + 1 else body[:fold]
+    if expanded:
+        shown = body if len(body) <= EXPAND_LINES else body[:EXPAND_LINES]
+    else:
+        shown = body if fold is None or len(body) <= fold + 1 else body[:fold]
     for line in shown:
         if expanded:
             out.extend(_indent(s, indent) for s in _wrap(_line_text(line, None), inner, console))
@@ -287,8 +292,8 @@ def _layout_body(body: list[Text | tuple[str, Style | str]], width: int, expande
             out.append(_indent(_crop(_line_text(line, inner * 2 + 2), inner, console), indent))
     if len(shown) < len(body):
         more = len(body) - len(shown)
-        hint = Text(f"… {more} more line{'s' if more != 1 else ''} (enter to expand)",
-                    ctx.palette.muted)
+        how = "r: the raw frame has them all" if expanded else "enter to expand"
+        hint = Text(f"… {more:,} more line{'s' if more != 1 else ''} ({how})", ctx.palette.muted)
         out.append(_indent(_crop(hint, inner, console), indent))
     return out
 
@@ -365,14 +370,16 @@ def _prompt(item: PromptItem, width: int, expanded: bool, ctx: RenderContext) ->
     if item.images:
         label.append(f" · {item.images} image{'s' if item.images != 1 else ''}", p.muted)
     rows = [_crop(label, width, console)]
-    body = [_text(line) for line in _lines(item.text)] or [Text("")]
-    rows += _layout_body(body, width, expanded, PROMPT_FOLD_LINES, ctx)
+    body: list[Text | tuple[str, Style | str]] = [(line, "") for line in _lines(item.text)]
+    rows += _layout_body(body or [Text("")], width, expanded, PROMPT_FOLD_LINES, ctx)
     return [row.extend_cell_length(width, p.band).apply_style(p.band) for row in rows]
 
 
 def _prompt_h(item: PromptItem, width: int, expanded: bool, session: Session) -> int:
     n = max(_count_lines(item.text), 1)
     if expanded:
+        if n > EXPAND_LINES:
+            return 2 + _wrapped_rows(_head_lines(item.text, EXPAND_LINES), width - BODY_INDENT)
         return 1 + _wrapped_rows(item.text.rstrip("\n"), width - BODY_INDENT)
     return 1 + _folded_height(n, PROMPT_FOLD_LINES)
 
@@ -389,6 +396,16 @@ def _head(text: str, limit: int) -> str:
     """``text`` cut at the last line break before ``limit`` characters."""
     cut = text.rfind("\n", 0, limit)
     return text[: cut if cut > limit // 2 else limit]
+
+
+def _head_lines(text: str, count: int) -> str:
+    """The first ``count`` lines of ``text``."""
+    end = -1
+    for _ in range(count):
+        end = text.find("\n", end + 1)
+        if end < 0:
+            return text
+    return text[:end]
 
 
 def _huge_text(item: TextItem, width: int, expanded: bool, ctx: RenderContext) -> list[Strip]:
@@ -455,14 +472,19 @@ def _thinking(item: ThinkingItem, width: int, expanded: bool, ctx: RenderContext
     p, console = ctx.palette, ctx.console
     rows = [_crop(_thinking_label(item, p), width, console)]
     if expanded and item.text:
-        body = _text(item.text.strip("\n"), p.muted + Style(italic=True))
-        rows += [_indent(s, BODY_INDENT) for s in _wrap(body, width - BODY_INDENT, console)]
+        if len(item.text) <= MARKDOWN_LIMIT:
+            body = _text(item.text.strip("\n"), p.muted + Style(italic=True))
+            rows += [_indent(s, BODY_INDENT) for s in _wrap(body, width - BODY_INDENT, console)]
+        else:  # a huge block: its lines, capped like any expanded body
+            style = p.muted + Style(italic=True)
+            text = _head(item.text.strip("\n"), PLAIN_LIMIT)
+            rows += _layout_body([(line, style) for line in _lines(text)], width, True, None, ctx)
     return rows
 
 
 def _thinking_h(item: ThinkingItem, width: int, expanded: bool, session: Session) -> int:
     if expanded and item.text:
-        return 1 + _wrapped_rows(item.text.strip("\n"), width - BODY_INDENT)
+        return 1 + _wrapped_rows(_head(item.text.strip("\n"), PLAIN_LIMIT), width - BODY_INDENT)
     return 1
 
 
