@@ -21,7 +21,6 @@ source layer alone).
 from __future__ import annotations
 
 import asyncio
-import os
 import resource
 import statistics
 import subprocess

@@ -51,7 +51,6 @@ import re
 import string
 import sys
 import time
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 

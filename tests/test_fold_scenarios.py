@@ -15,7 +15,6 @@ from typing import Any
 import msgspec
 import pytest
 
-from reducer import frames as F
 from reducer.decode import decode_line
 from reducer.session import Session
 from reducer.state import MAIN, ProblemItem

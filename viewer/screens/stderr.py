@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Log, Static
+from textual.widgets import Footer, Log
 
 __all__ = ["StderrScreen"]
 
