@@ -31,7 +31,7 @@ Step = Callable[[object], Awaitable[None]]
 
 def _app_for(path: Path, theme: str) -> CctvApp:
     feed = load_path(path)
-    app = CctvApp(None, feed=feed, clock=lambda: FROZEN)
+    app = CctvApp(None, feed=feed, clock=lambda: FROZEN, label=f"file {path.name}")
     app.theme = theme
     return app
 

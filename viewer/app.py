@@ -64,8 +64,10 @@ class CctvApp(App[int]):
         feed: Feed | None = None,
         clock: Callable[[], float] | None = time.time,
         intro: str | None = None,
+        label: str | None = None,
     ) -> None:
         super().__init__()
+        self._label = label
         self.intro = intro
         """A line to show when the app starts (e.g. which session `cctv tail` picked)."""
         self.source = source
@@ -85,6 +87,8 @@ class CctvApp(App[int]):
 
     @property
     def source_label(self) -> str:
+        if self._label is not None:
+            return self._label
         return self.source.label if self.source is not None else "loaded file"
 
     def now(self) -> float | None:
