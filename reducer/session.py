@@ -239,6 +239,8 @@ class Session:
             if call.turn != turn.index:
                 break
             if not call.finished and not call.background:
+                if call.awaiting_permission:
+                    return "awaiting permission for " + call.name
                 return "running " + call.name
         return "requesting"
 
@@ -337,13 +339,27 @@ class Session:
                 self._changed("session")
         elif isinstance(e, (F.Summary, F.CustomTitle, F.AiTitle, F.LastPrompt)):
             self._title_row(e)
+        elif isinstance(e, F.ControlRequest):
+            self._control_request(e)
         elif isinstance(e, F.Malformed):
             self.malformed.append((e.line_no, e.reason))
             self._problem(e.line_no, "malformed", "malformed", e.reason)
         elif isinstance(e, F.Unknown):
             self.unknown.append((e.line_no, e.kind_key))
             self._problem(e.line_no, "unknown", e.kind_key, f"unknown frame kind {e.kind_key!r}")
-        # control frames, keep-alives, metadata rows and blank lines draw nothing
+        # control responses, keep-alives, metadata rows and blank lines draw nothing
+
+    def _control_request(self, e: F.ControlRequest) -> None:
+        """``can_use_tool``: the CLI asks the host for permission; the call waits
+        until its result (allowed or denied) or a sign that it runs."""
+        request = e.request
+        if request.get("subtype") != "can_use_tool":
+            return
+        call = self.calls.get(str(request.get("tool_use_id") or ""))
+        if call is not None and not call.finished:
+            call.awaiting_permission = True
+            self._touch(call.item)
+            self._changed("session")
 
     # --- item bookkeeping ----------------------------------------------------------------
 
@@ -734,6 +750,8 @@ class Session:
             call.item = ToolItem(agent_id, e.line_no, call.turn, call, e.uuid)
             self._add(call.item)
         call.result = block.content
+        asked = call.awaiting_permission
+        call.awaiting_permission = False
         call.is_error = bool(block.is_error)
         call.result_line_no = e.line_no
         call.result_payload = payload
@@ -748,7 +766,8 @@ class Session:
             call.status = "interrupted"
         elif call.is_error:
             call.status = "failed"
-            if _looks_denied(text):
+            # an error straight after the CLI asked for permission is the refusal
+            if asked or _looks_denied(text):
                 call.status = "denied"
                 call.denied_reason = text
         else:

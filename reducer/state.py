@@ -237,6 +237,8 @@ class ToolCall:
     subagent: str | None = None
     """The agent id of the sub-agent this call started (its own tool_use id)."""
     denied_reason: str | None = None
+    awaiting_permission: bool = False
+    """The CLI asked the host (``can_use_tool``) and no answer has shown yet."""
     item: ToolItem | None = None
 
     @property

@@ -472,8 +472,10 @@ def test_permission_denial_counted_once() -> None:
     #  20 result permission_denials [{tool_name Write, tool_use_id toolu_01GZ7…}]
     write, bash = "toolu_01GZ7AAU1w1uFUgw3hTGSoJj", "toolu_01URV8fT11EWd4o9cfaSNMsk"
     path = FORGE + "permission_deny.jsonl"
-    s = fold_until(path, 19)  # before the result, the denial reads as a plain error
-    assert s.calls[write].status == "failed" and s.turns[0].failed_calls == 2
+    # before the result: the error came straight after the CLI asked for permission
+    # (line 13), so it already reads as the refusal; the result's list is not in yet
+    s = fold_until(path, 19)
+    assert s.calls[write].status == "denied" and s.turns[0].failed_calls == 1
     assert s.permission_denials == []
 
     s = fold_file(path).session
@@ -844,3 +846,17 @@ def test_fold_survives_every_bad_frame_kind() -> None:
     assert s.hooks["h?"].status == "error"
     assert len(s.turns) == 2
     assert not [i for i in s.main.items if isinstance(i, ProblemItem)]
+
+
+def test_a_call_waits_for_permission_until_its_result(reference):
+    # forge permission_deny.jsonl: line 12 is the Write tool_use, line 13 the CLI's
+    # control_request can_use_tool for it (the host's answer goes to the CLI's stdin,
+    # not stdout), line 14 the tool_result saying it was denied.
+    path = "forge/2.1.220/permission_deny.jsonl"
+    waiting = fold_until(path, 13)
+    write = next(c for c in waiting.calls.values() if c.name == "Write")
+    assert write.awaiting_permission and write.status == "pending"
+    assert waiting.activity == "awaiting permission for Write"
+    after = fold_until(path, 14)
+    write = next(c for c in after.calls.values() if c.name == "Write")
+    assert not write.awaiting_permission and write.status == "denied"

@@ -494,6 +494,8 @@ def _status(call: ToolCall, p: Palette) -> tuple[Text, Style]:
     """The right-hand status of a card and the colour of its bullet."""
     glyph = STATUS_GLYPHS.get(call.status, "?")
     status = call.status
+    if call.awaiting_permission and not call.finished:
+        return Text("⋯ awaiting permission", p.warning), p.warning
     if status == "running":
         text = Text(f"{glyph} running", p.accent)
         if call.elapsed is not None:
