@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from reducer.decode import detect_format
+
 __all__ = [
     "HEAD_BYTES",
     "Format",
@@ -436,112 +438,10 @@ def subagent_files(session_path: Path | str) -> list[tuple[Path, dict[str, Any]]
 
 # --------------------------------------------------------------------------- sniffing
 
-_TRANSCRIPT_KEYS = ("sessionId", "parentUuid", "isSidechain", "leafUuid", "userType")
-_STREAM_KEYS = ("session_id", "parent_tool_use_id")
-_TRANSCRIPT_TYPES = frozenset(
-    {
-        "queue-operation",
-        "file-history-snapshot",
-        "file-history-delta",
-        "summary",
-        "custom-title",
-        "ai-title",
-        "last-prompt",
-        "tag",
-        "attachment",
-        "progress",
-        "mode",
-        "permission-mode",
-        "agent-name",
-        "agent-color",
-        "agent-setting",
-        "pr-link",
-        "worktree-state",
-        "content-replacement",
-        "cost-state",
-        "tools-used",
-        "atis-latch",
-        "api-request",
-        "api-request-shape",
-        "api-request-blob",
-        "api-request-resumed",
-    }
-)
-_STREAM_TYPES = frozenset(
-    {
-        "result",
-        "stream_event",
-        "control_request",
-        "control_response",
-        "control_cancel_request",
-        "rate_limit_event",
-        "tool_progress",
-        "tool_use_summary",
-        "keep_alive",
-        "command_lifecycle",
-        "auth_status",
-        "prompt_suggestion",
-        "conversation_reset",
-        "active_goal",
-    }
-)
-_SNIFF_LINES = 20
-_RAW_TRANSCRIPT_RE = re.compile(rb'"(?:sessionId|parentUuid|isSidechain)"\s*:')
-_RAW_STREAM_RE = re.compile(rb'"(?:session_id|parent_tool_use_id)"\s*:|"type"\s*:\s*"(?:result|stream_event|control_request)"')
-
-
-def _score(row: dict[str, Any]) -> tuple[int, int]:
-    t = sum(1 for k in _TRANSCRIPT_KEYS if k in row)
-    s = sum(1 for k in _STREAM_KEYS if k in row)
-    kind = row.get("type")
-    if kind in _TRANSCRIPT_TYPES:
-        t += 2
-    elif kind in _STREAM_TYPES:
-        s += 2
-    elif kind == "system" and row.get("subtype") == "init":
-        s += 2
-    return t, s
-
-
 def sniff_format(head: bytes) -> Format:
-    """Tell stream-json stdout from an on-disk transcript by content.
-
-    Votes over the first complete JSON lines: camelCase ``sessionId``/``parentUuid``/
-    ``isSidechain`` and transcript-only row types against snake_case ``session_id``
-    and wire-only frame types. The majority wins; nothing recognisable gives
-    ``"unknown"``.
-    """
+    """Tell stream-json stdout from an on-disk transcript by content: the
+    reducer's own :func:`reducer.decode.detect_format` over the head's lines
+    (a last line without its newline counts too)."""
     if head.startswith(b"\xef\xbb\xbf"):
         head = head[3:]
-    parts = head.split(b"\n")
-    complete, trailing = parts[:-1], parts[-1]
-    candidates = [p for p in complete if p.strip()][:_SNIFF_LINES]
-    if len(candidates) < _SNIFF_LINES and trailing.strip():
-        candidates.append(trailing)  # maybe a final line without newline
-    votes_t = votes_s = 0
-    weight_t = weight_s = 0
-    parsed_any = False
-    for raw in candidates:
-        try:
-            row = json.loads(raw)
-        except (ValueError, UnicodeDecodeError, RecursionError):
-            continue
-        if not isinstance(row, dict):
-            continue
-        parsed_any = True
-        t, s = _score(row)
-        weight_t += t
-        weight_s += s
-        if t > s:
-            votes_t += 1
-        elif s > t:
-            votes_s += 1
-    if not parsed_any:
-        # A first line longer than the head: count key spellings in the raw bytes.
-        weight_t = len(_RAW_TRANSCRIPT_RE.findall(head))
-        weight_s = len(_RAW_STREAM_RE.findall(head))
-    if votes_t != votes_s:
-        return "transcript" if votes_t > votes_s else "stream-json"
-    if weight_t != weight_s:
-        return "transcript" if weight_t > weight_s else "stream-json"
-    return "unknown"
+    return detect_format([line for line in head.split(b"\n") if line.strip()])
