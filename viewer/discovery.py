@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from reducer.decode import detect_format
+from reducer.decode import Format, detect_format
 
 __all__ = [
     "HEAD_BYTES",
@@ -41,7 +41,6 @@ HEAD_BYTES = 64 * 1024
 TAIL_BYTES = 64 * 1024
 TITLE_MAX = 100
 
-Format = Literal["stream-json", "transcript", "unknown"]
 
 
 def projects_dir() -> Path:
