@@ -8,6 +8,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
+from textual.css.query import NoMatches
 from textual.message import Message
 from textual.reactive import var
 from textual.screen import Screen
@@ -94,24 +95,26 @@ class SessionScreen(Screen[None]):
             self.refresh_panels()
 
     def refresh_panels(self) -> None:
+        """Redraw the status bar (and the tasks panel when shown) from the state."""
         if self._view is None:
             return
+        try:  # a timer can fire while the app tears the screen down
+            status = self.query_one(StatusBar)
+            tasks = self.query_one(TasksPanel)
+        except NoMatches:
+            return
         app = self.cctv
-        view = self.query_one(TranscriptView)
         now = app.now()
-        ended = app.ended
-        if app.waiting and not ended:
-            ended = None
-        self.query_one(StatusBar).update_state(
+        status.update_state(
             self.session,
             source=app.source_label + (f" · {app.waiting}" if app.waiting else ""),
-            following=view.following,
-            ended=ended,
+            following=self._view.following,
+            ended=app.ended,
             now=now,
             loading=app.loading,
         )
         if self.show_tasks:
-            self.query_one(TasksPanel).update_state(self.session, now=now)
+            tasks.update_state(self.session, now=now)
 
     def _crumbs(self) -> str:
         names: list[str] = []
