@@ -94,13 +94,8 @@ class Feed:
                 entry = decode_line(data, line_no, offset)
                 entries.append(entry)
                 fold(entry, None, received_at, changes)
-            # Then decode the whole batch, and only then fold it: two tight loops
-            # run ~8% faster than one that alternates the decoder and the fold.
-            decoded = [decode_line(data, line_no, offset)
-                       for line_no, offset, data in (batch[first:] if first else batch)]
-            entries += decoded
-            for entry in decoded:
-                fold(entry, None, received_at, changes)
+            self._decode_and_fold(batch[first:] if first else batch, entries, None,
+                                  received_at, changes)
             if paused and len(entries) - start >= _BULK_LINES:
                 _promote_to_oldest()
         return changes
@@ -109,16 +104,22 @@ class Feed:
         """Fold the rows of a sub-agent transcript into the sub-agent ``agent``."""
         changes: list[Change] = []
         kept = self.agent_entries.setdefault(agent, [])
-        fold = self.session._fold
         start = len(kept)
         with _gc_paused() as paused:
-            decoded = [decode_line(data, line_no, offset) for line_no, offset, data in lines]
-            kept += decoded
-            for entry in decoded:
-                fold(entry, agent, None, changes)
+            self._decode_and_fold(lines, kept, agent, None, changes)
             if paused and len(kept) - start >= _BULK_LINES:
                 _promote_to_oldest()
         return changes
+
+    def _decode_and_fold(self, lines: Iterable[RawLine], kept: list[Entry], agent: str | None,
+                         received_at: float | None, changes: list[Change]) -> None:
+        """Decode the whole batch, keep it, and only then fold it: two tight loops
+        run ~8% faster than one that alternates the decoder and the fold."""
+        decoded = [decode_line(data, line_no, offset) for line_no, offset, data in lines]
+        kept += decoded
+        fold = self.session._fold
+        for entry in decoded:
+            fold(entry, agent, received_at, changes)
 
     def entry_at(self, line_no: int, agent: str | None = None) -> Entry | None:
         """The decoded line ``line_no`` of the main source, or of the sub-agent
