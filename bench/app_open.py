@@ -37,7 +37,7 @@ from viewer.sources import FileTail  # noqa: E402
 from widgets.transcript import TranscriptView  # noqa: E402
 
 OUT = ROOT / "bench" / "out"
-REF = ROOT.parent / "shared" / "reference"
+REF = ROOT / "tests" / "fixtures"
 
 
 def _rss_mb() -> float:

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Build a big session (~100 MB) by repeating real recorded frames with fresh ids.
 
-The input is the real CLI output under ``shared/reference``: for ``stream-json``
+The input is the real CLI output under ``tests/fixtures``: for ``stream-json``
 every stdout recording (``forge/2.1.220``, ``forge/2.1.156-raw``,
 ``captures/stream``), for ``transcript`` every main session file of the on-disk
 projects tree (``captures/projects/<project>/<session>.jsonl``, progress,
@@ -55,7 +55,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-DEFAULT_REF = REPO.parent / "shared" / "reference"
+DEFAULT_REF = REPO / "tests" / "fixtures"
 
 FORMATS = ("stream-json", "transcript")
 
@@ -282,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--size-mb", type=float, default=100, help="target size in MB (10^6 bytes)")
     ap.add_argument("--format", choices=FORMATS, default="stream-json")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--ref", type=Path, default=DEFAULT_REF, help="the shared/reference folder")
+    ap.add_argument("--ref", type=Path, default=DEFAULT_REF, help="the recordings folder (default tests/fixtures)")
     ap.add_argument("--one-chain", action="store_true",
                     help="transcript: hang every root row (compactions too) under the row before")
     args = ap.parse_args(argv)

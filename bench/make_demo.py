@@ -2,7 +2,7 @@
 """Build ``viewer/demo/demo_session.jsonl`` from real recorded CLI frames.
 
 The demo is one coherent multi-turn stream-json session stitched from the
-CLI 2.1.328 stdout recordings in ``shared/reference/captures/stream``:
+CLI 2.1.328 stdout recordings in ``tests/fixtures/captures/stream``:
 
 * every recorded frame is copied byte for byte, except that each source run's
   session id is replaced, as text, by one demo session id (key order and all
@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
-DEFAULT_REF = REPO.parent / "shared" / "reference"
+DEFAULT_REF = REPO / "tests" / "fixtures"
 DEFAULT_OUT = REPO / "viewer" / "demo" / "demo_session.jsonl"
 
 DEMO_SESSION_ID = "5e55a0de-c7c7-4d3e-8a11-d3e000000001"
@@ -215,7 +215,7 @@ def _validate(frames: list[Frame], turns: list[list[Frame]], data: bytes) -> Non
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--ref", type=Path, default=DEFAULT_REF, help="shared/reference directory")
+    parser.add_argument("--ref", type=Path, default=DEFAULT_REF, help="recordings directory (default tests/fixtures)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--check", action="store_true", help="fail if --out differs from a fresh build")
     args = parser.parse_args(argv)

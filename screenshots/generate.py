@@ -3,7 +3,7 @@
     python screenshots/generate.py
 
 Each shot runs the real app headless on a real recording (the bundled demo
-or ../shared/reference captures), drives it with the keys a user would press,
+or the tests/fixtures captures), drives it with the keys a user would press,
 and saves ``screenshots/<name>.svg``. The clock is frozen so the pictures are
 reproducible.
 """
@@ -23,7 +23,7 @@ from viewer.app import CctvApp  # noqa: E402
 from viewer.cli import demo_path  # noqa: E402
 from viewer.loader import load_path  # noqa: E402
 
-REFERENCE = ROOT.parent / "shared" / "reference"
+REFERENCE = ROOT / "tests" / "fixtures"
 FROZEN = 1_795_960_800.0
 
 Step = Callable[[object], Awaitable[None]]

@@ -1,9 +1,10 @@
 """Shared helpers for the reducer tests: where the reference recordings are, and
 two ways to fold one.
 
-- ``reference`` (fixture): the reference directory (``$CCTV_REFERENCE``, else
-  ``../shared/reference`` beside the repository); tests that need it are
-  skipped when it is missing.
+- ``FIXTURES``: ``tests/fixtures/``, the real recordings vendored into the
+  repository (see ``tests/fixtures/README.md`` for their origin and licence).
+  It is the one place tests find data: a fresh clone passes alone.
+- ``reference`` (fixture): the same folder, for tests that take it as an argument.
 - ``fold_file(path) -> Feed``: the whole file through :func:`viewer.loader.load_path`
   (an on-disk transcript gets its ``subagents/`` files too).
 - ``fold_until(path, line_no) -> Session``: the lines up to and including
@@ -11,12 +12,11 @@ two ways to fold one.
 - ``recording`` (parametrised fixture): every ``*.jsonl`` under ``forge/`` and
   ``captures/``, ``.stdin.jsonl`` and sub-agent files included.
 
-Relative paths given to the helpers are taken inside the reference directory.
+Relative paths given to the helpers are taken inside ``FIXTURES``.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -25,27 +25,23 @@ from reducer.feed import Feed, read_file_lines
 from reducer.session import Session
 
 
-def reference_dir() -> Path:
-    """The shared, read-only reference material (may not exist)."""
-    env = os.environ.get("CCTV_REFERENCE")
-    if env:
-        return Path(env)
-    return Path(__file__).resolve().parents[1].parent / "shared" / "reference"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+"""The vendored recordings: ``captures/``, ``forge/`` and ``public/``."""
+
+if not (FIXTURES / "captures").is_dir():  # a broken checkout, not a reason to skip
+    raise RuntimeError(f"test fixtures missing at {FIXTURES}")
 
 
 def recordings() -> list[Path]:
     """Every recording under forge/ and captures/, in a stable order."""
-    ref = reference_dir()
-    if not ref.is_dir():
-        return []
-    files = [p for top in ("forge", "captures") for p in (ref / top).rglob("*.jsonl")]
+    files = [p for top in ("forge", "captures") for p in (FIXTURES / top).rglob("*.jsonl")]
     return sorted(files)
 
 
 def ref_path(path: str | Path) -> Path:
     """``path`` itself when absolute, else the file of that name in the reference."""
     p = Path(path)
-    return p if p.is_absolute() else reference_dir() / p
+    return p if p.is_absolute() else FIXTURES / p
 
 
 def fold_file(path: str | Path) -> Feed:
@@ -67,10 +63,7 @@ def fold_until(path: str | Path, line_no: int) -> Session:
 
 @pytest.fixture(scope="session")
 def reference() -> Path:
-    ref = reference_dir()
-    if not ref.is_dir():
-        pytest.skip(f"reference recordings not available at {ref} (set CCTV_REFERENCE)")
-    return ref
+    return FIXTURES
 
 
 @pytest.fixture(name="fold_file")
@@ -86,10 +79,5 @@ def _fold_until_fixture(reference: Path):
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "recording" in metafunc.fixturenames:
         files = recordings()
-        ref = reference_dir()
-        if files:
-            metafunc.parametrize("recording", files,
-                                 ids=[str(p.relative_to(ref)) for p in files])
-        else:
-            metafunc.parametrize("recording", [pytest.param(None, marks=pytest.mark.skip(
-                reason="reference recordings not available"))])
+        metafunc.parametrize("recording", files,
+                             ids=[str(p.relative_to(FIXTURES)) for p in files])

@@ -24,14 +24,13 @@ from viewer.sources import CommandSource, FileTail, StreamSource
 from widgets.status_bar import StatusBar
 from widgets.transcript import TranscriptView
 
-from conftest import reference_dir
+from conftest import FIXTURES
 
-REF = reference_dir()
+REF = FIXTURES
 STREAM = REF / "captures" / "stream"
 PROJECT = REF / "captures" / "projects" / "-home-ada-src-demo"
 SUBAGENT_SESSION = "d7acffbd-7cff-4056-82e8-4364dc8df14a"
 
-pytestmark = pytest.mark.skipif(not REF.is_dir(), reason="reference recordings not found")
 
 
 async def wait_for(pilot, condition: Callable[[], bool], timeout: float = 8.0) -> None:

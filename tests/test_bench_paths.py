@@ -24,7 +24,7 @@ from reducer.feed import Feed, read_file_lines
 from reducer.frames import SYSTEM_SUBTYPES, Malformed, System
 from reducer.lines import LineSplitter
 
-from conftest import recordings, reference_dir
+from conftest import FIXTURES, recordings
 
 BENCH = Path(__file__).resolve().parents[1] / "bench"
 
@@ -51,7 +51,6 @@ def _system_lines() -> list[bytes]:
     return out
 
 
-@pytest.mark.skipif(not reference_dir().is_dir(), reason="reference recordings not found")
 def test_system_fast_path_equals_two_step_decode_on_every_recorded_line():
     lines = _system_lines()
     assert len(lines) > 500
@@ -160,20 +159,19 @@ def _fold(path: Path) -> Feed:
     return feed
 
 
-@pytest.mark.skipif(not reference_dir().is_dir(), reason="reference recordings not found")
 @pytest.mark.parametrize("fmt", ["stream-json", "transcript"])
 def test_build_big_is_deterministic_and_copies_get_fresh_ids(build_big, tmp_path, fmt):
-    templates = build_big.templates_for(fmt, reference_dir())
+    templates = build_big.templates_for(fmt, FIXTURES)
     one_pass = sum(p.stat().st_size for p in templates) / 1e6
     one, again = tmp_path / "one.jsonl", tmp_path / "again.jsonl"
-    build_big.build(one, size_mb=one_pass, fmt=fmt, ref=reference_dir(), quiet=True)
-    build_big.build(again, size_mb=one_pass, fmt=fmt, ref=reference_dir(), quiet=True)
+    build_big.build(one, size_mb=one_pass, fmt=fmt, ref=FIXTURES, quiet=True)
+    build_big.build(again, size_mb=one_pass, fmt=fmt, ref=FIXTURES, quiet=True)
     assert one.read_bytes() == again.read_bytes()
 
     # every recording once, then each again: the second copies must add as many
     # distinct calls, tasks and hooks as the first (no id is reused)
     two = tmp_path / "two.jsonl"
-    facts = build_big.build(two, size_mb=2 * one_pass, fmt=fmt, ref=reference_dir(), quiet=True)
+    facts = build_big.build(two, size_mb=2 * one_pass, fmt=fmt, ref=FIXTURES, quiet=True)
     assert facts["copies"] > len(templates)
     s1, s2 = _fold(one).session, _fold(two).session
     assert not s1.malformed and not s2.malformed

@@ -20,7 +20,7 @@ from reducer import frames as F
 from reducer.decode import decode_bytes, decode_line, detect_format, extras, reencode
 from reducer.feed import Feed, read_file_lines
 
-from conftest import recordings, reference_dir
+from conftest import FIXTURES, recordings
 
 _JSON = msgspec.json.Decoder()
 
@@ -143,7 +143,7 @@ def test_extras_of_unknown_is_the_whole_object() -> None:
 
 
 def _expected_format(path: Path) -> str:
-    rel = path.relative_to(reference_dir()).parts
+    rel = path.relative_to(FIXTURES).parts
     return "transcript" if rel[:2] == ("captures", "projects") else "stream-json"
 
 

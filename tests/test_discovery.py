@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import FIXTURES
 
 from viewer.discovery import (
     SessionInfo,
@@ -23,11 +24,9 @@ from viewer.discovery import (
 )
 
 
-def reference_dir() -> Path:
-    return Path(__file__).resolve().parents[1].parent / "shared" / "reference"
 
 
-REF = reference_dir()
+REF = FIXTURES
 CAPTURES = REF / "captures"
 PROJECTS = CAPTURES / "projects"
 PROJECT = PROJECTS / "-home-ada-src-demo"
@@ -35,7 +34,7 @@ SUBAGENT_SESSION = "d7acffbd-7cff-4056-82e8-4364dc8df14a"
 REPO = Path(__file__).resolve().parents[1]
 DEMO = REPO / "viewer" / "demo" / "demo_session.jsonl"
 
-needs_ref = pytest.mark.skipif(not PROJECTS.is_dir(), reason="shared/reference not available")
+
 
 
 _UUIDS = itertools.count()
@@ -80,7 +79,6 @@ def test_projects_dir_honours_claude_config_dir(monkeypatch: pytest.MonkeyPatch,
 # --------------------------------------------------------------------------- real captures
 
 
-@needs_ref
 def test_list_sessions_finds_the_ten_captured_sessions(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(CAPTURES))
     sessions = list_sessions()
@@ -92,7 +90,6 @@ def test_list_sessions_finds_the_ten_captured_sessions(monkeypatch: pytest.Monke
     assert list_sessions(PROJECTS) == sessions
 
 
-@needs_ref
 def test_titles_and_fields_come_from_the_rows() -> None:
     by_id = {s.session_id: s for s in list_sessions(PROJECTS)}
     assert by_id["8e4b2dbb-330b-4d03-a3ef-8b4c8ce07f1e"].title == "hi [[simple]]"
@@ -115,7 +112,6 @@ def test_titles_and_fields_come_from_the_rows() -> None:
     assert all(s.title and s.first_timestamp and s.last_timestamp for s in by_id.values())
 
 
-@needs_ref
 def test_subagent_files_finds_the_agent_and_its_meta() -> None:
     found = subagent_files(PROJECT / f"{SUBAGENT_SESSION}.jsonl")
     assert len(found) == 1
@@ -146,7 +142,6 @@ def test_subagent_files_nested_legacy_and_broken_meta(tmp_path: Path) -> None:
     assert [s.path.name for s in list_sessions(tmp_path)] == ["s1.jsonl"]
 
 
-@needs_ref
 def test_latest_session_picks_newest_mtime(tmp_path: Path) -> None:
     root = tmp_path / "projects"
     shutil.copytree(PROJECTS, root)
@@ -172,7 +167,6 @@ def _head(path: Path) -> bytes:
         return fh.read(64 * 1024)
 
 
-@needs_ref
 @pytest.mark.parametrize(
     "path",
     sorted((REF / "captures" / "stream").glob("*.jsonl")) + sorted((REF / "forge").rglob("*.jsonl")),
@@ -182,7 +176,6 @@ def test_sniff_stream_json(path: Path) -> None:
     assert sniff_format(_head(path)) == "stream-json"
 
 
-@needs_ref
 @pytest.mark.parametrize("path", sorted(PROJECTS.rglob("*.jsonl")), ids=lambda p: p.name)
 def test_sniff_transcript(path: Path) -> None:
     assert sniff_format(_head(path)) == "transcript"
@@ -267,7 +260,6 @@ def test_head_and_tail_of_a_big_file(tmp_path: Path) -> None:
     assert info.git_branch == "feature"
 
 
-@needs_ref
 def test_read_session_info_survives_odd_content(tmp_path: Path) -> None:
     real = (PROJECT / f"{SUBAGENT_SESSION}.jsonl").read_bytes()
     cases = {
@@ -342,7 +334,6 @@ def test_demo_one_result_per_prompt() -> None:
     assert sum(f["type"] == "result" for f in frames) == len(turns)
 
 
-@needs_ref
 def test_demo_is_rebuilt_by_its_generator(monkeypatch: pytest.MonkeyPatch) -> None:
     spec = importlib.util.spec_from_file_location("make_demo", REPO / "bench" / "make_demo.py")
     assert spec and spec.loader

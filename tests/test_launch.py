@@ -12,14 +12,12 @@ from viewer.cli import demo_path, main
 from viewer.launch import _intro, build_source
 from viewer.sources import CommandSource, FileTail
 
-from conftest import reference_dir
+from conftest import FIXTURES
 
-PROJECTS = reference_dir() / "captures" / "projects"
+PROJECTS = FIXTURES / "captures" / "projects"
 
 
 def test_tail_follows_the_most_recently_written_session(tmp_path: Path, monkeypatch) -> None:
-    if not PROJECTS.is_dir():
-        pytest.skip("reference recordings not found")
     root = tmp_path / "cfg"
     shutil.copytree(PROJECTS, root / "projects")
     sessions = sorted((root / "projects").glob("*/*.jsonl"))

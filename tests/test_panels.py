@@ -30,9 +30,10 @@ from viewer.screens.help import HelpScreen
 from viewer.screens.raw import RawScreen
 from widgets.status_bar import StatusBar
 from widgets.tasks_panel import TasksPanel, render_row, task_rows
+from conftest import FIXTURES
 
 ROOT = Path(__file__).resolve().parents[1]
-REF = ROOT.parent / "shared" / "reference"
+REF = FIXTURES
 DEMO = ROOT / "viewer" / "demo" / "demo_session.jsonl"
 STREAM = REF / "captures" / "stream"
 FORGE = REF / "forge" / "2.1.220"
@@ -40,7 +41,6 @@ FORGE = REF / "forge" / "2.1.220"
 T0 = 1_800_000_000.0
 """Fixed wall clock for folds with arrival times, so elapsed times are deterministic."""
 
-pytestmark = pytest.mark.skipif(not REF.is_dir(), reason=f"no reference recordings at {REF}")
 
 
 def fold_until(path: Path, line_no: int | None = None, *, clocked: bool = False) -> Feed:

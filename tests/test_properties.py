@@ -26,7 +26,7 @@ from reducer.session import Session
 from reducer.state import MAIN, ProblemItem
 from reducer.summary import summarize
 
-from conftest import recordings, reference_dir
+from conftest import FIXTURES, recordings
 
 FAST = settings(max_examples=150, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -36,14 +36,12 @@ FAST = settings(max_examples=150, deadline=None,
 def _files() -> tuple[tuple[str, tuple[bytes, ...]], ...]:
     out = []
     for p in recordings():
-        out.append((str(p.relative_to(reference_dir())), tuple(p.read_bytes().splitlines())))
+        out.append((str(p.relative_to(FIXTURES)), tuple(p.read_bytes().splitlines())))
     return tuple(out)
 
 
 def _pool() -> list[bytes]:
     files = _files()
-    if not files:
-        pytest.skip("reference recordings not available")
     return [line for _, lines in files for line in lines]
 
 
@@ -158,8 +156,6 @@ def test_truncated_interleaved_and_shuffled_real_lines(data: st.DataObject) -> N
 @given(st.data())
 def test_one_recording_out_of_order(data: st.DataObject) -> None:
     files = _files()
-    if not files:
-        pytest.skip("reference recordings not available")
     name, lines = data.draw(st.sampled_from(files), label="file")
     order = data.draw(st.permutations(range(len(lines))), label="order")
     entries = [decode_line(lines[i], i + 1, 0) for i in order]
@@ -178,8 +174,6 @@ def test_one_recording_out_of_order(data: st.DataObject) -> None:
 @given(st.data())
 def test_two_recordings_interleaved(data: st.DataObject) -> None:
     files = _files()
-    if not files:
-        pytest.skip("reference recordings not available")
     (_, a), (_, b) = data.draw(st.sampled_from(files)), data.draw(st.sampled_from(files))
     flags = data.draw(st.lists(st.booleans(), min_size=len(a) + len(b),
                                max_size=len(a) + len(b)))
@@ -205,8 +199,6 @@ def test_two_recordings_interleaved(data: st.DataObject) -> None:
 @given(st.data())
 def test_checkpoint_restore_round_trip(data: st.DataObject) -> None:
     files = [f for f in _files() if len(f[1]) > 2]
-    if not files:
-        pytest.skip("reference recordings not available")
     name, lines = data.draw(st.sampled_from(files), label="file")
     entries = [decode_line(line, n, 0) for n, line in enumerate(lines, 1)]
     k = data.draw(st.integers(0, len(entries)), label="split")

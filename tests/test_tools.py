@@ -9,6 +9,7 @@ from pathlib import Path
 
 import msgspec
 import pytest
+from conftest import FIXTURES
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -28,9 +29,6 @@ from reducer.tools import (
 )
 
 
-def reference_dir() -> Path:
-    """The shared, read-only reference material (recordings, wire notes)."""
-    return Path(__file__).resolve().parents[1].parent / "shared" / "reference"
 
 
 # ---------------------------------------------------------------- recordings
@@ -50,7 +48,7 @@ def _walk_tool_uses(obj: object) -> Iterator[dict]:
 
 def _recorded_tool_uses() -> list[tuple[str, str, object]]:
     """(file:line, name, input) for every tool_use block in the reference recordings."""
-    ref = reference_dir()
+    ref = FIXTURES
     files = sorted([*(ref / "forge").rglob("*.jsonl"), *(ref / "captures").rglob("*.jsonl")])
     found = []
     for path in files:
@@ -64,8 +62,6 @@ def _recorded_tool_uses() -> list[tuple[str, str, object]]:
 
 @pytest.fixture(scope="module")
 def recorded() -> list[tuple[str, str, object]]:
-    if not reference_dir().is_dir():
-        pytest.skip("reference recordings not available")
     return _recorded_tool_uses()
 
 

@@ -33,9 +33,10 @@ from reducer.state import (
 from viewer.loader import load_path
 from widgets.render_items import Palette, RenderContext, estimate_height, margin_top, render_item
 from widgets.transcript import TranscriptView
+from conftest import FIXTURES
 
 ROOT = Path(__file__).resolve().parents[1]
-REFERENCE = ROOT.parent / "shared" / "reference"
+REFERENCE = FIXTURES
 STREAM = REFERENCE / "captures" / "stream"
 DEMO = ROOT / "viewer" / "demo" / "demo_session.jsonl"
 SUBAGENT_ID = "toolu_01POmk2Upx4u34UIjZsjjwy3"
