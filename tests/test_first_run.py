@@ -1,0 +1,283 @@
+"""The first five minutes: package data, the command line's words, crashes and the first keys.
+
+These run against whatever ``viewer`` is importable: the source tree in a
+checkout, the installed package under ``.ci/run`` (which sets
+``CCTV_EXPECT_INSTALLED=1`` and runs pytest from outside the checkout).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tomllib
+from fnmatch import fnmatchcase
+from importlib import resources
+from pathlib import Path, PurePosixPath
+
+import pytest
+from textual.widgets import Footer
+from textual.widgets._footer import FooterKey
+
+import viewer
+from conftest import FIXTURES
+from viewer.app import CctvApp
+from viewer.cli import COMMANDS, demo_path, main, version
+from viewer.launch import exit_status
+from viewer.loader import load_path
+from viewer.screens.help import HelpScreen
+from viewer.screens.session import SessionScreen
+
+CHECKOUT = Path(__file__).resolve().parents[1]
+PACKAGES = ("reducer", "widgets", "viewer")
+
+
+# --- package data ----------------------------------------------------------------------
+
+
+def _data_files() -> list[tuple[str, PurePosixPath]]:
+    """(top package, path inside it) of every non-Python file in the checkout's packages."""
+    out = []
+    for top in PACKAGES:
+        for f in sorted((CHECKOUT / top).rglob("*")):
+            if f.is_file() and f.suffix not in (".py", ".pyc") and "__pycache__" not in f.parts:
+                out.append((top, PurePosixPath(f.relative_to(CHECKOUT / top).as_posix())))
+    return out
+
+
+def _declared(top: str, rel: PurePosixPath, package_data: dict[str, list[str]]) -> bool:
+    """Whether setuptools' ``package-data`` globs take ``rel`` (a path inside ``top``)."""
+    for key, patterns in package_data.items():
+        base = PurePosixPath(*key.split("."))
+        if base.parts[0] != top:
+            continue
+        inner = PurePosixPath(top, rel)
+        try:
+            tail = inner.relative_to(base)
+        except ValueError:
+            continue
+        for pattern in patterns:
+            parts = PurePosixPath(pattern).parts
+            if len(parts) == len(tail.parts) and all(map(fnmatchcase, tail.parts, parts)):
+                return True
+    return False
+
+
+def test_the_app_reads_data_files_and_they_exist() -> None:
+    names = {str(rel) for _top, rel in _data_files()}
+    assert {"app.tcss", "screens/session.tcss", "demo/demo_session.jsonl"} <= names
+
+
+@pytest.mark.parametrize(("top", "rel"), _data_files(), ids=lambda v: str(v))
+def test_every_data_file_is_declared_in_package_data(top: str, rel: PurePosixPath) -> None:
+    config = tomllib.loads((CHECKOUT / "pyproject.toml").read_text())
+    package_data = config["tool"]["setuptools"]["package-data"]
+    assert _declared(top, rel, package_data), f"{top}/{rel} is missing from [tool.setuptools.package-data]"
+
+
+@pytest.mark.parametrize(("top", "rel"), _data_files(), ids=lambda v: str(v))
+def test_every_data_file_is_in_the_imported_package(top: str, rel: PurePosixPath) -> None:
+    """Against an installed package this is what a user's ``pip install .`` holds."""
+    assert (resources.files(top) / str(rel)).is_file(), f"{top}/{rel} is not in {resources.files(top)}"
+
+
+def test_the_suite_runs_against_the_installed_package_when_ci_says_so() -> None:
+    if not os.environ.get("CCTV_EXPECT_INSTALLED"):
+        pytest.skip("only under .ci/run, which installs the package and runs the suite against it")
+    where = Path(viewer.__file__).resolve()
+    assert CHECKOUT not in where.parents, f"tests imported the checkout ({where}), not the installed package"
+
+
+# --- the command line --------------------------------------------------------------------
+
+
+def _cctv(*words: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "viewer.cli", *words], capture_output=True, text=True,
+                          timeout=60, env={**os.environ, **(env or {})}, stdin=subprocess.DEVNULL)
+
+
+def test_version() -> None:
+    res = _cctv("--version")
+    assert res.returncode == 0 and res.stdout.strip() == f"cctv {version()}"
+
+
+def test_help_lists_every_subcommand_with_one_line(capsys) -> None:
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    for name, command in COMMANDS.items():
+        line = next(ln for ln in out.splitlines() if ln.strip().startswith(f"cctv {name}"))
+        assert command.help in line
+    assert "cctv PATH" in out and "cctv --version" in out
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_every_subcommand_has_its_own_help(name: str) -> None:
+    res = _cctv(name, "-h")
+    assert res.returncode == 0, res.stderr
+    assert f"cctv {name}" in res.stdout and res.stderr == ""
+
+
+@pytest.mark.parametrize(("word", "hint"), [("nosuchsub", "cctv --help"), ("summry", "did you mean 'cctv summary'?"),
+                                            ("chek", "did you mean 'cctv check'?")])
+def test_an_unknown_word_is_one_line_and_exit_2(capsys, word: str, hint: str) -> None:
+    assert main([word]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"'{word}'" in err and hint in err
+
+
+def test_a_missing_file_is_one_line_and_exit_2(capsys, tmp_path: Path) -> None:
+    missing = tmp_path / "no" / "such" / "file.jsonl"
+    assert main([str(missing)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and str(missing) in err and "no such file" in err
+
+
+def test_a_directory_is_one_line_and_exit_2(capsys, tmp_path: Path) -> None:
+    assert main([str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "is a directory" in err
+
+
+def test_headless_bad_arguments_exit_2() -> None:
+    res = _cctv("summary")
+    assert res.returncode == 2 and "PATH" in res.stderr
+
+
+# --- crashes -------------------------------------------------------------------------------
+
+
+class _Boom(RuntimeError):
+    pass
+
+
+async def test_a_crash_exits_non_zero_with_one_line_and_a_log(tmp_path: Path, monkeypatch, capsys) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+
+    def explode(self: SessionScreen) -> None:
+        raise _Boom("the \x1b]0;title\x07 widget fell over")
+
+    monkeypatch.setattr(SessionScreen, "refresh_panels", explode)
+    app = CctvApp(None, feed=load_path(demo_path()), clock=None)
+    with pytest.raises(_Boom):  # run_test re-raises what ended the app
+        async with app.run_test(size=(100, 30)) as pilot:
+            app._dirty = True  # the app's 0.1 s panel timer calls refresh_panels
+            await pilot.pause(0.5)
+    assert app.crash is not None and app.return_code == 1
+    assert exit_status(app, app.return_value) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("cctv crashed: _Boom: the ")
+    assert "\x1b" not in err and "\x07" not in err  # the message is from the input: shown, not obeyed
+    logs = list((tmp_path / "cache" / "cctv" / "logs").glob("crash-*.log"))
+    assert len(logs) == 1 and str(logs[0]) in err
+    assert "Traceback" in logs[0].read_text() and "explode" in logs[0].read_text()
+
+
+# --- the first keys ------------------------------------------------------------------------
+
+
+async def test_ctrl_c_quits_like_q() -> None:
+    app = CctvApp(None, feed=load_path(demo_path()), clock=None)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+    assert app.return_code == 0 and app.crash is None
+
+
+async def test_the_footer_keeps_quit_and_help_visible_at_80x24() -> None:
+    app = CctvApp(None, feed=load_path(demo_path()), clock=None)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        footer = app.screen.query_one(Footer)
+        keys = {k.description: k for k in footer.query(FooterKey)}
+        for description in ("Quit", "Help"):
+            key = keys[description]
+            assert key.region.width > 0 and key.region.right <= 80, (description, key.region)
+
+
+async def test_the_first_run_notice_does_not_cover_the_status_bar(tmp_path: Path) -> None:
+    app = CctvApp(None, feed=load_path(demo_path()), clock=None, intro="No sessions here: showing the demo.")
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        await pilot.pause(0.3)
+        from textual.widgets._toast import Toast
+
+        from widgets.status_bar import StatusBar
+
+        bar = app.screen.query_one(StatusBar).region
+        toasts = list(app.screen.query(Toast))
+        assert toasts, "the intro was not shown"
+        for toast in toasts:
+            assert not toast.region.overlaps(bar), (toast.region, bar)
+
+
+async def test_help_opens_on_cctvs_own_keys() -> None:
+    app = CctvApp(None, feed=load_path(demo_path()), clock=None)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        rows = app.screen.rows
+        descriptions = [d for _k, d, _g in rows]
+        assert not any("Scroll" in d or "Page Left" in d or "Page Right" in d for d in descriptions), descriptions
+        assert {"Next error", "Search", "Quit", "Help", "Open"} <= set(descriptions)
+        assert len(descriptions) == len(set(descriptions)), "one row per action"
+        keys = dict((d, k) for k, d, _g in rows)
+        assert "j" in keys["Next item"] and "↓" in keys["Next item"]
+
+
+async def test_the_screenshot_command_saves_where_it_says(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    app = CctvApp(None, feed=load_path(demo_path()), clock=None)
+    async with app.run_test(size=(80, 24)) as pilot:
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        assert titles.count("Screenshot") == 1
+        app.action_save_screenshot()
+        await pilot.pause()
+        saved = list(tmp_path.glob("cctv-*.svg"))
+        assert len(saved) == 1 and saved[0].read_text().startswith("<svg")
+        notes = [str(n.message) for n in app._notifications]
+        assert any(str(saved[0]) in n for n in notes), notes
+
+
+# --- the demo ------------------------------------------------------------------------------
+
+
+def test_the_demo_reads_like_a_real_session() -> None:
+    data = demo_path().read_bytes()
+    assert b"[[" not in data, "a recorder's scenario tag is in the demo"
+    session = load_path(demo_path()).session
+    for c in session.compactions:
+        if c.pre_tokens is not None and c.post_tokens is not None:
+            assert c.pre_tokens > c.post_tokens, (c.pre_tokens, c.post_tokens)
+    first = next(json.loads(line) for line in data.splitlines() if b'"parent_tool_use_id":null' in line
+                 and json.loads(line).get("type") == "user")
+    assert first["message"]["content"] == "Think about whether greet() needs a docstring."
+
+
+async def test_the_demo_draws_its_first_prompt() -> None:
+    app = CctvApp(None, feed=load_path(demo_path()), clock=None)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("g")
+        await pilot.pause()
+        text = app.export_screenshot()
+        assert "Think about whether greet() needs a docstring." in text.replace("&#160;", " ")
+
+
+def test_demo_builder_is_in_step_with_the_bundled_demo() -> None:
+    builder = CHECKOUT / "bench" / "make_demo.py"
+    res = subprocess.run([sys.executable, str(builder), "--check", "--ref", str(FIXTURES),
+                          "--out", str(demo_path())], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+
+
+def test_an_empty_home_opens_the_demo(tmp_path: Path, monkeypatch) -> None:
+    from viewer.launch import _intro, build_source
+    from viewer.sources import FileTail
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    monkeypatch.setattr("sys.stdin.isatty", lambda: True, raising=False)
+    source = build_source([])
+    assert isinstance(source, FileTail) and source.path == demo_path().resolve()
+    assert "bundled demo" in (_intro([], source) or "")
+    assert not (tmp_path / ".claude").exists(), "cctv created something under ~/.claude"
