@@ -44,8 +44,12 @@ def test_tail_without_sessions_is_an_error_but_bare_cctv_shows_the_demo(tmp_path
 def test_paths_run_and_demo(tmp_path: Path) -> None:
     demo = build_source(["demo"])
     assert isinstance(demo, FileTail) and not demo.follow
-    src = build_source([str(tmp_path / "not-yet.jsonl")])
-    assert isinstance(src, FileTail) and src.follow  # waited for until it appears
+    missing = tmp_path / "not-yet.jsonl"
+    assert build_source([str(missing)]) == (
+        f"{missing}: no such file (cctv tail {missing} waits for it to appear)")
+    for words in (["tail", str(missing)], ["--wait", str(missing)]):
+        src = build_source(words)
+        assert isinstance(src, FileTail) and src.follow and src.path == missing  # waited for
     assert isinstance(build_source(["run", "--", "claude", "-p", "hi"]), CommandSource)
     assert build_source(["run"]) == "usage: cctv run -- COMMAND [ARGS…]"
     assert "is a directory" in build_source([str(tmp_path)])

@@ -6,15 +6,16 @@ import asyncio
 import gc
 import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from pathlib import Path
 
 from textual import on, work
-from textual.app import App
+from textual.app import App, SystemCommand
 from textual.binding import Binding
+from textual.content import Content
 from textual.reactive import var
+from textual.screen import Screen
 from textual.worker import Worker, WorkerState
-
-from pathlib import Path
 
 from reducer.feed import Feed
 from reducer.lines import RawLine
@@ -52,6 +53,8 @@ class CctvApp(App[int]):
     BINDINGS = [
         Binding("q", "quit", "Quit", id="quit"),
         Binding("question_mark", "help", "Help", key_display="?", id="help"),
+        # a viewer quits on ctrl+c, as `less` and `tail -f` users expect
+        Binding("ctrl+c", "quit", "Quit", show=False, priority=True, id="quit_ctrl_c"),
     ]
 
     ended: var[str | None] = var(None)
@@ -84,6 +87,43 @@ class CctvApp(App[int]):
         self._slice_started = 0.0
         self.first_paint_at: float | None = None
         """``time.perf_counter()`` when the first folded lines had been painted."""
+
+    crash: BaseException | None = None
+    """The unhandled exception that ended the app, if any (see :func:`viewer.launch.exit_status`)."""
+
+    def _handle_exception(self, error: Exception) -> None:
+        # Textual prints a long traceback at exit; cctv prints one line and logs the rest
+        self.crash = error
+        super()._handle_exception(error)
+
+    def _print_error_renderables(self) -> None:
+        if self.crash is not None:
+            self._exit_renderables.clear()
+            return
+        super()._print_error_renderables()
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        """Textual's palette commands, with a screenshot that says where it went."""
+        for command in super().get_system_commands(screen):
+            if command.title != "Screenshot":
+                yield command
+        yield SystemCommand("Screenshot", "Save an SVG of the screen to the current directory",
+                            self.action_save_screenshot)
+
+    def action_save_screenshot(self) -> None:
+        """Save an SVG of the screen in the current directory (else the cache directory)."""
+        from .paths import cache_dir
+
+        name = time.strftime("cctv-%Y%m%d-%H%M%S.svg")
+        svg = self.export_screenshot()
+        for folder in (Path.cwd(), cache_dir("screenshots")):
+            try:
+                (folder / name).write_text(svg, encoding="utf-8")
+            except OSError:
+                continue
+            self.notify(Content(f"Screenshot saved: {folder / name}"), timeout=8)
+            return
+        self.notify("Could not save the screenshot", severity="error")
 
     @property
     def source_label(self) -> str:
@@ -241,20 +281,24 @@ class CctvApp(App[int]):
         self.push_screen(SessionScreen(agent_id))
 
     def action_help(self) -> None:
+        """Every cctv key of the active screen, grouped, one row per action.
+
+        Only cctv's own bindings (they carry an ``id``) are listed: the scroll
+        bindings Textual's base widgets bring do nothing a user needs here."""
         from .screens.help import HelpScreen
 
-        rows: list[tuple[str, str, str]] = []
-        seen: set[tuple[str, str]] = set()
-        for key, binding in self.screen.active_bindings.items():
+        keys: dict[tuple[str, str], list[str]] = {}
+        groups: dict[tuple[str, str], str] = {}
+        for binding in self.screen.active_bindings.values():
             b = binding.binding
-            if not b.description:
+            if not b.description or b.id is None:
                 continue
+            slot = (b.action, b.description)
             display = b.key_display or self.get_key_display(b)
-            if (display, b.description) in seen:
-                continue
-            seen.add((display, b.description))
-            group = _HELP_GROUPS.get(type(binding.node).__name__, "General")
-            rows.append((display, b.description, group))
+            if display not in keys.setdefault(slot, []):
+                keys[slot].append(display)
+            groups.setdefault(slot, _HELP_GROUPS.get(type(binding.node).__name__, "General"))
+        rows = [(" ".join(keys[slot]), slot[1], groups[slot]) for slot in keys]
         rows.sort(key=lambda row: _GROUP_ORDER.index(row[2]) if row[2] in _GROUP_ORDER else 99)
         self.push_screen(HelpScreen(rows))
 

@@ -1,25 +1,20 @@
-"""The ``cctv`` command line."""
+"""The ``cctv`` command line: one table of subcommands, one dispatch.
+
+Headless subcommands (``check``, ``summary``, …) import only what they need, so
+they start fast and never load Textual; ``tests/test_import_hygiene.py`` checks it.
+"""
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-__all__ = ["main", "demo_path"]
-
-USAGE = """\
-cctv — a terminal viewer for Claude Code sessions
-
-  cctv PATH                 open a transcript (stream-json or on-disk) and follow it
-  cctv tail                 follow the most recently written session under ~/.claude/projects
-  cctv -                    read frames from standard input (also: claude -p … | cctv)
-  cctv run -- CMD [ARGS…]   start CMD and view its stdout as frames
-  cctv demo                 open the bundled example session
-  cctv check PATH… [--json] decode files and report kinds, malformed lines, round trip
-  cctv summary PATH [--json] the folded session state in a few lines
-"""
+__all__ = ["main", "demo_path", "version", "COMMANDS"]
 
 
 def demo_path() -> Path:
@@ -27,8 +22,144 @@ def demo_path() -> Path:
     return Path(str(resources.files("viewer") / "demo" / "demo_session.jsonl"))
 
 
-def _parser(prog: str, desc: str) -> argparse.ArgumentParser:
-    return argparse.ArgumentParser(prog=prog, description=desc)
+def version() -> str:
+    """The installed distribution's version (the source tree's when not installed)."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("cctv")
+    except metadata.PackageNotFoundError:  # running from a checkout
+        return "0.0.0+source"
+
+
+@dataclass(frozen=True)
+class Command:
+    """One ``cctv WORD``: its usage line, its one-line help and what runs it."""
+
+    usage: str
+    help: str
+    run: Callable[[str, list[str]], int]
+
+
+def _parser(name: str, desc: str) -> argparse.ArgumentParser:
+    return argparse.ArgumentParser(prog=f"cctv {name}", description=desc)
+
+
+# --- the subcommands ---------------------------------------------------------------------
+
+
+def _viewer(name: str, args: list[str]) -> int:
+    """Subcommands that open the terminal UI (tail, run, demo, a path)."""
+    from .launch import launch
+
+    return launch([name, *args] if name else args)
+
+
+def _viewer_with_help(desc: str, usage: str) -> Callable[[str, list[str]], int]:
+    def run(name: str, args: list[str]) -> int:
+        if args[:1] in (["-h"], ["--help"]):
+            print(f"usage: {usage}\n\n{desc}")
+            return 0
+        return _viewer(name, args)
+
+    return run
+
+
+def _check(name: str, args: list[str]) -> int:
+    p = _parser(name, "Decode files; report kinds, malformed lines and the round trip.")
+    p.add_argument("paths", nargs="+", metavar="PATH")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    ns = p.parse_args(args)
+    from .headless import run_check
+
+    return run_check(ns.paths, ns.json, sys.stdout, sys.stderr)
+
+
+def _summary(name: str, args: list[str]) -> int:
+    p = _parser(name, "Print the folded state of a session.")
+    p.add_argument("path", metavar="PATH")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    ns = p.parse_args(args)
+    from .headless import run_summary
+
+    return run_summary(ns.path, ns.json, sys.stdout, sys.stderr)
+
+
+COMMANDS: dict[str, Command] = {
+    "tail": Command(
+        "cctv tail [PATH]",
+        "follow the most recently written session (or PATH, waiting for it to appear)",
+        _viewer_with_help("Follow the newest session under $CLAUDE_CONFIG_DIR/projects "
+                          "(default ~/.claude/projects), or PATH, waiting until it exists.",
+                          "cctv tail [PATH]"),
+    ),
+    "run": Command(
+        "cctv run -- CMD [ARGS…]",
+        "start CMD and view its stdout as frames (s: its stderr, x: stop it)",
+        _viewer_with_help("Start CMD (e.g. claude -p … --output-format stream-json --verbose) and view "
+                          "its standard output live. cctv exits with the command's status.",
+                          "cctv run -- CMD [ARGS…]"),
+    ),
+    "demo": Command(
+        "cctv demo",
+        "open the bundled example session",
+        _viewer_with_help("Open the bundled example session.", "cctv demo"),
+    ),
+    "check": Command(
+        "cctv check PATH… [--json]",
+        "decode files: kinds, malformed lines, round trip (exit 1 if malformed)",
+        _check,
+    ),
+    "summary": Command(
+        "cctv summary PATH [--json]",
+        "the folded session state in a few lines",
+        _summary,
+    ),
+}
+"""Every subcommand, in the order ``cctv --help`` lists them."""
+
+
+def usage() -> str:
+    """The text of ``cctv --help``: every way in, one line each."""
+    rows = [
+        ("cctv PATH", "open a transcript (stream-json or on-disk) and follow it as it grows"),
+        ("cctv -", "read frames from standard input (also: claude -p … | cctv)"),
+        *((c.usage, c.help) for c in COMMANDS.values()),
+        ("cctv --version", "print the version"),
+    ]
+    width = max(len(u) for u, _ in rows) + 2
+    lines = [f"cctv {version()} — a terminal viewer for Claude Code sessions", "", "usage:"]
+    lines += [f"  {u.ljust(width)}{h}" for u, h in rows]
+    lines += ["", "Each command takes -h for its own help. Keys inside the viewer: press ?."]
+    return "\n".join(lines)
+
+
+def _looks_like_a_path(word: str) -> bool:
+    return word in ("-", ".", "..") or "/" in word or "." in word or Path(word).exists()
+
+
+def _error(message: str) -> int:
+    print(f"cctv: {message}", file=sys.stderr)
+    return 2
+
+
+def _main(argv: list[str] | None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] in (["-h"], ["--help"], ["help"]):
+        print(usage())
+        return 0
+    if args[:1] in (["-V"], ["--version"]):
+        print(f"cctv {version()}")
+        return 0
+    word = args[0] if args else ""
+    command = COMMANDS.get(word)
+    if command is not None:
+        return command.run(word, args[1:])
+    if word and not word.startswith("-") and not _looks_like_a_path(word):
+        close = difflib.get_close_matches(word, list(COMMANDS), n=1, cutoff=0.5)
+        hint = f" (did you mean 'cctv {close[0]}'?)" if close else " (cctv --help lists them)"
+        return _error(f"'{word}' is not a cctv command or a file{hint}")
+    return _viewer("", args)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -42,33 +173,6 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     except KeyboardInterrupt:
         return 130
-
-
-def _main(argv: list[str] | None) -> int:
-    args = list(sys.argv[1:] if argv is None else argv)
-    if args and args[0] in ("-h", "--help", "help"):
-        print(USAGE)
-        return 0
-    command = args[0] if args else ""
-    if command == "check":
-        p = _parser("cctv check", "Decode files; report kinds, malformed lines and the round trip.")
-        p.add_argument("paths", nargs="+", metavar="PATH")
-        p.add_argument("--json", action="store_true", help="machine-readable output")
-        ns = p.parse_args(args[1:])
-        from .headless import run_check
-
-        return run_check(ns.paths, ns.json, sys.stdout, sys.stderr)
-    if command == "summary":
-        p = _parser("cctv summary", "Print the folded state of a session.")
-        p.add_argument("path", metavar="PATH")
-        p.add_argument("--json", action="store_true", help="machine-readable output")
-        ns = p.parse_args(args[1:])
-        from .headless import run_summary
-
-        return run_summary(ns.path, ns.json, sys.stdout, sys.stderr)
-    from .launch import launch
-
-    return launch(args)
 
 
 if __name__ == "__main__":  # pragma: no cover

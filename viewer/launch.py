@@ -8,10 +8,14 @@ import sys
 from pathlib import Path
 
 from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
 
 from .sources import CommandSource, Event, FileTail, Source, StreamSource, open_stdin
 
-__all__ = ["launch", "build_source", "StdinPipeSource"]
+if TYPE_CHECKING:
+    from .app import CctvApp
+
+__all__ = ["launch", "exit_status", "build_source", "StdinPipeSource"]
 
 
 class StdinPipeSource:
@@ -52,7 +56,9 @@ def build_source(args: list[str]) -> Source | str:
         return CommandSource(rest)
     parser = argparse.ArgumentParser(prog="cctv", add_help=False)
     parser.add_argument("target", nargs="?")
+    parser.add_argument("path", nargs="?")
     parser.add_argument("--no-follow", action="store_true")
+    parser.add_argument("--wait", action="store_true")
     try:
         ns, extra = parser.parse_known_args(args)
     except SystemExit:
@@ -61,6 +67,11 @@ def build_source(args: list[str]) -> Source | str:
         return f"unexpected arguments: {' '.join(extra)} (cctv --help)"
     follow = not ns.no_follow
     target = ns.target
+    wait = ns.wait
+    if target == "tail" and ns.path is not None:  # `cctv tail PATH`: follow PATH, waiting for it
+        target, wait = ns.path, True
+    elif ns.path is not None:
+        return f"unexpected argument: {ns.path} (cctv --help)"
     if target == "demo":
         return FileTail(demo_path(), follow=False)
     if target == "tail" or (target is None and sys.stdin.isatty()):
@@ -79,6 +90,8 @@ def build_source(args: list[str]) -> Source | str:
         return f"{path}: is a directory, not a session file"
     if path.exists() and not os.access(path, os.R_OK):
         return f"{path}: cannot read (permission denied)"
+    if not path.exists() and not wait:
+        return f"{path}: no such file (cctv tail {target} waits for it to appear)"
     return FileTail(path, follow=follow)
 
 
@@ -117,4 +130,19 @@ def launch(args: list[str]) -> int:
         source = StdinPipeSource(fd)
     app = CctvApp(source, intro=_intro(args, source))
     code = app.run()
+    return exit_status(app, code)
+
+
+def exit_status(app: CctvApp, code: int | None) -> int:
+    """cctv's exit status after the app ended: a crash is never 0.
+
+    An unhandled exception prints one line and leaves the traceback in the
+    cache directory (``viewer.crash``)."""
+    if app.crash is not None:
+        from .crash import crash_message, write_crash_log
+
+        print(crash_message(app.crash, write_crash_log(app.crash)), file=sys.stderr)
+        return 1
+    if app.return_code not in (None, 0):
+        return int(app.return_code)
     return int(code or 0)
