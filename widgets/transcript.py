@@ -116,7 +116,7 @@ class TranscriptView(ScrollView, can_focus=True):
         Binding("g,home", "first", "Top", show=False, id="transcript.top"),
         Binding("G,end", "last", "Bottom (follow)", show=False, id="transcript.bottom",
                 tooltip="Go to the end and keep following new items"),
-        Binding("enter,space", "activate", "Expand / open", id="transcript.activate",
+        Binding("enter,space", "activate", "Open", id="transcript.activate",
                 tooltip="Open a sub-agent's transcript, or expand / collapse the item"),
         Binding("right_square_bracket", "next_turn", "Next turn", show=False,
                 id="transcript.next_turn"),

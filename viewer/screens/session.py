@@ -76,7 +76,7 @@ class SessionScreen(Screen[None]):
             yield TasksPanel(id="tasks")
         yield Input(placeholder="search this transcript (enter: find, escape: close)", id="search")
         yield StatusBar(id="status")
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self._view = self.query_one(TranscriptView)
