@@ -17,7 +17,10 @@ CLI 2.1.328 stdout recordings in ``tests/fixtures/captures/stream``:
   transcript envelope dropped, ``parent_tool_use_id``/``session_id``/``uuid``
   appended) and placed where the CLI wrote them;
 * the SessionStart hook pair of the hooks run is moved to the very start, where
-  a session's startup hooks belong.
+  a session's startup hooks belong;
+* the recorder's ``[[scenario]]`` tags are removed from every string, and the
+  compaction's ``pre_tokens`` (1,225 in the tiny scripted context) is stated as
+  a plausible 38,412, so the demo reads like a real session.
 
 Deterministic: same inputs, same bytes. Usage::
 
@@ -29,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -94,12 +98,28 @@ def _dumps(obj: Any) -> bytes:
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode()
 
 
+_MARKER = re.compile(rb"\[\[[A-Za-z0-9_]+\]\]")
+"""The ``[[scenario]]`` tags the recording script put in prompts to pick a script."""
+
+DEMO_PRE_COMPACT_TOKENS = 38_412
+"""The scripted model's context was tiny (the recording says 1,225 → 2,787
+tokens, which reads as a compaction that grew the context); the demo states a
+plausible size of the conversation before ``/compact``."""
+
+
+def _natural(raw: bytes) -> bytes:
+    """The frame without the recorder's scenario tags, as a real session reads."""
+    raw = re.sub(rb"(?<=\S) " + _MARKER.pattern, b"", raw)  # "… so far? [[cmp2]]"
+    raw = re.sub(_MARKER.pattern + rb" ?", b"", raw)  # "[[sub_survey]] List …"
+    return re.sub(rb'"pre_tokens":1225\b', b'"pre_tokens":%d' % DEMO_PRE_COMPACT_TOKENS, raw)
+
+
 def _read_frames(path: Path, old_sid: str) -> list[Frame]:
     frames = []
     for line in path.read_bytes().split(b"\n"):
         if not line.strip():
             continue
-        raw = line.replace(old_sid.encode(), DEMO_SESSION_ID.encode())
+        raw = _natural(line.replace(old_sid.encode(), DEMO_SESSION_ID.encode()))
         frames.append(Frame(raw, json.loads(raw)))
     return frames
 
@@ -127,7 +147,7 @@ def _prompt(spec: TurnSpec, rows: list[dict[str, Any]], seg: list[Frame]) -> Fra
         and isinstance(r.get("content"), str)
         and not r["content"].startswith("<")  # the CLI's own <task-notification> re-queues
     ]
-    text = enqueued[spec.prompt]
+    text = _natural(enqueued[spec.prompt].encode()).decode()
     uuid = next(
         (f.obj["command_uuid"] for f in seg if f.obj.get("type") == "command_lifecycle"),
         None,
@@ -136,7 +156,8 @@ def _prompt(spec: TurnSpec, rows: list[dict[str, Any]], seg: list[Frame]) -> Fra
         uuid = next(
             r["uuid"]
             for r in rows
-            if r.get("type") == "user" and not r.get("isMeta") and r.get("message", {}).get("content") == text
+            if r.get("type") == "user" and not r.get("isMeta")
+            and _natural(str(r.get("message", {}).get("content")).encode()).decode() == text
         )
     obj = {
         "type": "user",
@@ -196,10 +217,12 @@ def build(ref: Path = DEFAULT_REF) -> bytes:
 
 def _validate(frames: list[Frame], turns: list[list[Frame]], data: bytes) -> None:
     assert len(data) < MAX_BYTES, len(data)
+    assert not _MARKER.search(data), "a scenario tag is left"
     for f in frames:
         assert json.loads(f.raw) == f.obj
         sid = f.obj.get("session_id")
         assert sid in (None, DEMO_SESSION_ID), sid
+    assert any(f.obj.get("compact_metadata", {}).get("pre_tokens") == DEMO_PRE_COMPACT_TOKENS for f in frames)
     uuids = [f.obj["uuid"] for f in frames if "uuid" in f.obj]
     assert len(uuids) == len(set(uuids)), "duplicate uuid"
     prompts = [
