@@ -281,3 +281,37 @@ def test_an_empty_home_opens_the_demo(tmp_path: Path, monkeypatch) -> None:
     assert isinstance(source, FileTail) and source.path == demo_path().resolve()
     assert "bundled demo" in (_intro([], source) or "")
     assert not (tmp_path / ".claude").exists(), "cctv created something under ~/.claude"
+
+
+# --- a file that is not a session at all ---------------------------------------------------
+
+
+def _html(tmp_path: Path, lines: int = 2806) -> Path:
+    page = tmp_path / "page.html"
+    page.write_text("".join(f"<div>row {i}</div>\n" for i in range(lines)))
+    return page
+
+
+def test_check_gives_one_verdict_for_a_file_that_is_not_json_lines(capsys, tmp_path: Path) -> None:
+    assert main(["check", str(_html(tmp_path))]) == 1
+    out = capsys.readouterr().out
+    assert "not a Claude Code session: 2,806 of 2,806 lines are not JSON" in out
+    assert len(out.splitlines()) <= 5, "one verdict, not a row per line"
+    assert main(["check", "--json", str(_html(tmp_path))]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["verdict"].startswith("not a Claude Code session") and len(report["malformed"]) == 2806
+
+
+def test_summary_gives_the_same_verdict_for_a_binary(capsys, tmp_path: Path) -> None:
+    binary = tmp_path / "tool.jsonl"
+    binary.write_bytes(bytes(range(256)) * 200 + b"\n\xff\xfe\x00garbage\n")
+    assert main(["summary", str(binary)]) == 1
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1 and "not a Claude Code session" in out and "not JSON" in out
+    assert main(["summary", "--json", str(binary)]) == 1
+    assert json.loads(capsys.readouterr().out)["verdict"].startswith("not a Claude Code session")
+
+
+def test_a_real_session_has_no_verdict(capsys) -> None:
+    assert main(["check", "--json", str(FIXTURES / "captures/stream/03_tools.jsonl")]) == 0
+    assert json.loads(capsys.readouterr().out)["verdict"] is None

@@ -12,6 +12,7 @@ import msgspec
 from reducer.decode import reencode
 from reducer.frames import Blank, Malformed, Unknown
 from reducer.summary import format_summary, summarize
+from reducer.verdict import not_a_session
 
 from .loader import InputError, load_path
 
@@ -47,8 +48,10 @@ def check_file(path: Path) -> dict[str, Any]:
             equivalent += 1
         else:
             differs.append(entry.line_no)
+    lines = len(feed.entries) - blank
     return {
         "path": str(path),
+        "verdict": not_a_session(lines, len(malformed), len(unknown)),
         "format": session.format,
         "cli_version": session.cli_version,
         "lines": len(feed.entries),
@@ -91,6 +94,11 @@ def run_check(paths: list[str], as_json: bool, out: TextIO, err: TextIO) -> int:
 def _format_check(r: dict[str, Any]) -> str:
     rt = r["round_trip"]
     kinds = ", ".join(f"{k} {n}" for k, n in sorted(r["kinds"].items(), key=lambda x: (-x[1], x[0])))
+    if r["verdict"]:
+        shown = r["malformed"][:3]
+        return "\n".join([f"{r['path']}: {r['verdict']}",
+                          *(f"  line {m['line']}: {m['reason']}" for m in shown),
+                          *(["  …"] if len(r["malformed"]) > len(shown) else [])])
     verdict = "ok" if not r["malformed"] and rt["ok"] else "PROBLEMS"
     lines = [
         f"{r['path']}: {verdict}",
@@ -118,8 +126,14 @@ def run_summary(path: str, as_json: bool, out: TextIO, err: TextIO) -> int:
         print(f"cctv: {exc}", file=err)
         return 2
     data = summarize(feed.session)
+    blank = sum(isinstance(e, Blank) for e in feed.entries)
+    malformed = sum(isinstance(e, Malformed) for e in feed.entries)
+    unknown = sum(isinstance(e, Unknown) for e in feed.entries)
+    verdict = not_a_session(len(feed.entries) - blank, malformed, unknown)
     if as_json:
-        print(json.dumps(data, indent=2), file=out)
+        print(json.dumps({"verdict": verdict, **data}, indent=2), file=out)
+    elif verdict:
+        print(f"{path}: {verdict}", file=out)
     else:
         print(format_summary(data), file=out)
-    return 0
+    return 1 if verdict else 0
