@@ -46,7 +46,7 @@ class Change(NamedTuple):
 class Item:
     """One row group of a transcript: a prompt, a text block, a tool call, …"""
 
-    __slots__ = ("index", "agent", "line_no", "turn", "hidden", "version", "uuid")
+    __slots__ = ("index", "agent", "line_no", "turn", "hidden", "version", "uuid", "source")
     kind = "item"
 
     def __init__(self, agent: str, line_no: int, turn: int | None, uuid: str | None = None) -> None:
@@ -57,6 +57,10 @@ class Item:
         self.hidden = False
         self.version = 0
         self.uuid = uuid
+        self.source = MAIN
+        """The file ``line_no`` is a line of: :data:`MAIN` for the main source,
+        else the agent id of a sub-agent transcript file. ``(source, line_no)``
+        is the entry the item was drawn from."""
 
 
 class PromptItem(Item):

@@ -42,8 +42,9 @@ class Hooks(Kernel):
 
     def _stop_hook_summary(self, e: F.StopHookSummary, agent: str) -> None:
         self.stop_summaries += 1
-        forced = self._source or None
-        agent = MAIN if forced is None and not e.isSidechain else self._route(None, e, forced)
+        if self._source == MAIN and not e.isSidechain:
+            # its parent_tool_use_id names the hook's tool use, not a sub-agent
+            agent = MAIN
         turn = self.turns[-1] if self.turns else None
         if turn is not None and agent == MAIN:
             turn.stop_summaries += 1
@@ -54,8 +55,7 @@ class Hooks(Kernel):
     def _attachment(self, e: F.Attachment, agent: str) -> None:
         att = e.attachment
         if att.type.startswith("hook_"):
-            hook_id = f"line-{e.line_no}"
-            agent = self._route(None, e, None)
+            hook_id = self._line_id(e.line_no)
             hook = HookRun(hook_id, att.hookName or att.type, att.hookEvent or "",
                            e.line_no, self._turn_index(agent))
             hook.status = "error" if "error" in att.type else "success"
@@ -70,4 +70,4 @@ class Hooks(Kernel):
         elif att.type == "queued_command":
             if isinstance(att.prompt, str) and "<task-notification>" in att.prompt:
                 self._task_notification_text(att.prompt, e.line_no)
-            self._notice(MAIN, e.line_no, "queued", as_text(att.content) or "queued command")
+            self._notice(agent, e.line_no, "queued", as_text(att.content) or "queued command")

@@ -259,14 +259,16 @@ class Kernel:
         self._now = received_at
         self._changes = changes
         self._source = MAIN if agent is None else agent
+        where = self._source
         try:
+            where = self._where(entry, agent)
             if isinstance(entry, F._Row):
                 self._row(entry, agent)
             elif type(entry) is F.Result:
                 self._session_seen(entry.session_id)
-            self._handlers.get(type(entry), _unhandled)(self, entry, self._where(entry, agent))
+            self._handlers.get(type(entry), _unhandled)(self, entry, where)
         except Exception as exc:  # the fold must never take the viewer down
-            self._problem(entry.line_no, "malformed", entry.kind_key,
+            self._problem(where, entry.line_no, "malformed", entry.kind_key,
                           f"cctv could not fold this frame: {type(exc).__name__}: {exc}")
 
     def _row(self, e: F._Row, forced: str | None) -> None:
@@ -304,6 +306,7 @@ class Kernel:
 
     def _add(self, item: Item) -> Item:
         agent = self.agent_for(item.agent)
+        item.source = self._source
         item.index = len(agent.items)
         agent.items.append(item)
         if item.uuid:
@@ -339,8 +342,16 @@ class Kernel:
         self._add(item)
         return item
 
-    def _problem(self, line_no: int, problem: str, kind_key: str, reason: str) -> None:
-        self._add(ProblemItem(MAIN, line_no, self._turn_index(MAIN), problem, kind_key, reason))
+    def _problem(self, agent: str, line_no: int, problem: str, kind_key: str,
+                 reason: str) -> None:
+        """A line the fold could not use, shown in the transcript of the agent
+        (and so the file) it came from."""
+        self._add(ProblemItem(agent, line_no, self._turn_index(agent), problem, kind_key, reason))
+
+    def _line_id(self, line_no: int) -> str:
+        """An id for something the entry being folded names no id for: unique
+        across the main source and every sub-agent file."""
+        return f"line-{line_no}" if self._source == MAIN else f"{self._source}:line-{line_no}"
 
     def _turn_index(self, agent: str) -> int | None:
         """The turn new items belong to: sub-agents share the main turn numbering."""
@@ -366,15 +377,6 @@ class Kernel:
         out.reverse()
         return out
 
-    def _route(self, parent_tool_use_id: str | None, e: F._Row | None, forced: str | None) -> str:
-        if forced is not None:
-            return forced
-        if parent_tool_use_id:
-            return parent_tool_use_id
-        if e is not None and e.isSidechain and e.agentId:
-            return self.agent_file_ids.get(e.agentId, "agent-" + e.agentId)
-        return MAIN
-
     def _row_seen(self, e: F._Row) -> None:
         """Session facts every on-disk row repeats: CLI version, cwd, branch."""
         if e.version and e.version != self.cli_version:
@@ -396,11 +398,11 @@ class Kernel:
 
     def _malformed(self, e: F.Malformed, agent: str) -> None:
         self.malformed.append((e.line_no, e.reason))
-        self._problem(e.line_no, "malformed", "malformed", e.reason)
+        self._problem(agent, e.line_no, "malformed", "malformed", e.reason)
 
     def _unknown(self, e: F.Unknown, agent: str) -> None:
         self.unknown.append((e.line_no, e.kind_key))
-        self._problem(e.line_no, "unknown", e.kind_key, f"unknown frame kind {e.kind_key!r}")
+        self._problem(agent, e.line_no, "unknown", e.kind_key, f"unknown frame kind {e.kind_key!r}")
 
     def _nothing(self, e: F.Entry, agent: str) -> None:
         """Control responses, keep-alives, metadata rows and blank lines draw nothing."""

@@ -72,6 +72,7 @@ class Messages(Kernel):
                     item.text = block.text or ""
                     item.streaming = False
                     item.line_no = e.line_no
+                    item.source = self._source
                     item.uuid = e.uuid
                     self._index_uuid(e.uuid or "", item)
                     self._touch(item)
@@ -91,6 +92,7 @@ class Messages(Kernel):
                     item.tokens = tokens or item.tokens
                     item.streaming = False
                     item.line_no = e.line_no
+                    item.source = self._source
                     self._touch(item)
                 else:
                     item = self._add(ThinkingItem(agent_id, e.line_no, turn, text, redacted, tokens,
@@ -128,7 +130,7 @@ class Messages(Kernel):
         if results:
             payload = e.result_payload
             for block in results:
-                self._tool_result(block, payload if len(results) == 1 else None, e)
+                self._tool_result(block, payload if len(results) == 1 else None, e, agent_id)
             return
         text = block_text(content)
         images = sum(1 for b in content if b.type == "image") if isinstance(content, list) else 0
@@ -166,9 +168,8 @@ class Messages(Kernel):
 
     # --- streaming partial messages ---------------------------------------------------------
 
-    def _stream_event(self, e: F.StreamEvent, agent: str) -> None:
+    def _stream_event(self, e: F.StreamEvent, agent_id: str) -> None:
         ev = e.event
-        agent_id = e.parent_tool_use_id or MAIN
         if ev.type == "message_start" and ev.message is not None:
             self._stream_msg = ev.message.id
             if agent_id == MAIN:

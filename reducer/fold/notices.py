@@ -31,27 +31,27 @@ class Notices(Kernel):
     def _api_retry(self, e: F.ApiRetry, agent: str) -> None:
         self.api_retries += 1
         err = e.error if isinstance(e.error, str) else (e.error or "")
-        self._notice(MAIN, e.line_no, "api retry",
+        self._notice(agent, e.line_no, "api retry",
                      f"API retry {e.attempt}/{e.max_retries} in {(e.retry_delay_ms or 0) / 1000:.1f}s"
                      f" ({e.error_status or 'no status'} {err})".rstrip(), level="warning")
 
     def _api_error(self, e: F.ApiError, agent: str) -> None:
         self.api_retries += 1
-        self._notice(self._route(None, e, self._source or None), e.line_no, "api error",
+        self._notice(agent, e.line_no, "api error",
                      f"API error (attempt {e.retryAttempt}/{e.maxRetries}): {e.error}",
                      level="warning")
 
     def _notification(self, e: F.Notification, agent: str) -> None:
         self.notifications += 1
         level = "warning" if e.priority in ("high", "immediate") else "info"
-        self._notice(MAIN, e.line_no, "notification", e.text, level=level, detail=e.key)
+        self._notice(agent, e.line_no, "notification", e.text, level=level, detail=e.key)
 
     def _informational(self, e: F.Informational, agent: str) -> None:
-        self._notice(MAIN, e.line_no, "info", as_text(e.content),
+        self._notice(agent, e.line_no, "info", as_text(e.content),
                      level="warning" if e.level == "warning" else "info")
 
     def _local_command_output(self, e: F.LocalCommandOutput, agent: str) -> None:
-        self._notice(MAIN, e.line_no, "command output", as_text(e.content))
+        self._notice(agent, e.line_no, "command output", as_text(e.content))
 
     def _system_other(self, e: F.System, agent: str) -> None:
         """A subtype with no rule of its own: show it, generically."""

@@ -61,7 +61,7 @@ class Tools(Kernel):
             self._changed("session")
 
     def _tool_use(self, agent: Agent, block: F.Block, e: F.Assistant, turn: int | None) -> Item:
-        call_id = block.id or f"line-{e.line_no}"
+        call_id = block.id or self._line_id(e.line_no)
         call = self.calls.get(call_id)
         if call is not None and call.item is not None:  # a repeat (resume copies rows)
             return call.item
@@ -93,12 +93,12 @@ class Tools(Kernel):
                 call.status = "running"
             self._touch(call.item)
 
-    def _tool_result(self, block: F.Block, payload: msgspec.Raw | None, e: F.User) -> None:
+    def _tool_result(self, block: F.Block, payload: msgspec.Raw | None, e: F.User,
+                     agent_id: str) -> None:
         call_id = block.tool_use_id or ""
         call = self.calls.get(call_id)
         if call is None:
             # a result whose call we never saw (history cut, or a resumed session)
-            agent_id = self._route(e.parent_tool_use_id, e, None)
             call = ToolCall(call_id, "?", None, agent_id, self._turn_index(agent_id), e.line_no)
             self.calls[call_id] = call
             call.item = ToolItem(agent_id, e.line_no, call.turn, call, e.uuid)
@@ -173,7 +173,7 @@ class Tools(Kernel):
         tid = e.tool_use_id
         if e.subagent_retry:
             retry = e.subagent_retry
-            self._notice(e.parent_tool_use_id or MAIN, e.line_no, "api retry",
+            self._notice(agent, e.line_no, "api retry",
                          f"sub-agent API retry {retry.get('attempt')}/{retry.get('max_retries')}",
                          level="warning")
             return
