@@ -20,6 +20,7 @@ import msgspec
 from .. import frames as F
 from ..state import (
     MAIN,
+    Activity,
     Agent,
     Change,
     CompactionItem,
@@ -191,23 +192,23 @@ class Kernel:
         return [t for t in self.tasks.values() if t.running]
 
     @property
-    def activity(self) -> str:
+    def activity(self) -> Activity:
         """What the session is doing now, for a status bar."""
         if self.status == "compacting":
-            return "compacting"
+            return Activity("compacting")
         turn = self.current_turn
         if turn is None or self.status == "idle":
-            return "idle"
+            return Activity("idle")
         if self.live_thinking_tokens:
-            return "thinking"
+            return Activity("thinking")
         for call in reversed(self.calls.values()):
             if call.turn != turn.index:
                 break
             if not call.finished and not call.background:
                 if call.awaiting_permission:
-                    return "awaiting permission for " + call.name
-                return "running " + call.name
-        return "requesting"
+                    return Activity("awaiting_permission", call.id, call.name)
+                return Activity("running", call.id, call.name)
+        return Activity("requesting")
 
     def checkpoint(self) -> bytes:
         """A snapshot of the whole state (for replay seeking)."""
@@ -232,6 +233,7 @@ class Kernel:
                     agent.description = str(call.input.get("description") or "")
                     agent.subagent_type = call.input.get("subagent_type")
             self.agents[agent_id] = agent
+            self._changed("agent_added", agent_id)
         return agent
 
     # --- the fold ----------------------------------------------------------------------

@@ -144,7 +144,7 @@ class Tools(Kernel):
             sub = self.agents[call.subagent]
             if call.status != "running":
                 sub.status = call.status
-                self._changed("agent_added", call.subagent)
+                self._changed("agent_updated", call.subagent)
         self._touch(call.item)
 
     def _deny(self, tool_use_id: str | None, tool_name: str, reason: str, line_no: int,
