@@ -37,7 +37,10 @@ from reducer.feed import Feed, read_file_lines  # noqa: E402
 
 
 class _Walker:
-    def __init__(self) -> None:
+    def __init__(self, ignore: frozenset[str] = frozenset()) -> None:
+        self.ignore = ignore
+        """Field names left out (a field a change adds on purpose, to show
+        that nothing else changed)."""
         self.seen: dict[int, int] = {}
         self.keep: list[Any] = []  # keep walked objects alive so ids stay unique
 
@@ -75,6 +78,8 @@ class _Walker:
         self.keep.append(obj)
         out.append(f"#{self.seen[id(obj)]}{type(obj).__name__}<")
         for name, value in _fields(obj):
+            if name in self.ignore:
+                continue
             out.append(name + "=")
             self.walk(value, out, depth + 1)
             out.append(" ")
@@ -97,11 +102,12 @@ def _fields(obj: Any) -> list[tuple[str, Any]]:
             if not n.startswith("_") and hasattr(obj, n)]
 
 
-def digest_file(path: Path, batch_lines: int = 1) -> tuple[str, str]:
+def digest_file(path: Path, batch_lines: int = 1,
+                ignore: frozenset[str] = frozenset()) -> tuple[str, str]:
     """(digest, full text) for one file, fed ``batch_lines`` lines at a time
-    (0: whole ``read_file_lines`` batches)."""
+    (0: whole ``read_file_lines`` batches), leaving out the fields ``ignore``."""
     feed = Feed()
-    walker = _Walker()
+    walker = _Walker(ignore)
     out: list[str] = ["changes:"]
     for batch in read_file_lines(path):
         step = batch_lines or len(batch)
@@ -141,10 +147,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--batch", type=int, default=1, metavar="N",
                     help="feed N lines at a time (default 1: a change list per line; "
                          "0: whole read_file_lines batches)")
+    ap.add_argument("--ignore", action="append", default=[], metavar="FIELD",
+                    help="leave this field out of every object (repeatable): a field a "
+                         "change adds on purpose, to show nothing else changed")
     args = ap.parse_args(argv)
     files = args.files or default_files(args.ref, args.size_mb)
     for path in files:
-        digest, text = digest_file(path, args.batch)
+        digest, text = digest_file(path, args.batch, frozenset(args.ignore))
         print(f"{digest}  {path}")
         if args.dump:
             args.dump.mkdir(parents=True, exist_ok=True)

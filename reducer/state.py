@@ -15,7 +15,7 @@ __all__ = [
     "Change", "Item", "PromptItem", "TextItem", "ThinkingItem", "ToolItem", "CompactionItem",
     "HookItem", "StopSummaryItem", "NoticeItem", "TurnFooterItem", "ProblemItem",
     "ToolCall", "HookRun", "Task", "Turn", "Agent", "Totals", "MAIN", "CallStatus",
-    "TERMINAL_TASK_STATUSES",
+    "TERMINAL_TASK_STATUSES", "ChangeKind", "Activity", "ActivityKind",
 ]
 
 MAIN = ""
@@ -26,18 +26,55 @@ CallStatus = Literal["pending", "running", "done", "failed", "denied", "interrup
 TERMINAL_TASK_STATUSES = frozenset({"completed", "failed", "killed", "stopped", "cancelled"})
 
 
+ChangeKind = Literal["item_added", "item_updated", "agent_added", "agent_updated", "task",
+                     "hook", "session"]
+"""What a :class:`Change` is about:
+
+- ``item_added`` / ``item_updated``: the item ``agent``'s ``items[index]`` is new / changed
+  (a view appends on ``item_added`` and re-measures on ``item_updated``);
+- ``agent_added``: the agent ``agent`` now exists (its transcript is empty so far);
+- ``agent_updated``: the agent ``agent`` changed (its status: done, failed…);
+- ``task`` / ``hook``: the task or hook run with id ``key`` changed;
+- ``session``: session info, status or totals changed.
+
+A source that is truncated or replaced is not a change: the viewer starts a
+new :class:`~reducer.session.Session` (and its views) from scratch."""
+
+
 class Change(NamedTuple):
-    """What one applied frame touched.
+    """What one applied frame touched (see :data:`ChangeKind`)."""
 
-    ``what`` is one of ``"item_added"``, ``"item_updated"`` (``agent`` and
-    ``index`` name the item), ``"agent_added"``, ``"task"``, ``"hook"``
-    (``key`` is the id), ``"session"`` (info, status or totals) and ``"reset"``.
-    """
-
-    what: str
+    what: ChangeKind
     agent: str | None = None
     index: int = -1
     key: str | None = None
+
+
+ActivityKind = Literal["idle", "requesting", "thinking", "running", "awaiting_permission",
+                       "compacting", "background"]
+"""What a session is doing now: ``background`` is a finished turn whose
+background shell or agent still runs."""
+
+
+class Activity(NamedTuple):
+    """What the session is doing now (:attr:`Session.activity`), for a status bar."""
+
+    kind: ActivityKind
+    call_id: str | None = None
+    """For ``running`` / ``awaiting_permission``: the call (``Session.calls`` key)."""
+    tool: str | None = None
+    """That call's tool name."""
+
+    @property
+    def text(self) -> str:
+        """As words: ``"running Bash"``, ``"awaiting permission for Write"``, ``"idle"``…"""
+        if self.kind == "running":
+            return f"running {self.tool}"
+        if self.kind == "awaiting_permission":
+            return f"awaiting permission for {self.tool}"
+        if self.kind == "background":
+            return "running in background"
+        return self.kind
 
 
 # --- transcript items --------------------------------------------------------------------
@@ -46,7 +83,7 @@ class Change(NamedTuple):
 class Item:
     """One row group of a transcript: a prompt, a text block, a tool call, …"""
 
-    __slots__ = ("index", "agent", "line_no", "turn", "hidden", "version", "uuid")
+    __slots__ = ("index", "agent", "line_no", "turn", "hidden", "version", "uuid", "source")
     kind = "item"
 
     def __init__(self, agent: str, line_no: int, turn: int | None, uuid: str | None = None) -> None:
@@ -57,6 +94,10 @@ class Item:
         self.hidden = False
         self.version = 0
         self.uuid = uuid
+        self.source = MAIN
+        """The file ``line_no`` is a line of: :data:`MAIN` for the main source,
+        else the agent id of a sub-agent transcript file. ``(source, line_no)``
+        is the entry the item was drawn from."""
 
 
 class PromptItem(Item):

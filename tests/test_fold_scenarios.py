@@ -75,7 +75,7 @@ def test_background_bash_alive_at_result() -> None:
     assert not call.finished
     turn = s.turns[0]
     assert turn.closed and turn.end_line == 17 and not turn.is_error
-    assert s.status == "idle" and s.activity == "idle"  # the turn is over, the task is not
+    assert s.status == "idle" and s.activity.text == "idle"  # the turn is over, the task is not
     assert summarize(s)["tasks"] == [{
         "task_id": task_id, "task_type": "local_bash", "description": "Sleep 30 seconds then echo",
         "status": "running", "backgrounded": True, "tool_use_id": call_id}]
@@ -149,7 +149,7 @@ def test_capture_background_bash_then_foreground_bash() -> None:
     assert s.calls[bg].status == "running" and s.calls[bg].background
     assert s.tasks["b0q8m16pb"].backgrounded
     s = fold_until(path, 7)
-    assert s.calls[fg].status == "pending" and s.activity == "running Bash"
+    assert s.calls[fg].status == "pending" and s.activity.text == "running Bash"
     s = fold_until(path, 9)  # the background job ends while the foreground call waits
     assert s.calls[bg].status == "done" and s.tasks["b0q8m16pb"].status == "completed"
     assert s.calls[fg].status == "pending"
@@ -337,7 +337,7 @@ def test_capture_manual_compaction() -> None:
     #  17 result local_command "compact", num_turns 0   22 text   23 result
     path = STREAM + "10_compact_manual.jsonl"
     s = fold_until(path, 11)
-    assert s.status == "compacting" and s.activity == "compacting"
+    assert s.status == "compacting" and s.activity.text == "compacting"
     s = fold_until(path, 12)
     assert s.status == "idle"
     s = fold_until(path, 14)
@@ -643,13 +643,13 @@ def test_thinking_tokens_and_items() -> None:
     path = STREAM + "04_thinking.jsonl"
     s = fold_until(path, 3)
     assert s.current_turn is not None and s.current_turn.line_no == 2
-    assert s.activity == "thinking" and s.live_thinking_tokens == 22
+    assert s.activity.text == "thinking" and s.live_thinking_tokens == 22
     s = fold_file(path).session
     assert s.thinking_tokens == 66 and s.turns[0].thinking_tokens == 66
     thinking = [i for i in s.main.items if i.kind == "thinking"]
     assert [(i.line_no, i.tokens, i.redacted) for i in thinking] == [(5, 33, False), (11, 33, False)]
     assert thinking[0].text.startswith("The user wants me to consider a docstring")
-    assert s.live_thinking_tokens == 0 and s.activity == "idle"
+    assert s.live_thinking_tokens == 0 and s.activity.text == "idle"
 
 
 def test_redacted_thinking_keeps_its_token_count() -> None:
@@ -677,7 +677,7 @@ def test_partial_messages_become_one_item_each() -> None:
     s = fold_until(path, 10)
     (item,) = s.main.items
     assert item.kind == "thinking" and item.streaming and item.text == thinking_text
-    assert s.activity == "thinking"
+    assert s.activity.text == "thinking"
     s = fold_until(path, 12)
     (item,) = s.main.items
     assert not item.streaming and item.tokens == 36 and item.line_no == 12
@@ -725,7 +725,7 @@ def test_tool_heartbeats_and_progress_route_to_the_call() -> None:
     call = s.calls[x]
     assert (call.heartbeats, call.hook_heartbeats, call.elapsed) == (2, 0, 62.5)
     assert s.heartbeats == 2
-    assert call.status == "running" and s.activity == "running Bash"
+    assert call.status == "running" and s.activity.text == "running Bash"
     retry = [i for i in s.main.items if i.kind == "notice" and i.category == "api retry"]
     assert retry and retry[0].line_no == 6 and retry[0].level == "warning"
     fold_frames([{"type": "user", "session_id": "s", "message": {"role": "user", "content": [
@@ -856,7 +856,7 @@ def test_a_call_waits_for_permission_until_its_result(reference):
     waiting = fold_until(path, 13)
     write = next(c for c in waiting.calls.values() if c.name == "Write")
     assert write.awaiting_permission and write.status == "pending"
-    assert waiting.activity == "awaiting permission for Write"
+    assert waiting.activity.text == "awaiting permission for Write"
     after = fold_until(path, 14)
     write = next(c for c in after.calls.values() if c.name == "Write")
     assert not write.awaiting_permission and write.status == "denied"

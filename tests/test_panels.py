@@ -223,7 +223,7 @@ async def test_status_bar_activity_thinking_running_loading():
     thinking = fold_until(STREAM / "04_thinking.jsonl",
                           line_of(STREAM / "04_thinking.jsonl",
                                   lambda d: d.get("subtype") == "thinking_tokens")).session
-    assert thinking.activity == "thinking"
+    assert thinking.activity.text == "thinking"
     app = PanelsApp(thinking, source="stdin", loading=(420, 1000))
     async with app.run_test(size=(120, 24)) as pilot:
         await pilot.pause()

@@ -35,38 +35,27 @@ class _Part:
     """For the source label: its text, cut in the middle to fit what is left."""
 
 
-def _running_call(session: Session):
-    turn = session.current_turn
-    if turn is None:
-        return None
-    for call in reversed(session.calls.values()):
-        if call.turn != turn.index:
-            break
-        if not call.finished and not call.background:
-            return call
-    return None
-
-
 def _activity(session: Session, ended: str | None) -> Content:
     if ended is not None:
         return Content.assemble(("■ ended", "bold $text-muted"),
                                 (f" · {ended}" if ended else "", "$text-muted"))
     activity = session.activity
-    if activity == "idle":
+    kind = activity.kind
+    if kind == "idle":
         return Content.styled("○ idle", "$text-muted")
-    if activity == "thinking":
+    if kind == "thinking":
         return Content.assemble(("✻ thinking", "bold $text-accent"),
                                 (f" · {compact_count(session.live_thinking_tokens)} tok",
                                  "$text-accent"))
-    if activity == "compacting":
+    if kind == "compacting":
         return Content.styled("◐ compacting", "bold $text-warning")
-    if activity.startswith("running "):
-        call = _running_call(session)
+    if kind == "running":
+        call = session.calls.get(activity.call_id or "")
         elapsed = format_duration(call.elapsed) if call is not None and call.elapsed else ""
         return Content.assemble(("◐ ", "bold $text-warning"),
-                                (activity, "bold $text-warning"),
+                                (activity.text, "bold $text-warning"),
                                 (f" {elapsed}" if elapsed else "", "$text-warning"))
-    return Content.styled(f"◐ {activity}", "bold $text-primary")
+    return Content.styled(f"◐ {activity.text}", "bold $text-primary")
 
 
 def _model(session: Session) -> str:

@@ -562,18 +562,17 @@ results, hooks, compactions and turn footers.
         if not changes:
             return
         dirty: set[int] = set()
-        relevant = False
+        relevant = added = False
         session = self.session
         for change in changes:
             what = change.what
-            if what == "reset":
-                self.reset(session)
-                return
             if change.agent == self.agent_id:
                 if what == "item_updated" and 0 <= change.index < len(self._items):
                     dirty.add(change.index)
+                elif what == "item_added":
+                    added = True
                 relevant = True
-            elif what in ("item_added", "item_updated", "agent_added") and change.agent:
+            elif what in ("item_added", "item_updated", "agent_updated") and change.agent:
                 call = session.calls.get(change.agent)
                 if call is not None and call.agent == self.agent_id:
                     relevant = True
@@ -598,7 +597,7 @@ results, hooks, compactions and turn footers.
                     self._recheck_match(i)
                 new[i] = self._estimate(item, width)
             self._set_heights(new)
-        appended = self._append_new()
+        appended = added and self._append_new()
         if appended or dirty:
             self._update_virtual_size()
             if self.following:

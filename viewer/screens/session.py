@@ -153,7 +153,7 @@ class SessionScreen(Screen[None]):
         if item is None:
             self.notify("nothing selected", severity="warning")
             return
-        entry = self.cctv.feed.entry_at(item.line_no, item.agent)
+        entry = self.cctv.feed.entry_at(item.line_no, item.source or None)
         if entry is None:
             self.notify(f"line {item.line_no} is no longer in memory", severity="warning")
             return

@@ -1,0 +1,73 @@
+"""Hooks: runs from hook_started / hook_progress / hook_response (wire), hook
+attachments (disk), and stop-hook summaries; queued-command attachments.
+"""
+
+from __future__ import annotations
+
+from .. import frames as F
+from ..state import MAIN, HookItem, HookRun, StopSummaryItem
+from .kernel import Kernel, as_text
+
+__all__ = ["Hooks"]
+
+
+class Hooks(Kernel):
+    """Hook runs, each drawn as a chip in its turn."""
+
+    # --- hooks -------------------------------------------------------------------------
+
+    def _hook(self, e: F.HookStarted | F.HookProgress | F.HookResponse, agent: str) -> None:
+        hook = self.hooks.get(e.hook_id)
+        if hook is None:
+            hook = HookRun(e.hook_id, e.hook_name, e.hook_event, e.line_no, self._turn_index(agent))
+            self.hooks[e.hook_id] = hook
+            hook.item = HookItem(agent, e.line_no, hook.turn, hook)
+            self._add(hook.item)
+            turn = self.current_turn
+            if turn is not None:
+                turn.hooks.append(e.hook_id)
+        if isinstance(e, F.HookProgress):
+            hook.progress += 1
+            hook.stdout = e.stdout or hook.stdout
+            hook.stderr = e.stderr or hook.stderr
+            hook.output = e.output or hook.output
+        elif isinstance(e, F.HookResponse):
+            hook.status = e.outcome or ("success" if e.exit_code in (0, None) else "error")
+            hook.exit_code = e.exit_code
+            hook.output = e.output or ""
+            hook.stdout = e.stdout or ""
+            hook.stderr = e.stderr or ""
+        self._changed("hook", key=e.hook_id)
+        self._touch(hook.item)
+
+    def _stop_hook_summary(self, e: F.StopHookSummary, agent: str) -> None:
+        self.stop_summaries += 1
+        if self._source == MAIN and not e.isSidechain:
+            # its parent_tool_use_id names the hook's tool use, not a sub-agent
+            agent = MAIN
+        turn = self.turns[-1] if self.turns else None
+        if turn is not None and agent == MAIN:
+            turn.stop_summaries += 1
+        self._add(StopSummaryItem(agent, e.line_no, self._turn_index(agent), e.hookCount or 0,
+                                  list(e.hookInfos), list(e.hookErrors), e.preventedContinuation,
+                                  e.stopReason, e.level))
+
+    def _attachment(self, e: F.Attachment, agent: str) -> None:
+        att = e.attachment
+        if att.type.startswith("hook_"):
+            hook_id = self._line_id(e.line_no)
+            hook = HookRun(hook_id, att.hookName or att.type, att.hookEvent or "",
+                           e.line_no, self._turn_index(agent))
+            hook.status = "error" if "error" in att.type else "success"
+            hook.exit_code = att.exitCode
+            hook.stdout = att.stdout or ""
+            hook.stderr = att.stderr or ""
+            hook.output = as_text(att.content) if att.content is not None else ""
+            self.hooks[hook_id] = hook
+            hook.item = HookItem(agent, e.line_no, hook.turn, hook)
+            self._add(hook.item)
+            self._changed("hook", key=hook_id)
+        elif att.type == "queued_command":
+            if isinstance(att.prompt, str) and "<task-notification>" in att.prompt:
+                self._task_notification_text(att.prompt, e.line_no)
+            self._notice(agent, e.line_no, "queued", as_text(att.content) or "queued command")

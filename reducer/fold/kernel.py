@@ -1,0 +1,428 @@
+"""The fold's kernel: the state, the change records, and routing.
+
+Everything a handler module needs and nothing about any one frame kind:
+:class:`Kernel` holds the session state, adds and touches items (each one a
+:class:`~reducer.state.Change`), and decides once per entry which agent and
+which source file it belongs to (:meth:`Kernel._where`). The handlers live in
+the sibling modules (messages, tools, tasks, hooks, turns, chain) and the
+``{kind: handler}`` table in :mod:`reducer.fold.session`.
+"""
+
+from __future__ import annotations
+
+import pickle
+from collections import Counter
+from functools import partial
+from typing import Any, Callable, Never, assert_never
+
+import msgspec
+
+from .. import frames as F
+from ..state import (
+    MAIN,
+    Activity,
+    Agent,
+    Change,
+    CompactionItem,
+    HookRun,
+    Item,
+    NoticeItem,
+    ProblemItem,
+    Task,
+    ToolCall,
+    Totals,
+    Turn,
+)
+
+__all__ = ["Kernel", "SUBAGENT_TOOLS", "block_text", "usage_totals", "Handler"]
+
+SUBAGENT_TOOLS = frozenset({"Agent", "Task"})
+"""Tool names whose call starts a sub-agent."""
+
+_new_change = partial(tuple.__new__, Change)
+"""``Change(*fields)`` without the Python-level ``NamedTuple.__new__`` call
+(the fold makes ~2 change records per frame)."""
+
+Handler = Callable[[Any, Any, str], None]
+"""``handler(session, entry, agent)``: folds one entry already routed to ``agent``."""
+
+
+def usage_totals(u: F.Usage | None) -> Totals:
+    """Token counters of an API ``usage`` object (``None`` fields read as 0)."""
+    if u is None:
+        return Totals()
+    return Totals(
+        u.input_tokens or 0, u.output_tokens or 0,
+        u.cache_creation_input_tokens or 0, u.cache_read_input_tokens or 0,
+    )
+
+
+def block_text(content: Any) -> str:
+    """Plain text of a message or tool_result ``content`` (a string or blocks)."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    parts: list[str] = []
+    for block in content:
+        if isinstance(block, F.Block):
+            if block.text is not None:
+                parts.append(block.text)
+            elif block.type == "image":
+                parts.append("[image]")
+            elif block.type == "document":
+                parts.append("[document]")
+            elif block.content is not None:
+                parts.append(block_text(block.content))
+        elif isinstance(block, dict):
+            parts.append(str(block.get("text", "")))
+    return "\n".join(parts)
+
+
+class Kernel:
+    """The folded state and the bookkeeping every handler shares."""
+
+    _handlers: dict[type, Handler] = {}
+    """Filled by :mod:`reducer.fold.session`: entry class → handler."""
+
+    def __init__(self) -> None:
+        # what was read
+        self.lines = 0
+        """Lines of the main source folded."""
+        self.agent_file_lines = 0
+        """Lines folded from sub-agent transcript files."""
+        self.kinds: Counter[str] = Counter()
+        self.malformed: list[tuple[int, str]] = []
+        self.unknown: list[tuple[int, str]] = []
+        self.format: str = "unknown"
+        # session info
+        self.session_id: str | None = None
+        self.session_ids: list[str] = []
+        self.cwd: str | None = None
+        self.model: str | None = None
+        self.cli_version: str | None = None
+        self.permission_mode: str | None = None
+        self.tools: list[str] = []
+        self.mcp_servers: list[dict[str, Any]] = []
+        self.status: str = "idle"
+        """requesting | thinking | tool | compacting | idle (see :attr:`activity`)."""
+        self.git_branch: str | None = None
+        self.title: str | None = None
+        self._title_rank = 99
+        # conversation
+        self.agents: dict[str, Agent] = {MAIN: Agent(MAIN, description="main")}
+        self.turns: list[Turn] = []
+        self.calls: dict[str, ToolCall] = {}
+        self._calls_in_turn_order = True
+        self.tasks: dict[str, Task] = {}
+        self.roster: list[str] = []
+        self.hooks: dict[str, HookRun] = {}
+        self.stop_summaries = 0
+        self.compactions: list[CompactionItem] = []
+        self.permission_denials: list[dict[str, Any]] = []
+        self._denied_ids: set[str] = set()
+        self.rate_limit: dict[str, Any] | None = None
+        self.api_retries = 0
+        self.notifications = 0
+        self.command_states: dict[str, str] = {}
+        self.heartbeats = 0
+        self.thinking_tokens = 0
+        self.live_thinking_tokens = 0
+        """Estimated tokens of the thinking block now streaming (0 when none)."""
+        # cost and usage
+        self.cost_usd = 0.0
+        self._cost_base = 0.0
+        self._cost_last = 0.0
+        self.result_usage = Totals()
+        self.assistant_usage = Totals()
+        self._usage_by_message: dict[tuple[str, str | None], Totals] = {}
+        self.model_usage: dict[str, dict[str, Any]] = {}
+        self.context_window: int | None = None
+        self.context_tokens: int | None = None
+        self.results = 0
+        self.is_error = False
+        self.last_result: F.Result | None = None
+        # routing
+        self._by_uuid: dict[str, Item | list[Item]] = {}
+        """Items by the uuid of their frame: the item itself, or a list when a
+        uuid has several (most have one; a list each cost ~20k lists per 100 MB)."""
+        self._streaming: dict[tuple[str, str], list[Item]] = {}
+        self._stream_blocks: dict[tuple[str, int], Item] = {}
+        self.agent_file_ids: dict[str, str] = {}
+        """On-disk ``agentId`` → the tool_use id that started that sub-agent."""
+        self._parents: dict[str, str | None] = {}
+        self._depth: dict[str, int] | None = {}
+        """Depth of each node of :attr:`_parents` (rows, and parents not seen as
+        rows yet at depth 0) while that graph is a forest grown a leaf at a
+        time; ``None`` once a row re-parents a known node (then rewinds are
+        found by walking, as before)."""
+        self._leaf: str | None = None
+        self.rewinds = 0
+        """On-disk branches abandoned by a rewind (their items are hidden)."""
+        self._pending_thinking = 0
+        self._last_compaction: CompactionItem | None = None
+        self._awaiting_summary = False
+        # the entry being folded (set by _fold)
+        self._now: float | None = None
+        self._changes: list[Change] = []
+        self._source: str = MAIN
+        """The file the entry being folded came from: :data:`MAIN` for the main
+        source, else the agent id of the sub-agent transcript file."""
+
+    # --- public helpers ----------------------------------------------------------------
+
+    @property
+    def main(self) -> Agent:
+        return self.agents[MAIN]
+
+    @property
+    def current_turn(self) -> Turn | None:
+        if self.turns and not self.turns[-1].closed:
+            return self.turns[-1]
+        return None
+
+    @property
+    def usage(self) -> Totals:
+        """Main-loop usage: summed from ``result`` frames when there are any, else
+        from assistant messages counted once per (message id, request id)."""
+        return self.result_usage if self.results else self.assistant_usage
+
+    @property
+    def running_tasks(self) -> list[Task]:
+        return [t for t in self.tasks.values() if t.running]
+
+    @property
+    def activity(self) -> Activity:
+        """What the session is doing now, for a status bar."""
+        if self.status == "compacting":
+            return Activity("compacting")
+        turn = self.current_turn
+        if turn is None or self.status == "idle":
+            return Activity("idle")
+        if self.live_thinking_tokens:
+            return Activity("thinking")
+        for call in reversed(self.calls.values()):
+            if call.turn != turn.index:
+                break
+            if not call.finished and not call.background:
+                if call.awaiting_permission:
+                    return Activity("awaiting_permission", call.id, call.name)
+                return Activity("running", call.id, call.name)
+        return Activity("requesting")
+
+    def checkpoint(self) -> bytes:
+        """A snapshot of the whole state (for replay seeking)."""
+        return pickle.dumps(self, protocol=pickle.HIGHEST_PROTOCOL)
+
+    @staticmethod
+    def restore(snapshot: bytes) -> Any:
+        """The state saved by :meth:`checkpoint`."""
+        return pickle.loads(snapshot)
+
+    def agent_for(self, agent_id: str) -> Agent:
+        """The agent with this id, created (as a sub-agent) if new."""
+        agent = self.agents.get(agent_id)
+        if agent is None:
+            call = self.calls.get(agent_id)
+            parent = call.agent if call else MAIN
+            depth = self.agents[parent].depth + 1 if parent in self.agents else 1
+            agent = Agent(agent_id, depth=depth, parent=parent)
+            if call is not None:
+                call.subagent = agent_id
+                if isinstance(call.input, dict):
+                    agent.description = str(call.input.get("description") or "")
+                    agent.subagent_type = call.input.get("subagent_type")
+            self.agents[agent_id] = agent
+            self._changed("agent_added", agent_id)
+        return agent
+
+    # --- the fold ----------------------------------------------------------------------
+
+    def apply(self, entry: F.Entry, *, agent: str | None = None,
+              received_at: float | None = None) -> list[Change]:
+        """Fold one decoded line into the state and return what changed.
+
+        ``agent`` routes the entry to a sub-agent (used for the rows of a
+        sub-agent transcript file); ``received_at`` is the wall-clock time a
+        live frame arrived, for elapsed-time displays."""
+        changes: list[Change] = []
+        self._fold(entry, agent, received_at, changes)
+        return changes
+
+    def _fold(self, entry: F.Entry, agent: str | None, received_at: float | None,
+              changes: list[Change]) -> None:
+        """:meth:`apply`, appending the change records to ``changes`` (so a
+        batch of lines shares one list instead of making and joining one each)."""
+        if agent is None:
+            self.lines += 1
+        else:
+            self.agent_file_lines += 1
+        self.kinds[entry.kind_key] += 1
+        self._now = received_at
+        self._changes = changes
+        self._source = MAIN if agent is None else agent
+        where = self._source
+        try:
+            where = self._where(entry, agent)
+            if isinstance(entry, F._Row):
+                self._row(entry, agent)
+            elif type(entry) is F.Result:
+                self._session_seen(entry.session_id)
+            self._handlers.get(type(entry), _unhandled)(self, entry, where)
+        except Exception as exc:  # the fold must never take the viewer down
+            self._problem(where, entry.line_no, "malformed", entry.kind_key,
+                          f"cctv could not fold this frame: {type(exc).__name__}: {exc}")
+
+    def _row(self, e: F._Row, forced: str | None) -> None:
+        """What every on-disk row and wire message says about the session, before
+        its own handler: CLI version, cwd, branch, session id, its place in the
+        conversation chain."""
+        if e.version is not None:
+            self._row_seen(e)
+        if e.uuid and forced is None and not e.isSidechain \
+                and (e.parentUuid is not None or e.sessionId is not None):
+            self._chain(e)  # type: ignore[attr-defined]
+        if isinstance(e, (F.Assistant, F.User, F.System)):
+            sid = e.sid
+            if sid != self.session_id:
+                self._session_seen(sid)
+
+    def _where(self, e: F.Entry, forced: str | None) -> str:
+        """The agent an entry belongs to, decided once: the sub-agent whose file
+        it came from, else the sub-agent its ``parent_tool_use_id`` names, else
+        the sub-agent of an on-disk sidechain row, else the main agent."""
+        if forced is not None:
+            return forced
+        parent = getattr(e, "parent_tool_use_id", None)
+        if parent:
+            return parent
+        if isinstance(e, F._Row) and e.isSidechain and e.agentId:
+            return self.agent_file_ids.get(e.agentId, "agent-" + e.agentId)
+        return MAIN
+
+    # --- item bookkeeping ----------------------------------------------------------------
+
+    def _changed(self, what: str, agent: str | None = None, index: int = -1,
+                 key: str | None = None) -> None:
+        self._changes.append(_new_change((what, agent, index, key)))
+
+    def _add(self, item: Item) -> Item:
+        agent = self.agent_for(item.agent)
+        item.source = self._source
+        item.index = len(agent.items)
+        agent.items.append(item)
+        if item.uuid:
+            self._index_uuid(item.uuid, item)
+        self._changes.append(_new_change(("item_added", item.agent, item.index, None)))
+        return item
+
+    def _index_uuid(self, uuid: str, item: Item) -> None:
+        have = self._by_uuid.get(uuid)
+        if have is None:
+            self._by_uuid[uuid] = item
+        elif type(have) is list:
+            have.append(item)
+        else:
+            self._by_uuid[uuid] = [have, item]
+
+    def _uuid_items(self, uuid: str) -> list[Item] | tuple[Item, ...]:
+        """The items indexed under ``uuid``, in the order they were indexed."""
+        have = self._by_uuid.get(uuid)
+        if have is None:
+            return ()
+        return have if type(have) is list else (have,)
+
+    def _touch(self, item: Item | None) -> None:
+        if item is None:
+            return
+        item.version += 1
+        self._changes.append(_new_change(("item_updated", item.agent, item.index, None)))
+
+    def _notice(self, agent: str, line_no: int, category: str, text: str, level: str = "info",
+                detail: str | None = None) -> NoticeItem:
+        item = NoticeItem(agent, line_no, self._turn_index(agent), category, text, level, detail)
+        self._add(item)
+        return item
+
+    def _problem(self, agent: str, line_no: int, problem: str, kind_key: str,
+                 reason: str) -> None:
+        """A line the fold could not use, shown in the transcript of the agent
+        (and so the file) it came from."""
+        self._add(ProblemItem(agent, line_no, self._turn_index(agent), problem, kind_key, reason))
+
+    def _line_id(self, line_no: int) -> str:
+        """An id for something the entry being folded names no id for: unique
+        across the main source and every sub-agent file."""
+        return f"line-{line_no}" if self._source == MAIN else f"{self._source}:line-{line_no}"
+
+    def _turn_index(self, agent: str) -> int | None:
+        """The turn new items belong to: sub-agents share the main turn numbering."""
+        turn = self.turns[-1] if self.turns else None
+        return turn.index if turn is not None else None
+
+    def _calls_of_turn(self, index: int) -> list[ToolCall]:
+        """The calls made in turn ``index``, in the order of :attr:`calls`.
+
+        A call's turn is the last turn when it is made and turns only grow, so
+        :attr:`calls` is in turn order and a turn's calls are found by walking
+        back from the end until another turn's; O(calls of the turn) instead
+        of O(all calls). Only if a call was ever replaced in place (a fold that
+        failed half-way, then the same id again) is the order not guaranteed,
+        and then all calls are scanned."""
+        if not self._calls_in_turn_order:
+            return [c for c in self.calls.values() if c.turn == index]
+        out: list[ToolCall] = []
+        for call in reversed(self.calls.values()):
+            if call.turn != index:
+                break
+            out.append(call)
+        out.reverse()
+        return out
+
+    def _row_seen(self, e: F._Row) -> None:
+        """Session facts every on-disk row repeats: CLI version, cwd, branch."""
+        if e.version and e.version != self.cli_version:
+            self.cli_version = e.version
+            self._changed("session")
+        if e.cwd and not self.cwd:
+            self.cwd = e.cwd
+        if e.gitBranch:
+            self.git_branch = e.gitBranch
+
+    def _session_seen(self, sid: str | None) -> None:
+        if sid and sid != self.session_id and sid not in self.session_ids:
+            self.session_ids.append(sid)
+            if self.session_id is None:
+                self.session_id = sid
+            self._changed("session")
+
+    # --- entries with no rule of their own ------------------------------------------------
+
+    def _malformed(self, e: F.Malformed, agent: str) -> None:
+        self.malformed.append((e.line_no, e.reason))
+        self._problem(agent, e.line_no, "malformed", "malformed", e.reason)
+
+    def _unknown(self, e: F.Unknown, agent: str) -> None:
+        self.unknown.append((e.line_no, e.kind_key))
+        self._problem(agent, e.line_no, "unknown", e.kind_key, f"unknown frame kind {e.kind_key!r}")
+
+    def _nothing(self, e: F.Entry, agent: str) -> None:
+        """Control responses, keep-alives, metadata rows and blank lines draw nothing."""
+
+
+def _unhandled(session: Kernel, entry: Never, agent: str) -> None:
+    """The table's end: a decodable class with no handler (the import-time check
+    in :mod:`reducer.fold.session` makes this unreachable)."""
+    assert_never(entry)
+
+
+def as_text(value: Any) -> str:
+    """A value shown as text: strings as they are, anything else as JSON."""
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return ""
+    try:
+        return msgspec.json.encode(value).decode()
+    except Exception:
+        return str(value)

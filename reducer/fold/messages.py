@@ -1,0 +1,236 @@
+"""Messages: assistant blocks, user prompts, streamed partial messages, titles.
+
+An assistant frame's blocks become text, thinking and tool-call items (merged
+with the items its stream events drew); a user frame is a tool result, a
+human prompt that opens a turn, or a notice the CLI wrote itself.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .. import frames as F
+from ..state import MAIN, Item, PromptItem, TextItem, ThinkingItem
+from .kernel import Kernel, block_text, usage_totals
+
+__all__ = ["Messages", "NON_PROMPT_MARKERS"]
+
+NON_PROMPT_MARKERS = (
+    "<local-command-stdout>", "<local-command-stderr>", "<session-start-hook>",
+    "<system-reminder>", "[Request interrupted by user", "<ide_opened_file>",
+    "<ide_selection>", "<command-message>", "<user-prompt-submit-hook>", "<task-notification>",
+)
+"""User-text prefixes the CLI writes itself: shown as notices, they open no turn."""
+
+_FINAL_STOPS = frozenset({"end_turn", "stop_sequence", "max_tokens", "refusal"})
+
+
+class Messages(Kernel):
+    """Assistant, user and stream_event frames, and the title rows."""
+
+    # --- assistant ---------------------------------------------------------------------
+
+    def _assistant(self, e: F.Assistant, agent_id: str) -> None:
+        agent = self.agent_for(agent_id)
+        msg = e.message
+        if agent_id == MAIN:
+            self._ensure_turn(e.line_no)
+            if self.status != "compacting":
+                # a final stop reason (on-disk rows carry it) means the model is done
+                self.status = "idle" if msg.stop_reason in _FINAL_STOPS else "requesting"
+        if msg.model and msg.model != "<synthetic>" and agent_id == MAIN:
+            self.model = self.model or msg.model
+        turn = self._turn_index(agent_id)
+        if e.supersedes:
+            for uuid in e.supersedes:
+                for item in self._uuid_items(uuid):
+                    item.hidden = True
+                    self._touch(item)
+        # usage: once per (message id, request id), the latest frame's figures
+        key = (msg.id, e.request_id or e.requestId)
+        if msg.usage is not None and msg.id:
+            new = usage_totals(msg.usage)
+            old = self._usage_by_message.get(key)
+            if old is not None:
+                agent.output_tokens -= old.output_tokens
+            self._usage_by_message[key] = new
+            agent.output_tokens += new.output_tokens
+            if agent_id == MAIN:  # main loop only, like result.usage
+                if old is not None:
+                    self.assistant_usage.add(old, -1)
+                self.assistant_usage.add(new)
+                self.context_tokens = (new.input_tokens + new.cache_creation_input_tokens
+                                       + new.cache_read_input_tokens + new.output_tokens)
+        mkey = (agent_id, msg.id)
+        streamed = self._streaming.get(mkey)
+        for block in msg.content:
+            btype = block.type
+            if btype == "text":
+                item = self._take_streamed(streamed, TextItem)
+                if item is not None:
+                    item.text = block.text or ""
+                    item.streaming = False
+                    item.line_no = e.line_no
+                    item.source = self._source
+                    item.uuid = e.uuid
+                    self._index_uuid(e.uuid or "", item)
+                    self._touch(item)
+                else:
+                    item = self._add(TextItem(agent_id, e.line_no, turn, block.text or "", msg.id,
+                                              uuid=e.uuid))
+            elif btype in ("thinking", "redacted_thinking"):
+                text = block.thinking or ""
+                redacted = btype == "redacted_thinking" or not text
+                tokens = self._pending_thinking
+                self._pending_thinking = 0
+                self.live_thinking_tokens = 0
+                item = self._take_streamed(streamed, ThinkingItem)
+                if item is not None:
+                    item.text = text or item.text
+                    item.redacted = redacted and not item.text
+                    item.tokens = tokens or item.tokens
+                    item.streaming = False
+                    item.line_no = e.line_no
+                    item.source = self._source
+                    self._touch(item)
+                else:
+                    item = self._add(ThinkingItem(agent_id, e.line_no, turn, text, redacted, tokens,
+                                                  msg.id, uuid=e.uuid))
+            elif btype in ("tool_use", "server_tool_use"):
+                item = self._tool_use(agent, block, e, turn)
+            else:
+                label = btype or "block"
+                item = self._notice(agent_id, e.line_no, "content", f"[{label}]")
+                item.uuid = e.uuid
+        if streamed is not None and not streamed:
+            del self._streaming[mkey]
+        if e.error or e.isApiErrorMessage:
+            text = block_text(msg.content) or str(e.error)
+            self._notice(agent_id, e.line_no, "api error", f"API error: {e.error or ''} {text}".strip(),
+                         level="error")
+        if e.aborted:
+            self._notice(agent_id, e.line_no, "interrupted", "response cut short by an interrupt",
+                         level="warning")
+
+    def _take_streamed(self, streamed: list[Item] | None, cls: type) -> Any:
+        if not streamed:
+            return None
+        for i, item in enumerate(streamed):
+            if isinstance(item, cls):
+                del streamed[i]
+                return item
+        return None
+
+    # --- user --------------------------------------------------------------------------
+
+    def _user(self, e: F.User, agent_id: str) -> None:
+        content = e.message.content
+        results = [b for b in content if b.type == "tool_result"] if isinstance(content, list) else []
+        if results:
+            payload = e.result_payload
+            for block in results:
+                self._tool_result(block, payload if len(results) == 1 else None, e, agent_id)
+            return
+        text = block_text(content)
+        images = sum(1 for b in content if b.type == "image") if isinstance(content, list) else 0
+        if self._awaiting_summary and e.synthetic and self._last_compaction is not None:
+            self._last_compaction.summary = text
+            self._awaiting_summary = False
+            self._touch(self._last_compaction)
+            return
+        if e.isCompactSummary and self._last_compaction is not None:
+            self._last_compaction.summary = text
+            self._touch(self._last_compaction)
+            return
+        stripped = text.lstrip()
+        if agent_id != MAIN:
+            agent = self.agent_for(agent_id)
+            if not agent.items and not e.synthetic:
+                self._add(PromptItem(agent_id, e.line_no, None, text, images, e.uuid))
+            else:
+                self._notice(agent_id, e.line_no, "message", text)
+            self._touch_agent_call(agent_id)
+            return
+        if e.synthetic or e.isReplay and stripped.startswith("<local-command-stdout>"):
+            self._notice(MAIN, e.line_no, "harness", _strip_tags(text))
+            return
+        if stripped.startswith("<command-name>"):
+            self._open_turn(_command_text(stripped), e.line_no, e.uuid)
+            return
+        if stripped.startswith(NON_PROMPT_MARKERS):
+            level = "warning" if stripped.startswith("[Request interrupted") else "info"
+            self._notice(MAIN, e.line_no, "harness", _strip_tags(text), level=level)
+            return
+        if self._title_rank > 3 and text.strip():
+            self._set_title(text, 3)
+        self._open_turn(text, e.line_no, e.uuid, images)
+
+    # --- streaming partial messages ---------------------------------------------------------
+
+    def _stream_event(self, e: F.StreamEvent, agent_id: str) -> None:
+        ev = e.event
+        if ev.type == "message_start" and ev.message is not None:
+            self._stream_msg = ev.message.id
+            if agent_id == MAIN:
+                self._ensure_turn(e.line_no)
+                self.status = "requesting"
+                self._changed("session")
+            return
+        msg_id = e.api_message_id or getattr(self, "_stream_msg", "") or ""
+        if ev.type == "content_block_start" and ev.content_block is not None:
+            btype = ev.content_block.type
+            turn = self._turn_index(agent_id)
+            item: Item | None = None
+            if btype == "text":
+                item = TextItem(agent_id, e.line_no, turn, ev.content_block.text or "", msg_id,
+                                streaming=True)
+            elif btype == "thinking":
+                item = ThinkingItem(agent_id, e.line_no, turn, "", False, 0, msg_id, streaming=True)
+            if item is not None:
+                self._add(item)
+                self._streaming.setdefault((agent_id, msg_id), []).append(item)
+                self._stream_blocks[(agent_id, ev.index or 0)] = item
+            return
+        if ev.type == "content_block_delta" and ev.delta is not None:
+            item = self._stream_blocks.get((agent_id, ev.index or 0))
+            if item is None or not getattr(item, "streaming", False):
+                return
+            d = ev.delta
+            if d.type == "text_delta" and isinstance(item, TextItem):
+                item.text += d.text or ""
+                self._touch(item)
+            elif d.type == "thinking_delta" and isinstance(item, ThinkingItem):
+                item.text += d.thinking or ""
+                self._touch(item)
+
+    # --- titles ------------------------------------------------------------------------
+
+    def _title_row(self, e: F.Entry, agent: str) -> None:
+        if isinstance(e, F.CustomTitle):
+            self._set_title(e.customTitle, 0)
+        elif isinstance(e, F.AiTitle):
+            self._set_title(e.aiTitle, 1)
+        elif isinstance(e, F.Summary):
+            self._set_title(e.summary, 2)
+
+    def _set_title(self, text: str, rank: int) -> None:
+        if rank <= self._title_rank and text:
+            self.title = " ".join(text.split())[:200]
+            self._title_rank = rank
+            self._changed("session")
+
+
+def _strip_tags(text: str) -> str:
+    return re.sub(r"</?[a-z][a-z0-9_-]*>", "", text).strip()
+
+
+def _command_text(text: str) -> str:
+    name = re.search(r"<command-name>(.*?)</command-name>", text, re.S)
+    args = re.search(r"<command-args>(.*?)</command-args>", text, re.S)
+    out = (name.group(1).strip() if name else "").strip()
+    if not out.startswith("/"):
+        out = "/" + out
+    if args and args.group(1).strip():
+        out += " " + args.group(1).strip()
+    return out

@@ -1,0 +1,63 @@
+"""One-line events: API retries and errors, rate limits, notifications,
+informational and local-command output, and any ``system`` subtype with no
+rule of its own (shown generically)."""
+
+from __future__ import annotations
+
+from .. import frames as F
+from ..state import MAIN
+from .kernel import Kernel, as_text
+
+__all__ = ["Notices"]
+
+
+class Notices(Kernel):
+    """Frames that become a notice in the transcript (and maybe a counter)."""
+
+    def _rate_limit(self, e: F.RateLimitEvent, agent: str) -> None:
+        info = e.rate_limit_info
+        prev = (self.rate_limit or {}).get("status")
+        self.rate_limit = info
+        status = info.get("status")
+        if status and status != "allowed" and status != prev:
+            kind = info.get("rateLimitType") or "rate limit"
+            util = info.get("utilization")
+            pct = f" at {util * 100:.0f}%" if isinstance(util, (int, float)) else ""
+            level = "error" if status == "rejected" else "warning"
+            self._notice(MAIN, e.line_no, "rate limit", f"rate limit {status}: {kind}{pct}",
+                         level=level)
+        self._changed("session")
+
+    def _api_retry(self, e: F.ApiRetry, agent: str) -> None:
+        self.api_retries += 1
+        err = e.error if isinstance(e.error, str) else (e.error or "")
+        self._notice(agent, e.line_no, "api retry",
+                     f"API retry {e.attempt}/{e.max_retries} in {(e.retry_delay_ms or 0) / 1000:.1f}s"
+                     f" ({e.error_status or 'no status'} {err})".rstrip(), level="warning")
+
+    def _api_error(self, e: F.ApiError, agent: str) -> None:
+        self.api_retries += 1
+        self._notice(agent, e.line_no, "api error",
+                     f"API error (attempt {e.retryAttempt}/{e.maxRetries}): {e.error}",
+                     level="warning")
+
+    def _notification(self, e: F.Notification, agent: str) -> None:
+        self.notifications += 1
+        level = "warning" if e.priority in ("high", "immediate") else "info"
+        self._notice(agent, e.line_no, "notification", e.text, level=level, detail=e.key)
+
+    def _informational(self, e: F.Informational, agent: str) -> None:
+        self._notice(agent, e.line_no, "info", as_text(e.content),
+                     level="warning" if e.level == "warning" else "info")
+
+    def _local_command_output(self, e: F.LocalCommandOutput, agent: str) -> None:
+        self._notice(agent, e.line_no, "command output", as_text(e.content))
+
+    def _system_other(self, e: F.System, agent: str) -> None:
+        """A subtype with no rule of its own: show it, generically."""
+        text = as_text(e.content) if e.content is not None else ""
+        level = e.level if e.level in ("warning", "error") else "info"
+        self._notice(agent, e.line_no, f"system/{e.subtype}", text or e.subtype, level=level)
+
+    def _tool_use_summary(self, e: F.ToolUseSummary, agent: str) -> None:
+        self._notice(MAIN, e.line_no, "tool summary", e.summary)

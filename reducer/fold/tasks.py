@@ -1,0 +1,152 @@
+"""Tasks: background shells, sub-agents, monitors and workflows, by task_id,
+from task_started / task_progress / task_updated / task_notification and the
+background roster; a task's fate is shared with the call that started it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .. import frames as F
+from ..state import MAIN, TERMINAL_TASK_STATUSES, Task, ToolCall
+from .kernel import Kernel
+
+__all__ = ["Tasks"]
+
+_TASK_NOTE = re.compile(r"<(task-id|tool-use-id|output-file|status|summary)>(.*?)</\1>", re.S)
+
+
+class Tasks(Kernel):
+    """The task table and its links to tool calls."""
+
+    # --- tasks -------------------------------------------------------------------------
+
+    def _task(self, task_id: str, line_no: int) -> Task:
+        task = self.tasks.get(task_id)
+        if task is None:
+            task = Task(task_id, started_line=line_no, started_at=self._now,
+                        turn=self._turn_index(MAIN))
+            self.tasks[task_id] = task
+        return task
+
+    def _link_call(self, task: Task, tool_use_id: str | None) -> None:
+        if not tool_use_id:
+            return
+        task.tool_use_id = task.tool_use_id or tool_use_id
+        call = self.calls.get(tool_use_id)
+        if call is not None:
+            call.task_id = task.task_id
+            if task.backgrounded:
+                call.background = True
+            if call.status == "pending":
+                call.status = "running"
+            self._sync_call(call, task)
+            self._touch(call.item)
+
+    def _sync_call(self, call: ToolCall, task: Task) -> None:
+        """A backgrounded call shares its task's fate (one identity across the switch)."""
+        if not call.background or task.running:
+            return
+        if call.status in ("running", "pending", "done"):
+            call.status = {"failed": "failed", "killed": "interrupted",
+                           "stopped": "interrupted", "cancelled": "interrupted"}.get(
+                task.status, "done")
+
+    def _task_changed(self, task: Task) -> None:
+        self._changed("task", key=task.task_id)
+        if task.tool_use_id:
+            call = self.calls.get(task.tool_use_id)
+            if call is not None:
+                self._sync_call(call, task)
+                self._touch(call.item)
+
+    def _task_started(self, e: F.TaskStarted, agent: str) -> None:
+        task = self._task(e.task_id, e.line_no)
+        task.task_type = e.task_type or task.task_type
+        task.description = e.description or task.description
+        task.subagent_type = e.subagent_type or task.subagent_type
+        if e.is_backgrounded is not None:
+            task.backgrounded = bool(e.is_backgrounded)
+        if task.status not in TERMINAL_TASK_STATUSES:
+            task.status = "running"
+        self._link_call(task, e.tool_use_id)
+        self._task_changed(task)
+
+    def _task_progress(self, e: F.TaskProgress, agent: str) -> None:
+        task = self._task(e.task_id, e.line_no)
+        # progress frames describe the current step ("Reading utils.py"), not the task
+        task.description = task.description or e.description
+        task.activity = e.description or task.activity
+        if e.usage is not None:
+            task.total_tokens = e.usage.total_tokens
+            task.tool_uses = e.usage.tool_uses
+            task.duration_ms = e.usage.duration_ms
+        task.last_tool = e.last_tool_name or task.last_tool
+        task.summary = e.summary or task.summary
+        if e.workflow_progress:
+            task.workflow_progress = e.workflow_progress
+        self._link_call(task, e.tool_use_id)
+        self._task_changed(task)
+
+    def _task_updated(self, e: F.TaskUpdated, agent: str) -> None:
+        task = self._task(e.task_id, e.line_no)
+        patch = e.patch
+        if patch.status:
+            task.status = patch.status
+            if patch.status in TERMINAL_TASK_STATUSES:
+                task.ended_at = self._now
+        if patch.description:
+            task.description = patch.description
+        if patch.end_time is not None:
+            task.end_time = patch.end_time
+        if patch.error:
+            task.error = patch.error
+        if patch.is_backgrounded is not None:
+            task.backgrounded = patch.is_backgrounded
+        self._task_changed(task)
+
+    def _task_notification(self, e: F.TaskNotification, agent: str) -> None:
+        task = self._task(e.task_id, e.line_no)
+        task.status = e.status or "completed"
+        task.ended_at = self._now
+        task.output_file = e.output_file or task.output_file
+        task.summary = e.summary or task.summary
+        if e.usage is not None:
+            task.total_tokens = e.usage.total_tokens
+            task.tool_uses = e.usage.tool_uses
+            task.duration_ms = e.usage.duration_ms
+        self._link_call(task, e.tool_use_id)
+        self._task_changed(task)
+
+    def _background_tasks(self, e: F.BackgroundTasksChanged, agent: str) -> None:
+        ids: list[str] = []
+        for entry in e.tasks:
+            task_id = str(entry.get("task_id") or "")
+            if not task_id:
+                continue
+            ids.append(task_id)
+            task = self._task(task_id, e.line_no)
+            task.task_type = entry.get("task_type") or task.task_type
+            task.description = entry.get("description") or task.description
+            task.subagent_type = entry.get("subagent_type") or task.subagent_type
+            task.backgrounded = True
+        for task_id in set(self.roster) | set(ids):
+            task = self.tasks.get(task_id)
+            if task is not None:
+                task.in_roster = task_id in ids
+                self._changed("task", key=task_id)
+        self.roster = ids
+
+    def _task_notification_text(self, text: str, line_no: int) -> None:
+        """On disk a background task's end is only a queued ``<task-notification>``
+        prompt (no system/task_notification row): fold it like that frame."""
+        fields = dict(_TASK_NOTE.findall(text))
+        if fields.get("task-id"):
+            call = self.calls.get(fields.get("tool-use-id") or "")
+            if call is not None and call.background:  # its tool_result named the task
+                self._task(fields["task-id"], line_no).backgrounded = True
+            self._task_notification(F.TaskNotification(
+                subtype="task_notification", task_id=fields["task-id"],
+                tool_use_id=fields.get("tool-use-id"), status=fields.get("status") or "",
+                output_file=fields.get("output-file"), summary=fields.get("summary"),
+                line_no=line_no), MAIN)

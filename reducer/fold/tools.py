@@ -1,0 +1,216 @@
+"""Tool calls: a ``tool_use`` opens a call, its ``tool_result`` closes it;
+permission requests and denials, heartbeats and progress in between.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from .. import frames as F
+from ..state import MAIN, Agent, Item, ToolCall, ToolItem
+from .kernel import SUBAGENT_TOOLS, Kernel, block_text
+
+__all__ = ["Tools"]
+
+_HEARTBEAT = "-heartbeat-"
+
+
+class _ToolResultHead(msgspec.Struct, gc=False):
+    """The few keys of a structured tool result the fold reads."""
+
+    backgroundTaskId: str | None = None
+    agentId: str | None = None
+    interrupted: bool | None = None
+    status: str | None = None
+
+
+_RESULT_HEAD = msgspec.json.Decoder(_ToolResultHead)
+
+
+def _result_head(payload: msgspec.Raw | None) -> _ToolResultHead | None:
+    if not payload:
+        return None
+    try:
+        return _RESULT_HEAD.decode(payload)
+    except msgspec.DecodeError:  # not an object (a string or a list)
+        return None
+
+
+def _looks_denied(text: str) -> bool:
+    low = text.lower()
+    return ("permission" in low and ("denied" in low or "not granted" in low
+                                     or "haven't granted" in low or "rejected" in low)) \
+        or "user doesn't want to proceed" in low or "the user denied" in low
+
+
+class Tools(Kernel):
+    """Tool calls and everything that reports on one."""
+
+    def _control_request(self, e: F.ControlRequest, agent: str) -> None:
+        """``can_use_tool``: the CLI asks the host for permission; the call waits
+        until its result (allowed or denied) or a sign that it runs."""
+        request = e.request
+        if request.get("subtype") != "can_use_tool":
+            return
+        call = self.calls.get(str(request.get("tool_use_id") or ""))
+        if call is not None and not call.finished:
+            call.awaiting_permission = True
+            self._touch(call.item)
+            self._changed("session")
+
+    def _tool_use(self, agent: Agent, block: F.Block, e: F.Assistant, turn: int | None) -> Item:
+        call_id = block.id or self._line_id(e.line_no)
+        call = self.calls.get(call_id)
+        if call is not None and call.item is not None:  # a repeat (resume copies rows)
+            return call.item
+        call = ToolCall(call_id, block.name or "?", block.input, agent.id, turn, e.line_no)
+        if call_id in self.calls:  # replaces a call left half-made by a failed fold
+            self._calls_in_turn_order = False
+        self.calls[call_id] = call
+        agent.tool_calls += 1
+        agent.last_tool = call.name
+        if agent.id != MAIN:
+            self._touch_agent_call(agent.id)
+        cur = self.current_turn
+        if cur is not None and agent.id == MAIN:
+            cur.tool_calls += 1
+        if call.name in SUBAGENT_TOOLS:
+            call.subagent = call_id
+        if call_id in self._denied_ids:
+            call.status = "denied"
+        item = ToolItem(agent.id, e.line_no, turn, call, e.uuid)
+        call.item = item
+        self._add(item)
+        return item
+
+    def _touch_agent_call(self, agent_id: str) -> None:
+        """A sub-agent did something: redraw the card of the call that started it."""
+        call = self.calls.get(agent_id)
+        if call is not None:
+            if call.status == "pending":
+                call.status = "running"
+            self._touch(call.item)
+
+    def _tool_result(self, block: F.Block, payload: msgspec.Raw | None, e: F.User,
+                     agent_id: str) -> None:
+        call_id = block.tool_use_id or ""
+        call = self.calls.get(call_id)
+        if call is None:
+            # a result whose call we never saw (history cut, or a resumed session)
+            call = ToolCall(call_id, "?", None, agent_id, self._turn_index(agent_id), e.line_no)
+            self.calls[call_id] = call
+            call.item = ToolItem(agent_id, e.line_no, call.turn, call, e.uuid)
+            self._add(call.item)
+        call.result = block.content
+        asked = call.awaiting_permission
+        call.awaiting_permission = False
+        call.is_error = bool(block.is_error)
+        call.result_line_no = e.line_no
+        call.result_payload = payload
+        head = _result_head(payload)
+        text = block_text(block.content) if call.is_error else ""
+        if head is not None and head.agentId and call.subagent:
+            self.agent_file_ids[head.agentId] = call.id
+            self.agent_for(call.id).agent_file_id = head.agentId
+        if call.status == "denied" or call_id in self._denied_ids:
+            call.status = "denied"
+        elif (head is not None and head.interrupted) or text.startswith("[Request interrupted"):
+            call.status = "interrupted"
+        elif call.is_error:
+            call.status = "failed"
+            # an error straight after the CLI asked for permission is the refusal
+            if asked or _looks_denied(text):
+                call.status = "denied"
+                call.denied_reason = text
+        else:
+            task = self.tasks.get(call.task_id) if call.task_id else None
+            if head is not None and head.backgroundTaskId:
+                call.background = True
+                call.task_id = call.task_id or head.backgroundTaskId
+                task = self.tasks.get(call.task_id)
+            if task is not None and task.backgrounded:
+                call.background = True
+            if call.background and (task is None or task.running):
+                call.status = "running"
+            else:
+                call.status = "done"
+        if call.status == "failed":
+            turn = self.current_turn
+            if turn is not None:
+                turn.failed_calls += 1
+        if call.subagent and call.subagent in self.agents:
+            sub = self.agents[call.subagent]
+            if call.status != "running":
+                sub.status = call.status
+                self._changed("agent_updated", call.subagent)
+        self._touch(call.item)
+
+    def _deny(self, tool_use_id: str | None, tool_name: str, reason: str, line_no: int,
+              record: dict[str, Any], announce: bool = True) -> None:
+        if tool_use_id and tool_use_id in self._denied_ids:
+            return
+        if tool_use_id:
+            self._denied_ids.add(tool_use_id)
+        self.permission_denials.append(record)
+        call = self.calls.get(tool_use_id or "")
+        if call is not None:
+            if call.status == "failed" and call.turn is not None and call.turn < len(self.turns):
+                turn = self.turns[call.turn]  # counted as failed when its error result came
+                turn.failed_calls = max(turn.failed_calls - 1, 0)
+            call.status = "denied"
+            call.denied_reason = call.denied_reason or reason
+            self._touch(call.item)
+        if announce:
+            self._notice(MAIN, line_no, "permission denied",
+                         f"permission denied: {tool_name} {reason}".rstrip(), level="warning")
+        self._changed("session")
+
+    # --- heartbeats and progress -----------------------------------------------------------
+
+    def _tool_progress(self, e: F.ToolProgress, agent: str) -> None:
+        tid = e.tool_use_id
+        if e.subagent_retry:
+            retry = e.subagent_retry
+            self._notice(agent, e.line_no, "api retry",
+                         f"sub-agent API retry {retry.get('attempt')}/{retry.get('max_retries')}",
+                         level="warning")
+            return
+        if _HEARTBEAT in tid:
+            self.heartbeats += 1
+            target = e.parent_tool_use_id or tid.rsplit(_HEARTBEAT, 1)[0]
+            call = self.calls.get(target)
+            if call is None:
+                return
+            if tid.startswith("hook-"):
+                call.hook_heartbeats += 1
+            else:
+                call.heartbeats += 1
+                call.elapsed = e.elapsed_time_seconds
+                if call.status == "pending":
+                    call.status = "running"
+            self._touch(call.item)
+            return
+        call = self.calls.get(tid)
+        if call is not None:
+            call.elapsed = e.elapsed_time_seconds
+            if call.status == "pending":
+                call.status = "running"
+            self._touch(call.item)
+
+    def _progress_row(self, e: F.Progress, agent: str) -> None:
+        """On-disk ``progress`` rows: bash progress acts as a heartbeat; the rest are skipped."""
+        data = e.data
+        if data.type in ("bash_progress", "powershell_progress", "tool_heartbeat"):
+            call = self.calls.get(e.toolUseID or e.parentToolUseID or "")
+            if call is not None:
+                self.heartbeats += 1
+                call.heartbeats += 1
+                call.elapsed = data.elapsedTimeSeconds
+                self._touch(call.item)
+
+
+    def _permission_denied(self, e: F.PermissionDenied, agent: str) -> None:
+        self._deny(e.tool_use_id, e.tool_name, e.message or e.decision_reason or "",
+                   e.line_no, {"tool_name": e.tool_name, "tool_use_id": e.tool_use_id})
