@@ -149,6 +149,10 @@ class Session:
         self.git_branch: str | None = None
         self.title: str | None = None
         self._title_rank = 99
+        self._pending_summaries: dict[str, str] = {}
+        """``summary`` rows whose leaf row has not been seen yet, by leaf uuid: a
+        transcript can open with summaries of *other* sessions, which must not
+        title this one."""
         # conversation
         self.agents: dict[str, Agent] = {MAIN: Agent(MAIN, description="main")}
         self.turns: list[Turn] = []
@@ -459,6 +463,8 @@ class Session:
         parent = e.parentUuid
         fresh_parent = self._depth is not None and parent is not None and parent not in self._depth
         self._link(uuid, parent)
+        if self._pending_summaries and uuid in self._pending_summaries:
+            self._set_title(self._pending_summaries.pop(uuid), 2)
         if not isinstance(e, (F.User, F.Assistant)) or e.isMeta:
             return
         leaf = self._leaf
@@ -1307,7 +1313,11 @@ class Session:
         elif isinstance(e, F.AiTitle):
             self._set_title(e.aiTitle, 1)
         elif isinstance(e, F.Summary):
-            self._set_title(e.summary, 2)
+            leaf = e.leafUuid
+            if leaf is None or leaf in self._parents:
+                self._set_title(e.summary, 2)
+            elif e.summary:
+                self._pending_summaries[leaf] = e.summary
 
     def _set_title(self, text: str, rank: int) -> None:
         if rank <= self._title_rank and text:
