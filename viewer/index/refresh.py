@@ -15,10 +15,12 @@ one per core; the parent only writes SQLite.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -134,13 +136,39 @@ def refresh(store: IndexStore, root: Path, progress: Progress | None = None,
     return report
 
 
+@contextlib.contextmanager
+def _real_stderr() -> Iterator[None]:
+    """Starting worker processes passes ``sys.stderr``'s descriptor on; inside
+    the terminal UI ``sys.stderr`` is a capture object without one."""
+    saved = sys.stderr
+    try:
+        usable = saved.fileno() >= 0
+    except (AttributeError, OSError, ValueError):
+        usable = False
+    if not usable:
+        sys.stderr = sys.__stderr__
+    try:
+        yield
+    finally:
+        sys.stderr = saved
+
+
+def _quiet_worker() -> None:
+    """Workers never write to the terminal the UI draws on."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 2)
+    os.dup2(devnull, 1)
+    os.close(devnull)
+
+
 def _in_pool(jobs: list[_Job], count: int, stored: Callable[[_Job, Extracted], None],
              report: RefreshReport) -> None:
     """Read ``jobs`` in ``count`` worker processes, biggest first (so the last
     ones to finish are small), storing each result as it comes."""
     ordered = sorted(jobs, key=lambda j: j.file.size, reverse=True)
     context = multiprocessing.get_context("spawn")  # no fork of a threaded app
-    with ProcessPoolExecutor(max_workers=count, mp_context=context) as pool:
+    with _real_stderr(), ProcessPoolExecutor(max_workers=count, mp_context=context,
+                                             initializer=_quiet_worker) as pool:
         pending: dict[Future[Extracted], _Job] = {}
         queue = iter(ordered)
         for job in queue:

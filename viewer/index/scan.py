@@ -38,7 +38,7 @@ def resolve_root(directory: str | os.PathLike[str] | None = None) -> Path:
 
     if directory is None:
         return projects_dir()
-    path = Path(directory).expanduser()
+    path = Path(os.path.abspath(Path(directory).expanduser()))
     if (path / "projects").is_dir():
         return path / "projects"
     return path

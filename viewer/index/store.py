@@ -11,10 +11,12 @@ holds locked past the busy timeout is replaced by one in memory for this run.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
 import sqlite3
+import threading
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -132,6 +134,17 @@ def fts_query(text: str) -> str | None:
     return " ".join('"' + w.replace('"', '""') + '"*' for w in words)
 
 
+def _locked(method):
+    """Run ``method`` holding the store's lock."""
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        with self.lock:
+            return method(self, *args, **kwargs)
+
+    return wrapper
+
+
 class IndexStore:
     """An open index. ``note`` says why it was rebuilt or moved to memory, if it was."""
 
@@ -140,6 +153,8 @@ class IndexStore:
         self.note: str | None = None
         self.fresh = False
         """The file was created (or rebuilt) by this open: a first indexing follows."""
+        self.lock = threading.RLock()
+        """Held by each read and write: one connection, used from the UI and a worker thread."""
         self.db = self._open()
 
     # --- opening -------------------------------------------------------------------
@@ -223,21 +238,25 @@ class IndexStore:
 
     # --- reading -------------------------------------------------------------------
 
+    @_locked
     def states(self) -> dict[str, StoredState]:
         """Where the read of every indexed file stopped, by path."""
         cur = self.db.execute(
             "SELECT path, id, size, mtime_ns, sub_sig, indexed_bytes, lines, tail FROM sessions")
         return {r[0]: StoredState(*r[1:]) for r in cur}
 
+    @_locked
     def rows(self) -> list[SessionRow]:
         """Every session row, newest activity first."""
         rows = [_ROW_DECODER.decode(r[0]) for r in self.db.execute("SELECT row FROM sessions")]
         rows.sort(key=lambda r: (r.mtime, r.path), reverse=True)
         return rows
 
+    @_locked
     def count(self) -> int:
         return int(self.db.execute("SELECT count(*) FROM sessions").fetchone()[0])
 
+    @_locked
     def search(self, text: str, limit: int = 200) -> list[Hit]:
         """Full-text hits for the words of ``text``, best first; ``[]`` for no words."""
         query = fts_query(text)
@@ -269,6 +288,7 @@ class IndexStore:
 
     # --- writing -------------------------------------------------------------------
 
+    @_locked
     def forget(self, paths: list[str]) -> None:
         """Drop the rows and texts of files that are gone."""
         with _txn(self.db):
@@ -283,6 +303,7 @@ class IndexStore:
         self.db.execute("DELETE FROM texts WHERE rowid >= ? AND rowid < ?",
                         (sid << _SHIFT, (sid + 1) << _SHIFT))
 
+    @_locked
     def store(self, size: int, mtime_ns: int, sub_sig: str, result: Extracted,
               appended: bool) -> None:
         """Write one file's read: its row, and its texts (added to the ones it
