@@ -33,6 +33,8 @@ TEXT_LIMIT = 16_384
 PREVIEW_LIMIT = 2_000
 TAIL_BYTES = 256
 """Bytes before the indexed end that must be unchanged for an append to be read as one."""
+HEAD_BYTES = 4096
+"""First bytes that must be unchanged too (a file replaced by a longer one is no append)."""
 _CHUNK = 8 << 20
 
 
@@ -105,15 +107,21 @@ class Extracted(msgspec.Struct, kw_only=True):
 
 
 def tail_digest(data: bytes) -> str:
+    """A digest of a file's first :data:`HEAD_BYTES` and the :data:`TAIL_BYTES`
+    before where a read stopped: unchanged when the file only grew since."""
     return hashlib.blake2b(data, digest_size=8).hexdigest()
 
 
 def _read_complete_lines(path: Path, feed: Feed) -> tuple[int, bytes]:
-    """Feed the file's complete lines; return the bytes read and their last :data:`TAIL_BYTES`."""
+    """Feed the file's complete lines; return the bytes read and their
+    :data:`HEAD_BYTES` first and :data:`TAIL_BYTES` last ones (see :func:`prefix_digest`)."""
     splitter = LineSplitter()
     tail = b""
+    head = b""
     with open(path, "rb") as fh:
         while chunk := fh.read(_CHUNK):
+            if len(head) < HEAD_BYTES:
+                head += chunk[: HEAD_BYTES - len(head)]
             batch = splitter.feed(chunk)
             if batch:
                 feed.feed(batch)
@@ -122,7 +130,7 @@ def _read_complete_lines(path: Path, feed: Feed) -> tuple[int, bytes]:
     end = splitter.offset - pending
     if pending:
         tail = tail[:-pending]
-    return end, tail[-TAIL_BYTES:]
+    return end, head[: min(HEAD_BYTES, end)] + tail[-TAIL_BYTES:]
 
 
 def _flat(value: Any, out: list[str], budget: int) -> int:
@@ -208,7 +216,7 @@ def extract(path: str, project_dir: str, size: int, mtime: float, after_line: in
         path=path,
         project=session.cwd or Path(project_dir).name,
         project_dir=project_dir,
-        title=session.title or _clip(" ".join((first_prompt or "").split()), 200) or "(untitled)",
+        title=session.title or "(untitled)",
         first_prompt=_clip(first_prompt, PREVIEW_LIMIT) if first_prompt else None,
         git_branch=session.git_branch,
         started=first_ts,

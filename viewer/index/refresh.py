@@ -25,7 +25,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .extract import TAIL_BYTES, Extracted, extract, tail_digest
+from .extract import HEAD_BYTES, TAIL_BYTES, Extracted, extract, tail_digest
 from .scan import SessionFile, scan
 from .store import IndexStore, StoredState
 
@@ -64,16 +64,18 @@ class _Job:
 
 def _grew(file: SessionFile, state: StoredState) -> bool:
     """The bytes the index read are still the file's first bytes (an append)."""
-    if file.size < state.indexed_bytes or state.indexed_bytes == 0:
+    end = state.indexed_bytes
+    if file.size < end or end == 0:
         return False
-    start = max(0, state.indexed_bytes - TAIL_BYTES)
+    start = max(0, end - TAIL_BYTES)
     try:
         with open(file.path, "rb") as fh:
+            head = fh.read(min(HEAD_BYTES, end))
             fh.seek(start)
-            data = fh.read(state.indexed_bytes - start)
+            tail = fh.read(end - start)
     except OSError:
         return False
-    return tail_digest(data) == state.tail
+    return tail_digest(head + tail) == state.tail
 
 
 def plan(files: list[SessionFile], states: dict[str, StoredState]) -> tuple[list[_Job], list[str]]:
