@@ -7,6 +7,7 @@ import gc
 import contextlib
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from textual import on, work
@@ -26,7 +27,17 @@ from .screens.session import SessionScreen
 from .sources import Ended, FileTail, Lines, Progress, Reset, Source, Status, Stderr, Waiting
 from .subagent_tail import SubagentTail
 
-__all__ = ["CctvApp"]
+__all__ = ["BrowseOptions", "CctvApp"]
+
+
+@dataclass(frozen=True)
+class BrowseOptions:
+    """What the session browser lists: a projects folder, through the index or not."""
+
+    root: Path
+    use_index: bool = True
+    examples: list[Path] = field(default_factory=list)
+    """Sessions to offer, marked as examples, when the folder holds none."""
 
 _HELP_GROUPS = {"TranscriptView": "Transcript", "SessionScreen": "Session", "CctvApp": "General"}
 _GROUP_ORDER = ["Transcript", "Session", "General"]
@@ -68,9 +79,13 @@ class CctvApp(App[int]):
         clock: Callable[[], float] | None = time.time,
         intro: str | None = None,
         label: str | None = None,
+        browse: BrowseOptions | None = None,
     ) -> None:
         super().__init__()
         self._label = label
+        self.browse = browse
+        """Open on the session browser (``cctv``, ``cctv browse``) instead of one source."""
+        self._goto_line: int | None = None
         self.intro = intro
         """A line to show when the app starts (e.g. which session `cctv tail` picked)."""
         self.source = source
@@ -137,7 +152,13 @@ class CctvApp(App[int]):
     # --- lifecycle ---------------------------------------------------------------------
 
     def on_mount(self) -> None:
-        self.push_screen(SessionScreen(MAIN))
+        if self.browse is not None:
+            from .screens.browse import BrowseScreen
+
+            self.push_screen(BrowseScreen(self.browse.root, use_index=self.browse.use_index,
+                                          examples=self.browse.examples))
+        else:
+            self.push_screen(SessionScreen(MAIN))
         if self.intro:
             self.notify(self.intro, timeout=6)
         if self.source is not None:
@@ -177,6 +198,7 @@ class CctvApp(App[int]):
                         self._live = True
                         self.loading = None
                         self._start_subagents()
+                        self._go_to_line()
                     self.waiting = None
                     self._dirty = True
                 elif isinstance(event, Waiting):
@@ -188,6 +210,7 @@ class CctvApp(App[int]):
                     self.stderr_lines.append(event.text)
                 elif isinstance(event, Ended):
                     self._start_subagents()
+                    self._go_to_line()
                     code = f" (exit {event.exit_code})" if event.exit_code is not None else ""
                     self.ended = f"{event.reason}{code}"
                     self.loading = None
@@ -252,7 +275,7 @@ class CctvApp(App[int]):
     def _reset(self, reason: str) -> None:
         self.feed = Feed()
         self._subagents_started = False
-        while len(self.screen_stack) > 2 or not isinstance(self.screen, SessionScreen):
+        while not (isinstance(self.screen, SessionScreen) and self.screen.agent_id == MAIN):
             self.pop_screen()
         for screen in self.screen_stack:
             if isinstance(screen, SessionScreen):
@@ -270,6 +293,45 @@ class CctvApp(App[int]):
 
     def _tick(self) -> None:
         self._dirty = True
+
+    # --- the browser -----------------------------------------------------------------------
+
+    def open_session(self, path: Path, *, line: int | None = None, follow: bool = False) -> None:
+        """From the browser: view the session at ``path`` (scrolled to the item of
+        line ``line`` once it is read; followed as it grows when ``follow``)."""
+        self._stop_source()
+        self.source = FileTail(path, follow=follow)
+        self.feed = Feed()
+        self.loading = None
+        self.waiting = None
+        self.ended = None
+        self._live = self._dirty = self._subagents_started = self._first_paint = False
+        self._goto_line = line
+        self.push_screen(SessionScreen(MAIN))
+        self.consume_source()
+
+    def close_session(self) -> None:
+        """Back from a session opened by the browser to the browser."""
+        from .screens.browse import BrowseScreen
+
+        self._stop_source()
+        self.source = None
+        while not isinstance(self.screen, BrowseScreen) and len(self.screen_stack) > 1:
+            self.pop_screen()
+
+    def _stop_source(self) -> None:
+        self.workers.cancel_group(self, "source")
+        self.workers.cancel_group(self, "subagents")
+        if self.source is not None:
+            self.run_worker(self.source.stop(), exit_on_error=False)
+
+    def _go_to_line(self) -> None:
+        line, self._goto_line = self._goto_line, None
+        if line is None:
+            return
+        for screen in self.screen_stack:
+            if isinstance(screen, SessionScreen) and screen.agent_id == MAIN:
+                screen.go_to_line(line)
 
     # --- navigation ----------------------------------------------------------------------
 

@@ -85,7 +85,46 @@ def _summary(name: str, args: list[str]) -> int:
     return run_summary(ns.path, ns.json, sys.stdout, sys.stderr)
 
 
+def _index_command(command: str, rest: list[str]) -> int:
+    """``cctv sessions``, ``cctv search`` and ``cctv browse``: the session index."""
+    p = _parser(command, COMMANDS[command].help[0].upper() + COMMANDS[command].help[1:] + ".")
+    if command == "search":
+        p.add_argument("query", metavar="QUERY")
+    p.add_argument("dir", nargs="?", metavar="DIR",
+                   help="a projects folder, or a config root holding projects/"
+                        " (default: $CLAUDE_CONFIG_DIR/projects or ~/.claude/projects)")
+    if command != "browse":
+        p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--no-index", action="store_true",
+                   help="read the files directly; use and write no index")
+    ns = p.parse_args(rest)
+    if command == "browse":
+        from .launch import launch_browser
+
+        return launch_browser(ns.dir, use_index=not ns.no_index)
+    from .index.commands import run_search, run_sessions
+
+    if command == "sessions":
+        return run_sessions(ns.dir, ns.json, not ns.no_index, sys.stdout, sys.stderr)
+    return run_search(ns.query, ns.dir, ns.json, not ns.no_index, sys.stdout, sys.stderr)
+
+
 COMMANDS: dict[str, Command] = {
+    "browse": Command(
+        "cctv browse [DIR]",
+        "browse every saved session (DIR: a projects folder or a config root)",
+        _index_command,
+    ),
+    "sessions": Command(
+        "cctv sessions [DIR] [--json]",
+        "list the saved sessions, newest activity first (from the index)",
+        _index_command,
+    ),
+    "search": Command(
+        "cctv search QUERY [DIR] [--json]",
+        "full-text search across every saved session's prompts, replies and tools",
+        _index_command,
+    ),
     "tail": Command(
         "cctv tail [PATH]",
         "follow the most recently written session (or PATH, waiting for it to appear)",
@@ -122,6 +161,7 @@ COMMANDS: dict[str, Command] = {
 def usage() -> str:
     """The text of ``cctv --help``: every way in, one line each."""
     rows = [
+        ("cctv", "browse every saved session under ~/.claude/projects"),
         ("cctv PATH", "open a transcript (stream-json or on-disk) and follow it as it grows"),
         ("cctv -", "read frames from standard input (also: claude -p … | cctv)"),
         *((c.usage, c.help) for c in COMMANDS.values()),

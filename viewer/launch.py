@@ -15,7 +15,7 @@ from .sources import CommandSource, Event, FileTail, Source, StreamSource, open_
 if TYPE_CHECKING:
     from .app import CctvApp
 
-__all__ = ["launch", "exit_status", "build_source", "StdinPipeSource"]
+__all__ = ["launch", "launch_browser", "exit_status", "build_source", "StdinPipeSource"]
 
 
 class StdinPipeSource:
@@ -109,8 +109,24 @@ def _intro(args: list[str], source: Source) -> str | None:
     return f"Following the most recent session: {source.path}"
 
 
+def launch_browser(directory: str | None = None, *, use_index: bool = True) -> int:
+    """Run the session browser over a projects folder (or a config root holding one)."""
+    from .app import BrowseOptions, CctvApp
+    from .cli import demo_path
+    from .index import resolve_root
+
+    root = resolve_root(directory)
+    if directory is not None and not root.is_dir():
+        return _usage_error(f"{root}: no such folder")
+    options = BrowseOptions(root, use_index=use_index, examples=[demo_path()])
+    app = CctvApp(None, browse=options)
+    return exit_status(app, app.run())
+
+
 def launch(args: list[str]) -> int:
     """Run the viewer for the given words; return the exit status."""
+    if not args and sys.stdin.isatty():
+        return launch_browser()
     source = build_source(args)
     if isinstance(source, str) and source != "stdin":
         return _usage_error(source)

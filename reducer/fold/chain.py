@@ -75,6 +75,8 @@ class Chain(Kernel):
                     depth[parent] = up = 0  # not seen: a root as far as any walk goes
                 depth[uuid] = up + 1
         parents[uuid] = parent
+        if self._pending_summaries and uuid in self._pending_summaries:
+            self._set_title(self._pending_summaries.pop(uuid), 2)
 
     def _path_up(self, leaf: str, parent: str, fresh_parent: bool) -> list[str] | None:
         """The nodes from ``leaf`` up to, not including, ``parent`` when ``parent``

@@ -109,6 +109,10 @@ class Kernel:
         self.git_branch: str | None = None
         self.title: str | None = None
         self._title_rank = 99
+        self._pending_summaries: dict[str, str] = {}
+        """``summary`` rows whose leaf row has not been seen yet, by leaf uuid: a
+        transcript can open with summaries of *other* sessions, which must not
+        title this one."""
         # conversation
         self.agents: dict[str, Agent] = {MAIN: Agent(MAIN, description="main")}
         self.turns: list[Turn] = []

@@ -212,7 +212,11 @@ class Messages(Kernel):
         elif isinstance(e, F.AiTitle):
             self._set_title(e.aiTitle, 1)
         elif isinstance(e, F.Summary):
-            self._set_title(e.summary, 2)
+            leaf = e.leafUuid
+            if leaf is None or leaf in self._parents:
+                self._set_title(e.summary, 2)
+            elif e.summary:
+                self._pending_summaries[leaf] = e.summary
 
     def _set_title(self, text: str, rank: int) -> None:
         if rank <= self._title_rank and text:

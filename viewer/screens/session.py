@@ -145,6 +145,17 @@ class SessionScreen(Screen[None]):
             return
         if self.agent_id != MAIN:
             self.dismiss()
+        elif self.cctv.browse is not None:
+            self.cctv.close_session()
+
+    def go_to_line(self, line_no: int) -> None:
+        """Put the cursor on the item made from line ``line_no`` of the source
+        (or the first one after it)."""
+        view = self.query_one(TranscriptView)
+        for index, item in enumerate(view.items):
+            if item.line_no >= line_no and not item.hidden:
+                view.move_cursor(index)
+                return
 
     def action_raw(self) -> None:
         from .raw import RawScreen

@@ -1,0 +1,83 @@
+"""``cctv sessions`` and ``cctv search``: the index without a terminal UI."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from typing import TextIO
+
+from reducer.pretty import compact_count, format_cost, format_duration
+
+from . import LIVE_WINDOW_S, SessionIndex, resolve_root
+
+__all__ = ["run_sessions", "run_search"]
+
+
+def _open(directory: str | None, use_index: bool, err: TextIO) -> SessionIndex:
+    index = SessionIndex(resolve_root(directory), use_index=use_index)
+    progress = None
+    if err.isatty():
+        def progress(done: int, total: int) -> None:
+            if total:
+                err.write(f"\rindexing {done * 100 // total:3d}%")
+                err.flush()
+    report = index.refresh(progress)
+    if progress is not None and report.read:
+        err.write("\r" + " " * 16 + "\r")
+    if index.note:
+        print(f"cctv: {index.note}", file=err)
+    for error in report.errors[:10]:
+        print(f"cctv: {error}", file=err)
+    return index
+
+
+def run_sessions(directory: str | None, as_json: bool, use_index: bool,
+                 out: TextIO, err: TextIO) -> int:
+    """A line (or a JSON object) per session, newest activity first."""
+    root = resolve_root(directory)
+    if not root.is_dir():
+        if as_json:
+            print("[]", file=out)
+        print(f"cctv: no projects folder at {root}", file=err)
+        return 0 if as_json else 1
+    index = _open(directory, use_index, err)
+    rows = index.rows()
+    now = time.time()
+    if as_json:
+        json.dump([r.as_json(now, LIVE_WINDOW_S) for r in rows], out, indent=2)
+        out.write("\n")
+        return 0
+    if not rows:
+        print(f"no sessions under {root}", file=err)
+        return 0
+    for r in rows:
+        live = "●" if r.is_live(now, LIVE_WINDOW_S) else " "
+        cost = format_cost(r.cost_usd) if r.cost_usd is not None else \
+            f"{compact_count(r.input_tokens + r.output_tokens)} tok"
+        title = " ".join(r.title.split())
+        print(f"{live} {(r.last_activity or '')[:16]:16}  {format_duration(r.duration_s):>7}"
+              f"  {r.prompts:4}p {r.tool_calls:5}t  {cost:>9}  {r.project}  {title}"
+              f"  [{r.session_id}]", file=out)
+    return 0
+
+
+def run_search(query: str, directory: str | None, as_json: bool, use_index: bool,
+               out: TextIO, err: TextIO) -> int:
+    """Full-text hits; exit 1 when there are none (``[]`` with ``--json``)."""
+    root = resolve_root(directory)
+    if not root.is_dir():
+        if as_json:
+            print("[]", file=out)
+        print(f"cctv: no projects folder at {root}", file=err)
+        return 1
+    index = _open(directory, use_index, err)
+    hits = index.search(query)
+    if as_json:
+        json.dump([{"session_id": h.session_id, "path": h.path, "line": h.line,
+                    "role": h.role, "snippet": h.plain} for h in hits], out, indent=2)
+        out.write("\n")
+    else:
+        for h in hits:
+            print(f"{h.path}:{h.line}: [{h.role}] {h.plain}", file=out)
+    return 0 if hits else 1

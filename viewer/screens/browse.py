@@ -1,0 +1,563 @@
+"""The session browser: every saved session of a projects folder, from the index.
+
+The list shows at once from the index; a worker thread brings the index up to
+date (with a progress bar during a first indexing) and the list follows. ``/``
+narrows the list by a fuzzy match on title and project, and, debounced, lists
+full-text hits from the index below it. ``enter`` opens a session (or a hit, at
+its line) in the viewer; ``escape`` there comes back here, selection and search
+kept.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
+from textual.fuzzy import Matcher
+from textual.screen import Screen
+from textual.timer import Timer
+from textual.widgets import DataTable, Footer, Input, OptionList, ProgressBar, Static
+from textual.widgets.option_list import Option
+from textual.worker import Worker, WorkerState
+
+from reducer.pretty import compact_count, format_cost, format_duration, human_bytes
+
+from ..index import LIVE_WINDOW_S, MARKS, Hit, SessionIndex, SessionRow
+
+if TYPE_CHECKING:
+    from ..app import CctvApp
+
+__all__ = ["BrowseScreen", "COLUMNS"]
+
+SEARCH_DEBOUNCE_S = 0.2
+REFRESH_EVERY_S = 5.0
+TITLE_WIDTH = 48
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """One column of the list: its header, what it shows, how it sorts."""
+
+    key: str
+    label: str
+    cell: Callable[[SessionRow, float], str]
+    sort: Callable[[SessionRow], Any]
+    width: int | None = None
+
+
+def _when(stamp: str | None) -> str:
+    return stamp.replace("T", " ")[:16] if stamp else ""
+
+
+def _cost(r: SessionRow) -> str:
+    if r.cost_usd is not None:
+        return format_cost(r.cost_usd)
+    return f"{compact_count(r.input_tokens + r.output_tokens)} tok"
+
+
+COLUMNS: tuple[Column, ...] = (
+    Column("live", "", lambda r, now: "●" if r.is_live(now, LIVE_WINDOW_S) else " ",
+           lambda r: r.mtime, 1),
+    Column("title", "Title", lambda r, now: _one_line(r.title, TITLE_WIDTH),
+           lambda r: r.title.lower(), TITLE_WIDTH),
+    Column("project", "Project", lambda r, now: _tail(_short_project(r.project), 28),
+           lambda r: r.project.lower(), 28),
+    Column("branch", "Branch", lambda r, now: _one_line(r.git_branch or "", 16),
+           lambda r: r.git_branch or "", 16),
+    Column("started", "Started", lambda r, now: _when(r.started), lambda r: r.started or "", 16),
+    Column("last", "Last activity", lambda r, now: _when(r.last_activity),
+           lambda r: r.last_activity or "", 16),
+    Column("duration", "Duration", lambda r, now: format_duration(r.duration_s),
+           lambda r: r.duration_s or 0.0, 8),
+    Column("prompts", "Prompts", lambda r, now: str(r.prompts), lambda r: r.prompts, 7),
+    Column("tools", "Tools", lambda r, now: str(r.tool_calls), lambda r: r.tool_calls, 6),
+    Column("cost", "Cost/tokens", lambda r, now: _cost(r),
+           lambda r: (r.cost_usd is not None, r.cost_usd or r.input_tokens + r.output_tokens), 11),
+    Column("model", "Model", lambda r, now: (r.model or "").removeprefix("claude-"),
+           lambda r: r.model or "", 18),
+    Column("size", "Size", lambda r, now: human_bytes(r.bytes), lambda r: r.bytes, 10),
+    Column("agents", "Agents", lambda r, now: str(r.subagents) if r.subagents else "",
+           lambda r: r.subagents, 6),
+)
+_BY_KEY = {c.key: c for c in COLUMNS}
+
+
+def _one_line(text: str, width: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+_CONTROL = dict.fromkeys([*range(0x20), *range(0x7F, 0xA0)], "?")
+
+
+def _safe(text: str) -> str:
+    """``text`` with control characters shown as ``?`` (never sent to the terminal)."""
+    return text.translate(_CONTROL)
+
+
+def _cell(text: str) -> Text:
+    """A table cell: the text as it is (no markup), control characters replaced."""
+    return Text(_safe(text), no_wrap=True, overflow="ellipsis")
+
+
+def _tail(text: str, width: int) -> str:
+    """The end of ``text`` (where a path's telling part is) in ``width`` characters."""
+    return text if len(text) <= width else "…" + text[-(width - 1):]
+
+
+def _short_project(project: str) -> str:
+    home = str(Path.home())
+    if project == home or project.startswith(home + "/"):
+        return "~" + project[len(home):]
+    return project
+
+
+def narrow(rows: list[SessionRow], query: str) -> list[SessionRow]:
+    """The rows whose title or project match ``query`` fuzzily, best first
+    (all of them, unchanged, for an empty query)."""
+    if not query.strip():
+        return rows
+    matcher = Matcher(query)
+    scored = []
+    for row in rows:
+        score = max(matcher.match(row.title[:200]), matcher.match(row.project))
+        if score > 0:
+            scored.append((score, row))
+    scored.sort(key=lambda pair: pair[0], reverse=True)
+    return [row for _, row in scored]
+
+
+def hit_content(hit: Hit, width: int = 200) -> Content:
+    """A hit as one line: session title, the matching text with its words marked, the time."""
+    on, off = MARKS
+    parts: list[str | tuple[str, str]] = [(_one_line(hit.title, 40), "bold"), "  "]
+    text = hit.snippet[:width]
+    while text:
+        start = text.find(on)
+        if start < 0:
+            parts.append(text.replace(off, ""))
+            break
+        parts.append(text[:start].replace(off, ""))
+        end = text.find(off, start)
+        end = len(text) if end < 0 else end
+        parts.append((text[start + 1:end], "bold reverse"))
+        text = text[end + 1:]
+    parts.append((f"  [{hit.role}] {_when(hit.timestamp)}", "dim"))
+    return Content.assemble(*parts)
+
+
+class BrowseScreen(Screen[None]):
+    """Every saved session of a projects folder.
+
+    | Key(s) | Description |
+    | :- | :- |
+    | / | Search: titles and projects at once, full text below |
+    | enter | Open the session (or the hit, at its message) |
+    | escape | Clear the search |
+    | s / S | Sort by the next column / reverse the order |
+    | g | Group by project, or not |
+    | p | Show or hide the preview |
+    """
+
+    CSS_PATH = "browse.tcss"
+
+    BINDINGS = [
+        Binding("slash", "search", "Search", key_display="/", id="browse.search"),
+        Binding("escape", "clear_search", "Clear", id="browse.clear", show=False),
+        Binding("s", "sort_next", "Sort", id="browse.sort"),
+        Binding("S", "sort_reverse", "Reverse", id="browse.reverse", show=False),
+        Binding("g", "toggle_group", "Group", id="browse.group"),
+        Binding("p", "toggle_preview", "Preview", id="browse.preview"),
+        Binding("tab", "focus_next_list", "Hits", show=False, priority=False),
+    ]
+
+    def __init__(self, root: Path, *, use_index: bool = True, workers: int | None = None,
+                 examples: list[Path] | None = None) -> None:
+        super().__init__()
+        self.root = root
+        self.index = SessionIndex(root, use_index=use_index, workers=workers)
+        self.examples = examples or []
+        self.rows: list[SessionRow] = []
+        self.shown: list[SessionRow] = []
+        self.hits: list[Hit] = []
+        self.sort_key = "last"
+        self.sort_reverse = True
+        self.grouped = False
+        self.search_text = ""
+        self.refreshed = False
+        """At least one refresh finished (the list is up to date with the folder)."""
+        self.showing_examples = False
+        self._search_timer: Timer | None = None
+        self._by_path: dict[str, SessionRow] = {}
+        self.last_search_s: float | None = None
+
+    @property
+    def cctv(self) -> CctvApp:
+        return self.app  # type: ignore[return-value]
+
+    # --- layout --------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield Static(self._where(), id="where")
+        yield ProgressBar(id="progress", show_eta=False)
+        yield Input(placeholder="search titles and projects; full text below (enter: results,"
+                    " escape: clear)", id="search")
+        with Horizontal(id="body"):
+            with Vertical(id="lists"):
+                yield DataTable(id="sessions", cursor_type="row", zebra_stripes=True)
+                yield Static("", id="empty")
+                yield OptionList(id="hits")
+            with VerticalScroll(id="preview"):
+                yield Static("", id="preview-text")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one("#sessions", DataTable)
+        for column in COLUMNS:
+            table.add_column(column.label, key=column.key, width=column.width)
+        self.rows = self.index.rows()
+        self._rebuild()
+        if self.index.note:
+            self.notify(self.index.note, severity="warning", timeout=8)
+        self.query_one("#progress").display = False
+        table.focus()
+        self.refresh_index()
+        self.set_interval(REFRESH_EVERY_S, self.refresh_index)
+
+    def on_unmount(self) -> None:
+        self.index.close()
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """An index or search failure is told, never taken for the viewer's reader failing."""
+        event.stop()
+        if event.state == WorkerState.ERROR:
+            error = event.worker.error
+            self.notify(f"index: {type(error).__name__}: {error}", severity="error", timeout=10)
+
+    def on_screen_resume(self) -> None:
+        if self.is_mounted and self.refreshed:
+            self.refresh_index()
+
+    def _where(self, extra: str = "") -> str:
+        count = len(self.rows) if hasattr(self, "rows") else 0
+        return f"{count} session{'s' if count != 1 else ''} under {_short_project(str(self.root))}" \
+            + (f" · {extra}" if extra else "")
+
+    # --- the index -----------------------------------------------------------------
+
+    @work(thread=True, exclusive=True, group="index", exit_on_error=False)
+    def refresh_index(self) -> None:
+        """Bring the index up to date in a thread; the list follows when it is."""
+        last = [0.0]
+
+        def progress(done: int, total: int) -> None:
+            now = time.monotonic()
+            if total and (now - last[0] > 0.1 or done >= total):
+                last[0] = now
+                self.app.call_from_thread(self._progress, done, total)
+
+        report = self.index.refresh(progress)
+        rows = self.index.rows()
+        self.app.call_from_thread(self._refreshed, rows, report.read + report.removed)
+
+    def _progress(self, done: int, total: int) -> None:
+        bar = self.query_one("#progress", ProgressBar)
+        if done < total and total > (1 << 20):
+            bar.display = True
+            bar.update(total=total, progress=done)
+            self.query_one("#where", Static).update(self._where("indexing…"))
+        else:
+            bar.display = False
+
+    def _refreshed(self, rows: list[SessionRow], changed: int) -> None:
+        self.query_one("#progress").display = False
+        first = not self.refreshed
+        self.refreshed = True
+        if changed or first or rows != self.rows:
+            self.rows = rows
+            self._rebuild()
+        elif rows:
+            self._relabel_live()
+        if self.search_text:
+            self._schedule_search()
+
+    # --- the list ------------------------------------------------------------------
+
+    def _ordered(self) -> list[SessionRow]:
+        rows = narrow(self.rows, self.search_text)
+        if not self.search_text.strip():
+            column = _BY_KEY[self.sort_key]
+            rows = sorted(rows, key=column.sort, reverse=self.sort_reverse)
+        if self.grouped:
+            order: dict[str, int] = {}
+            for row in rows:
+                order.setdefault(row.project, len(order))
+            rows = sorted(rows, key=lambda r: order[r.project])  # stable: keeps the order inside
+        return rows
+
+    def _rebuild(self, keep_selection: bool = True) -> None:
+        """Fill the table from the rows, keeping the selected session selected
+        (or, after the search changed, selecting the best match)."""
+        table = self.query_one("#sessions", DataTable)
+        selected = self.selected_row
+        now = time.time()
+        rows = self._ordered()
+        self.showing_examples = not self.rows and self.refreshed and not self.search_text
+        empty = self.query_one("#empty", Static)
+        if self.showing_examples:
+            rows = self._example_rows()
+            empty.update(f"No sessions under {self.root} (nor in a projects/ folder there)."
+                         f"  Examples bundled with cctv, to try it:")
+            empty.display = True
+        else:
+            empty.display = False
+        self.shown = rows
+        self._by_path = {r.path: r for r in rows}
+        table.clear()
+        project = None
+        for row in rows:
+            if self.grouped and row.project != project:
+                project = row.project
+                count = sum(1 for r in rows if r.project == project)
+                header = Text(_safe(f"▾ {_short_project(project)} ({count})"), style="bold")
+                table.add_row("", header, *[""] * (len(COLUMNS) - 2), key=f"group:{project}")
+            cells = [c.cell(row, now) for c in COLUMNS]
+            if self.showing_examples:
+                cells[0] = "◆"
+                cells[1] = "example: " + cells[1]
+                cells[2] = "(bundled with cctv)"
+            table.add_row(*(_cell(cell) for cell in cells), key=row.path)
+        for column in COLUMNS:
+            label = column.label
+            if column.key == self.sort_key and not self.search_text.strip():
+                label += " ▼" if self.sort_reverse else " ▲"
+            table.columns[column.key].label = Text(label)
+        table.refresh()
+        self.query_one("#where", Static).update(self._where(self._sort_note()))
+        if keep_selection and selected is not None and selected.path in self._by_path:
+            table.move_cursor(row=table.get_row_index(selected.path))
+        elif rows:
+            first = 1 if self.grouped else 0
+            table.move_cursor(row=first)
+        self._show_preview(self.selected_row)
+
+    def _relabel_live(self) -> None:
+        table = self.query_one("#sessions", DataTable)
+        now = time.time()
+        for row in self.shown:
+            if not self.showing_examples:
+                table.update_cell(row.path, "live", "●" if row.is_live(now, LIVE_WINDOW_S) else " ")
+
+    def _sort_note(self) -> str:
+        if self.search_text.strip():
+            return f"matching {self.search_text!r}"
+        label = _BY_KEY[self.sort_key].label or "live"
+        note = f"sorted by {label.lower()}" + (" (grouped by project)" if self.grouped else "")
+        return note
+
+    def _example_rows(self) -> list[SessionRow]:
+        from ..index.extract import extract
+
+        rows = []
+        for path in self.examples:
+            try:
+                st = path.stat()
+                rows.append(extract(str(path), str(path.parent), st.st_size, 0.0).row)
+            except OSError:
+                continue
+        return rows
+
+    @property
+    def selected_row(self) -> SessionRow | None:
+        """The session under the list's cursor (``None`` on a group header)."""
+        table = self.query_one("#sessions", DataTable)
+        if not table.row_count:
+            return None
+        try:
+            key = table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value
+        except Exception:  # noqa: BLE001 - no valid cursor row
+            return None
+        return self._by_path.get(key or "")
+
+    # --- the preview ---------------------------------------------------------------
+
+    def _show_preview(self, row: SessionRow | None) -> None:
+        text = self.query_one("#preview-text", Static)
+        if row is None:
+            text.update("")
+            return
+        parts: list[str | tuple[str, str]] = [(row.title, "bold"), "\n"]
+        parts.append((f"{_short_project(row.project)}"
+                      + (f"  ⎇ {row.git_branch}" if row.git_branch else ""), "dim"))
+        parts.append("\n\n")
+        totals = [f"{row.prompts} prompts", f"{row.tool_calls} tool calls",
+                  _cost(row), f"in {compact_count(row.input_tokens)}"
+                  f" out {compact_count(row.output_tokens)}", human_bytes(row.bytes)]
+        if row.subagents:
+            totals.append(f"{row.subagents} sub-agents")
+        if row.duration_s is not None:
+            totals.append(format_duration(row.duration_s))
+        parts += [(" · ".join(totals), "italic"), "\n\n"]
+        if row.first_prompt:
+            parts += [("First prompt", "bold underline"), "\n", _one_para(row.first_prompt, 600),
+                      "\n\n"]
+        if row.last_reply:
+            parts += [("Last reply", "bold underline"), "\n", _one_para(row.last_reply, 600),
+                      "\n\n"]
+        if row.tasks:
+            parts += [("Tasks", "bold underline"), "\n"]
+            for task in row.tasks[:12]:
+                parts.append(f"  {task['status']:<10} {_one_line(task['description'], 60)}\n")
+        parts.append((f"\n{row.path}", "dim"))
+        text.update(Content.assemble(*parts))
+
+    @on(DataTable.RowHighlighted, "#sessions")
+    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._show_preview(self._by_path.get(event.row_key.value or ""))
+
+    @on(OptionList.OptionHighlighted, "#hits")
+    def _hit_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        index = event.option_index
+        if 0 <= index < len(self.hits):
+            hit = self.hits[index]
+            self._show_preview(self._row_for(hit.path))
+
+    def _row_for(self, path: str) -> SessionRow | None:
+        for row in self.rows:
+            if row.path == path:
+                return row
+        return None
+
+    # --- search --------------------------------------------------------------------
+
+    def action_search(self) -> None:
+        search = self.query_one("#search", Input)
+        search.add_class("-open")
+        search.focus()
+
+    def action_clear_search(self) -> None:
+        search = self.query_one("#search", Input)
+        if search.value:
+            search.value = ""  # Changed clears the narrowing and the hits
+        else:
+            search.remove_class("-open")
+        self.query_one("#sessions", DataTable).focus()
+
+    @on(Input.Changed, "#search")
+    def _typed(self, event: Input.Changed) -> None:
+        self.search_text = event.value
+        self._rebuild(keep_selection=False)
+        self._schedule_search()
+
+    def _schedule_search(self) -> None:
+        if self._search_timer is not None:
+            self._search_timer.stop()
+        if not self.search_text.strip():
+            self._show_hits([], "")
+            return
+        self._search_timer = self.set_timer(SEARCH_DEBOUNCE_S, self._search_now)
+
+    def _search_now(self) -> None:
+        self.full_text(self.search_text)
+
+    @work(thread=True, exclusive=True, group="search", exit_on_error=False)
+    def full_text(self, query: str) -> None:
+        started = time.perf_counter()
+        hits = self.index.search(query)
+        self.last_search_s = time.perf_counter() - started
+        self.app.call_from_thread(self._show_hits, hits, query)
+
+    def _show_hits(self, hits: list[Hit], query: str) -> None:
+        if query != self.search_text:
+            return  # typed on since
+        self.hits = hits
+        options = self.query_one("#hits", OptionList)
+        options.clear_options()
+        if hits:
+            options.add_options([Option(hit_content(h)) for h in hits])
+            options.border_title = f"{len(hits)} text match{'es' if len(hits) != 1 else ''}"
+            options.add_class("-shown")
+        else:
+            options.remove_class("-shown")
+
+    @on(Input.Submitted, "#search")
+    def _to_results(self) -> None:
+        table = self.query_one("#sessions", DataTable)
+        if table.row_count:
+            table.focus()
+        elif self.hits:
+            self.query_one("#hits", OptionList).focus()
+
+    def action_focus_next_list(self) -> None:
+        table = self.query_one("#sessions", DataTable)
+        hits = self.query_one("#hits", OptionList)
+        if table.has_focus and self.hits:
+            hits.focus()
+        else:
+            table.focus()
+
+    # --- sorting and grouping ------------------------------------------------------
+
+    def sort_by(self, key: str) -> None:
+        """Sort by column ``key``; the same column again reverses the order."""
+        if key == self.sort_key:
+            self.sort_reverse = not self.sort_reverse
+        else:
+            self.sort_key = key
+            self.sort_reverse = key in ("live", "started", "last", "duration", "prompts", "tools",
+                                        "cost", "size", "agents")
+        self._rebuild()
+
+    def action_sort_next(self) -> None:
+        keys = [c.key for c in COLUMNS]
+        self.sort_by(keys[(keys.index(self.sort_key) + 1) % len(keys)])
+
+    def action_sort_reverse(self) -> None:
+        self.sort_reverse = not self.sort_reverse
+        self._rebuild()
+
+    def action_toggle_group(self) -> None:
+        self.grouped = not self.grouped
+        self._rebuild()
+
+    def action_toggle_preview(self) -> None:
+        self.toggle_class("-no-preview")
+
+    @on(DataTable.HeaderSelected, "#sessions")
+    def _header(self, event: DataTable.HeaderSelected) -> None:
+        self.sort_by(str(event.column_key.value))
+
+    # --- opening -------------------------------------------------------------------
+
+    @on(DataTable.RowSelected, "#sessions")
+    def _open_row(self, event: DataTable.RowSelected) -> None:
+        row = self._by_path.get(event.row_key.value or "")
+        if row is not None:
+            self.open(row)
+
+    @on(OptionList.OptionSelected, "#hits")
+    def _open_hit(self, event: OptionList.OptionSelected) -> None:
+        if 0 <= event.option_index < len(self.hits):
+            hit = self.hits[event.option_index]
+            row = self._row_for(hit.path)
+            live = row.is_live(time.time(), LIVE_WINDOW_S) if row else False
+            self.cctv.open_session(Path(hit.path), line=hit.line, follow=live)
+
+    def open(self, row: SessionRow, line: int | None = None) -> None:
+        """Open ``row`` in the viewer (following it when it is live)."""
+        live = not self.showing_examples and row.is_live(time.time(), LIVE_WINDOW_S)
+        self.cctv.open_session(Path(row.path), line=line, follow=live)
+
+
+def _one_para(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
