@@ -96,8 +96,12 @@ class CctvApp(App[int]):
 
     # --- lifecycle ---------------------------------------------------------------------
 
+    def main_screen(self) -> SessionScreen:
+        """The screen the app opens with (a replay opens its own)."""
+        return SessionScreen(MAIN)
+
     def on_mount(self) -> None:
-        self.push_screen(SessionScreen(MAIN))
+        self.push_screen(self.main_screen())
         if self.intro:
             self.notify(self.intro, timeout=6)
         if self.source is not None:
