@@ -97,7 +97,8 @@ def _replay(args: list[str]) -> int:
         from .replay_emit import run_emit
 
         return run_emit(ns.path, speed=ns.speed, from_line=ns.from_line or 1,
-                        skip_idle=not ns.keep_idle, out=sys.stdout.buffer, err=sys.stderr)
+                        skip_idle=not ns.keep_idle, out=getattr(sys.stdout, "buffer", sys.stdout),
+                        err=sys.stderr)
     from .loader import InputError
     from .replay_source import load_recording
 
