@@ -116,9 +116,10 @@ class ReplayApp(CctvApp):
 
     def __init__(self, recording: Recording, *, replay: Replay | None = None,
                  start: int = 1, speed: float = 1.0, skip_idle: bool = True,
-                 build_checkpoints: bool = True,
+                 build_checkpoints: bool = True, label: str | None = None,
                  pace_clock: Callable[[], float] = time.monotonic) -> None:
-        super().__init__(None, feed=recording.feed, clock=None, label=str(recording.path))
+        super().__init__(None, feed=recording.feed, clock=None,
+                         label=label if label is not None else str(recording.path))
         self.recording = recording
         self.replay = replay or recording.replay()
         self.speed = speed

@@ -92,7 +92,8 @@ class Timeline(Widget, can_focus=False):
         col = min(max(x - 1, 0), width - 1)
         if self.total <= 0:
             return 0
-        return min(col * self.total // width + 1, self.total)
+        first = -(-col * self.total // width)  # the first frame drawn in that column
+        return min(first, self.total - 1) + 1
 
     def _column_marks(self) -> list[MarkerKind | None]:
         width = self._strip_width()

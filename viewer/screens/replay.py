@@ -33,27 +33,33 @@ def _clock(epoch: float | None) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(epoch))
 
 
-def bar_text(app: ReplayApp) -> str:
-    """The replay bar: play state, speed, frame, pacing, idle skipping, checkpoints."""
+def bar_text(app: ReplayApp, width: int = 200) -> str:
+    """The replay bar: play state, speed, frame, idle skipping, pacing, checkpoints;
+    shorter words when ``width`` is narrow."""
     replay = app.replay
-    state = "▶ playing" if app.playing else "⏸ paused"
-    total = len(replay)
+    wide = width >= 110
+    state = ("▶ playing" if app.playing else "⏸ paused") if wide else ("▶" if app.playing else "⏸")
+    where = f"frame {replay.position:,}/{len(replay):,}"
     frame = replay.frame
-    where = f"frame {replay.position:,}/{total:,}"
     if frame is not None:
         where += f" · line {frame.entry.line_no}"
         if frame.agent is not None:
-            where += " (sub-agent file)"
+            where += " (sub-agent file)" if wide else "*"
     timeline = replay.timeline
-    pacing = {"timestamps": "pace: recorded timestamps",
-              "derived": "pace: derived from " + ", ".join(timeline.derived_from),
-              "even": "pace: even (no times in the frames)"}[timeline.source]
+    if wide:
+        pacing = {"timestamps": "pace: recorded timestamps",
+                  "derived": "pace: derived from " + ", ".join(timeline.derived_from),
+                  "even": "pace: even (no times in the frames)"}[timeline.source]
+    else:
+        pacing = {"timestamps": "recorded pace", "derived": "derived pace",
+                  "even": "even pace"}[timeline.source]
     skipped = timeline.paced(True)[1]
     idle = ("skip idle: on" + (f" (−{format_duration(skipped)})" if skipped else "")
             if app.skip_idle else "skip idle: off")
     cps = replay.checkpoints
-    building = "" if cps.complete else f" · indexing {len(cps)} checkpoints…"
-    return f"{state} {app.speed:g}× · {where} · {pacing} · {idle}{building}"
+    building = "" if cps.complete else (f" · indexing {len(cps)} checkpoints…" if wide
+                                        else " · indexing…")
+    return f"{state} {app.speed:g}× · {where} · {idle} · {pacing}{building}"
 
 
 class ReplayScreen(SessionScreen):
@@ -111,7 +117,7 @@ class ReplayScreen(SessionScreen):
             return
         app = self.replay_app
         replay = app.replay
-        bar.update(bar_text(app))
+        bar.update(bar_text(app, bar.size.width or self.size.width))
         position = replay.position
         wall = replay.timeline.wall_clock(position - 1) if position else None
         offset = replay.offset(position)
@@ -122,6 +128,9 @@ class ReplayScreen(SessionScreen):
             frame: ReplayFrame | None = replay.frame
             inspector.show(position, len(replay), frame, replay.descriptions,
                            replay.markers.at.get(position - 1, ()))
+
+    def on_resize(self) -> None:
+        self.refresh_panels()
 
     def action_toggle_inspector(self) -> None:
         self.show_inspector = not self.show_inspector
