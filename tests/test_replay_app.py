@@ -85,6 +85,28 @@ async def test_stepping_back_over_a_task_end_shows_it_running_again() -> None:
         assert "0 running · 1 finished" in _tasks_title(app)
 
 
+async def test_the_transcript_shows_the_items_of_the_frame_backward_too() -> None:
+    from widgets.transcript import TranscriptView
+
+    app = _app(STREAM / "10_compact_manual.jsonl")
+    async with app.run_test(size=(120, 36)) as pilot:
+        view = app.screen.query_one(TranscriptView)
+        await pilot.press("end")
+        await pilot.pause()
+        at_end = [type(i).__name__ for i in view._items]
+        assert "CompactionItem" in at_end and view._items == app.replay.session.main.items
+        compaction = app.replay.markers.by_kind["compaction"][0] + 1
+        app.go_to(compaction - 1)  # a restore: the view is rebound to the earlier state
+        await pilot.pause()
+        assert view.session is app.replay.session
+        assert view._items == app.replay.session.main.items
+        assert "CompactionItem" not in [type(i).__name__ for i in view._items]
+        assert view.virtual_size.height == view._index.total
+        await pilot.press("end")
+        await pilot.pause()
+        assert [type(i).__name__ for i in view._items] == at_end
+
+
 async def test_home_end_and_marker_jumps() -> None:
     app = _app(BG, line=5)
     async with app.run_test(size=(120, 36)) as pilot:

@@ -21,6 +21,7 @@ from textual.widgets import Input
 from reducer.replay import MARKER_KINDS, MarkerKind, Pacer, Replay
 from reducer.replay.pacing import faster, slower
 from reducer.state import MAIN
+from widgets.transcript import TranscriptView
 
 from .app import CctvApp
 from .replay_source import Recording
@@ -165,8 +166,8 @@ class ReplayApp(CctvApp):
         if result.restored:
             self._drop_missing_agents()
             for screen in self.screen_stack:
-                if isinstance(screen, SessionScreen):
-                    screen.reset(replay.session)
+                if isinstance(screen, SessionScreen) and screen.is_mounted:
+                    screen.query_one(TranscriptView).rebind(replay.session)
         else:
             self._broadcast(result.changes)
         self._dirty = True
