@@ -25,13 +25,14 @@ def test_reducer_imports_no_ui_library() -> None:
 
 
 def test_headless_commands_import_no_ui_library() -> None:
-    """``cctv check`` / ``cctv summary`` run without loading the terminal UI."""
+    """``cctv check`` / ``cctv summary`` / ``cctv replay --emit`` run without loading the terminal UI."""
     code = (
         "import sys, io, contextlib\n"
         "from viewer.cli import main\n"
         "with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):\n"
         "    main(['summary', '/nonexistent/x.jsonl'])\n"
         "    main(['check', '/nonexistent/x.jsonl'])\n"
+        "    main(['replay', '/nonexistent/x.jsonl', '--emit'])\n"
         "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich'))\n"
         "assert not bad, bad\n"
     )

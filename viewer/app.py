@@ -151,14 +151,17 @@ class CctvApp(App[int]):
 
     # --- lifecycle ---------------------------------------------------------------------
 
-    def on_mount(self) -> None:
+    def main_screen(self) -> Screen:
+        """The screen the app opens with: the browser, the session, or (a replay) its own."""
         if self.browse is not None:
             from .screens.browse import BrowseScreen
 
-            self.push_screen(BrowseScreen(self.browse.root, use_index=self.browse.use_index,
-                                          examples=self.browse.examples))
-        else:
-            self.push_screen(SessionScreen(MAIN))
+            return BrowseScreen(self.browse.root, use_index=self.browse.use_index,
+                                examples=self.browse.examples)
+        return SessionScreen(MAIN)
+
+    def on_mount(self) -> None:
+        self.push_screen(self.main_screen())
         if self.intro:
             self.notify(self.intro, timeout=6)
         if self.source is not None:

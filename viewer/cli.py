@@ -109,6 +109,51 @@ def _index_command(command: str, rest: list[str]) -> int:
     return run_search(ns.query, ns.dir, ns.json, not ns.no_index, sys.stdout, sys.stderr)
 
 
+def _replay(name: str, args: list[str]) -> int:
+    """``cctv replay``: the viewer paused at a frame, or ``--emit`` (headless)."""
+    p = _parser("cctv replay", "Replay a recorded session at its recorded pace.")
+    p.add_argument("path", metavar="PATH")
+    p.add_argument("--speed", type=float, default=1.0, metavar="N",
+                   help="speed factor, 0.25 to 64 (default 1)")
+    p.add_argument("--from", dest="from_line", type=int, default=None, metavar="LINE",
+                   help="start at this line of the file")
+    p.add_argument("--emit", action="store_true",
+                   help="write the lines to stdout at their recorded pace instead of viewing")
+    p.add_argument("--keep-idle", action="store_true",
+                   help="do not shorten idle gaps longer than a few seconds")
+    ns = p.parse_args(args)
+    if not 0.25 <= ns.speed <= 64:
+        p.error("--speed must be between 0.25 and 64")
+    if ns.from_line is not None and ns.from_line < 1:
+        p.error("--from must be a line number (1 or more)")
+    if ns.emit:
+        from .replay_emit import run_emit
+
+        return run_emit(ns.path, speed=ns.speed, from_line=ns.from_line or 1,
+                        skip_idle=not ns.keep_idle, out=getattr(sys.stdout, "buffer", sys.stdout),
+                        err=sys.stderr)
+    from .loader import InputError
+    from .replay_source import load_recording
+
+    try:
+        recording = load_recording(ns.path)
+    except InputError as exc:
+        print(f"cctv replay: {exc}", file=sys.stderr)
+        return 2
+    if not recording.frames:
+        print(f"cctv replay: {ns.path}: no lines to replay", file=sys.stderr)
+        return 2
+    from .replay_app import ReplayApp
+
+    replay = recording.replay()
+    start = replay.position_of_line(ns.from_line) if ns.from_line else 1
+    app = ReplayApp(recording, replay=replay, start=start, speed=ns.speed,
+                    skip_idle=not ns.keep_idle)
+    from .launch import exit_status
+
+    return exit_status(app, app.run())
+
+
 COMMANDS: dict[str, Command] = {
     "browse": Command(
         "cctv browse [DIR]",
@@ -143,6 +188,11 @@ COMMANDS: dict[str, Command] = {
         "cctv demo",
         "open the bundled example session",
         _viewer_with_help("Open the bundled example session.", "cctv demo"),
+    ),
+    "replay": Command(
+        "cctv replay PATH [--speed N] [--from LINE] [--emit]",
+        "step through a recorded session frame by frame (--emit: its lines at their pace)",
+        _replay,
     ),
     "check": Command(
         "cctv check PATH… [--json]",

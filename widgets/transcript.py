@@ -624,6 +624,49 @@ results, hooks, compactions and turn footers.
             self.search(self._query)
         self.refresh()
 
+    def rebind(self, session: Session) -> None:
+        """Show ``session`` instead: the same conversation at another moment (a
+        replay seek). Items that match the ones shown (same place, kind, line
+        and version) keep their heights and expansion; only the others are
+        estimated again, so a seek costs a comparison per item, not a rebuild."""
+        if not self._built:
+            self.reset(session)
+            return
+        old_items, old_heights, old_measured = self._items, self._heights, self._measured
+        expanded = {(item.index, item.line_no) for item in self._expanded}
+        self.session = session
+        self._cache.clear()  # keyed by the old session's items
+        agent = session.agents.get(self.agent_id)
+        items = list(agent.items) if agent is not None else []
+        keep = min(len(items), len(old_items))
+        heights: list[int] = []
+        measured: list[tuple | None] = []
+        self._expanded = set()
+        estimate, width = self._estimate, self._width
+        for i, item in enumerate(items):
+            if expanded and (i, item.line_no) in expanded:
+                self._expanded.add(item)
+            old = old_items[i] if i < keep else None
+            if old is not None and old.version == item.version and old.line_no == item.line_no \
+                    and old.kind == item.kind and old.hidden == item.hidden:
+                heights.append(old_heights[i])
+                measured.append(old_measured[i])
+            else:
+                heights.append(estimate(item, width))
+                measured.append(None)
+        self._items, self._heights, self._measured = items, heights, measured
+        self._index = _Fenwick(heights)
+        self._reveal = None
+        if self._cursor is not None and self._cursor >= len(items):
+            self._cursor = self._last_visible()
+        if self._query:
+            self.search(self._query)
+        self._update_virtual_size()
+        if self.following:
+            self._set_scroll(self.max_scroll_y)
+            self._cursor = self._last_visible()
+        self.refresh()
+
     # --- rendering --------------------------------------------------------------------------
 
     def render_lines(self, crop):  # type: ignore[override]

@@ -1,0 +1,198 @@
+#!/usr/bin/env python3
+"""Replay on a big session: first frame, checkpoints, seek times, --emit drift.
+
+    python bench/replay_seek.py [--size-mb 100] [--format stream-json|transcript] [FILE]
+
+Without FILE, ``bench/build_big.py`` builds ``bench/out/big-<format>-<size>.jsonl``.
+Prints:
+
+* first frame — decoding the file, the markers and pacing, and frame 1 shown
+  (what the user waits for before they can step);
+* checkpoints — the worker's time to build them, how many, every how many
+  frames, their (compressed) bytes and the RSS they add, against the file size;
+* pure seek — :meth:`Replay.seek` to random targets, backward and forward,
+  and single steps back near the end (p50 / p95 / max);
+* in the app — key to screen in ``ReplayApp.run_test`` (160×48): ``end``,
+  ``home``, ``←`` at the end, and timeline jumps, each until the screen has
+  been redrawn (``pilot.pause()`` after the key);
+* ``--emit`` — a minute of recorded time at 10× written to /dev/null against
+  the real clock: total drift and the worst line's distance from its time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import os
+import random
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from viewer.replay_emit import emit, plan_emit  # noqa: E402
+from viewer.replay_source import load_recording  # noqa: E402
+
+OUT = ROOT / "bench" / "out"
+
+
+def _rss_mb() -> float:
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def _ms(values: list[float]) -> str:
+    if not values:
+        return "n/a"
+    values = sorted(values)
+    p95 = values[min(len(values) - 1, int(0.95 * len(values)))]
+    return (f"p50 {statistics.median(values) * 1000:6.1f} ms · p95 {p95 * 1000:6.1f} ms · "
+            f"max {values[-1] * 1000:6.1f} ms  (n={len(values)})")
+
+
+def bench_pure(path: Path, seeks: int) -> None:
+    size_mb = path.stat().st_size / 1e6
+    base = _rss_mb()
+    t0 = time.perf_counter()
+    rec = load_recording(path)
+    replay = rec.replay()
+    replay.seek(1)
+    first = time.perf_counter() - t0
+    viewer_mb = _rss_mb() - base
+    n = len(replay)
+    print(f"{path.name}: {size_mb:.1f} MB, {n:,} frames, pacing {replay.timeline.source}")
+    print(f"  first frame       {first:6.2f} s (decode, markers, pacing, frame 1); "
+          f"decoded frames take {viewer_mb:.0f} MB RSS")
+
+    # the worker's job, run here on its own to time it
+    before = _rss_mb()
+    t0 = time.perf_counter()
+    stalls: list[float] = []
+    last = time.perf_counter()
+    for _ in replay.build_checkpoints():
+        now = time.perf_counter()
+        stalls.append(now - last)
+        last = now
+    built = time.perf_counter() - t0
+    gc.collect()
+    cps = replay.checkpoints
+    added = _rss_mb() - before
+    print(f"  checkpoints       {built:6.2f} s to build {len(cps)} (every {cps.interval:,} frames), "
+          f"{cps.bytes / 1e6:.1f} MB compressed = {cps.bytes / 1e6 / size_mb:.2f}× the file; "
+          f"RSS +{added:.0f} MB = {added / size_mb:.2f}× the file")
+
+    rng = random.Random(7)
+    backward: list[float] = []
+    forward: list[float] = []
+    for _ in range(seeks):
+        current = rng.randint(1, n)
+        replay.seek(current)
+        target = rng.randint(1, n)
+        t0 = time.perf_counter()
+        replay.seek(target)
+        dt = time.perf_counter() - t0
+        (backward if target < current else forward).append(dt)
+    print(f"  seek backward     {_ms(backward)}")
+    print(f"  seek forward      {_ms(forward)}")
+    steps: list[float] = []
+    replay.seek(n)
+    for _ in range(20):
+        t0 = time.perf_counter()
+        replay.seek(replay.position - 1)
+        steps.append(time.perf_counter() - t0)
+    print(f"  ← near the end    {_ms(steps)}")
+    by_pos: list[str] = []
+    for share in (0.1, 0.5, 0.9, 1.0):
+        replay.seek(n)
+        target = max(1, int(n * share) - 1)
+        t0 = time.perf_counter()
+        replay.seek(target)
+        by_pos.append(f"{int(share * 100)}%: {(time.perf_counter() - t0) * 1000:.0f} ms")
+    print(f"  back from the end to  " + " · ".join(by_pos))
+
+
+async def bench_app(path: Path) -> None:
+    from viewer.replay_app import ReplayApp
+
+    t0 = time.perf_counter()
+    rec = load_recording(path)
+    app = ReplayApp(rec, label=path.name)
+    timings: dict[str, list[float]] = {"end": [], "home": [], "← at the end": [],
+                                       "next turn / error / task": []}
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        print(f"  app first screen  {time.perf_counter() - t0:6.2f} s "
+              "(checkpoints then build in a worker)")
+        t0 = time.perf_counter()
+        steps_while_building = 0
+        while not app.replay.checkpoints.complete and time.perf_counter() - t0 < 120:
+            await pilot.press("right")
+            steps_while_building += 1
+            await pilot.pause(0.05)
+        print(f"  app checkpoints   {time.perf_counter() - t0:6.2f} s in the worker; "
+              f"{steps_while_building} steps taken meanwhile")
+
+        async def key(name: str, *keys: str) -> None:
+            for k in keys:
+                t = time.perf_counter()
+                await pilot.press(k)
+                await pilot.pause()
+                timings[name].append(time.perf_counter() - t)
+
+        for _ in range(5):
+            await key("end", "end")
+            await key("← at the end", "left")
+            await key("home", "home")
+            await key("next turn / error / task", "right_square_bracket", "e", "a")
+    for name, values in timings.items():
+        print(f"  app key→screen {name:<24} {_ms(values)}")
+
+
+def bench_emit(path: Path, seconds: float = 60.0, speed: float = 10.0) -> None:
+    plan = plan_emit(path)
+    end = next((i for i, t in enumerate(plan.offsets) if t >= seconds), len(plan.offsets) - 1)
+    plan.lines = plan.lines[:end + 1]
+    plan.offsets = plan.offsets[:end + 1]
+    recorded = plan.offsets[-1] - plan.offsets[0]
+    with open(os.devnull, "wb") as out:
+        t0 = time.monotonic()
+        emit(plan, out, speed=speed)
+        took = time.monotonic() - t0
+    drift = took - recorded / speed
+    worst = max(abs(x) for x in plan.lateness)
+    print(f"  --emit            {recorded:.1f} s recorded ({plan.source}) at {speed:g}× in "
+          f"{took:.3f} s: total drift {drift * 1000:+.1f} ms, worst line {worst * 1000:.1f} ms "
+          f"off its time ({len(plan.lines):,} lines)")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("file", nargs="?", type=Path)
+    ap.add_argument("--size-mb", type=float, default=100)
+    ap.add_argument("--format", choices=("stream-json", "transcript"), default="stream-json")
+    ap.add_argument("--seeks", type=int, default=60)
+    ap.add_argument("--no-app", action="store_true", help="skip the in-app timings")
+    ns = ap.parse_args()
+    path = ns.file
+    if path is None:
+        path = OUT / f"big-{ns.format}-{ns.size_mb:g}.jsonl"
+        if not path.exists():
+            OUT.mkdir(parents=True, exist_ok=True)
+            subprocess.run([sys.executable, str(ROOT / "bench" / "build_big.py"), str(path),
+                            "--size-mb", str(ns.size_mb), "--format", ns.format], check=True)
+    bench_pure(path, ns.seeks)
+    if not ns.no_app:
+        asyncio.run(bench_app(path))
+    bench_emit(path)
+
+
+if __name__ == "__main__":
+    main()

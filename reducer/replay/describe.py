@@ -1,0 +1,223 @@
+"""What one frame changed, in words, from the change records the fold returned.
+
+:class:`ChangeDescriber` keeps the few values a sentence compares against
+(task, call and hook statuses, cost, activity) as of the frame before, so it
+can say "task b0q8… running → completed" and "cost +$0.0123". After a seek,
+:meth:`ChangeDescriber.sync` reads them again from the restored session.
+"""
+
+from __future__ import annotations
+
+from ..session import Session
+from ..state import (
+    MAIN,
+    Change,
+    CompactionItem,
+    HookItem,
+    Item,
+    NoticeItem,
+    ProblemItem,
+    PromptItem,
+    StopSummaryItem,
+    TextItem,
+    ThinkingItem,
+    ToolItem,
+    TurnFooterItem,
+)
+
+__all__ = ["ChangeDescriber", "short_id", "clip"]
+
+
+def short_id(value: str, keep: int = 4) -> str:
+    """``b0q8…`` for a long id (ids are told apart by their first characters)."""
+    return value if len(value) <= keep + 2 else value[:keep] + "…"
+
+
+def clip(text: str, width: int = 48) -> str:
+    """One line of at most ``width`` characters."""
+    line = " ".join(text.split())
+    return line if len(line) <= width else line[:width - 1] + "…"
+
+
+def _tokens(n: int | None) -> str:
+    return "?" if n is None else f"{n:,}"
+
+
+class ChangeDescriber:
+    """Turns a frame's :class:`~reducer.state.Change` records into sentences."""
+
+    def __init__(self) -> None:
+        self._tasks: dict[str, str] = {}
+        self._calls: dict[str, str] = {}
+        self._hooks: dict[str, str] = {}
+        self._cost = 0.0
+        self._activity = "idle"
+        self._context: int | None = None
+
+    def sync(self, session: Session) -> None:
+        """Take the values to compare against from ``session`` (after a seek)."""
+        self._tasks = {tid: t.status for tid, t in session.tasks.items()}
+        self._calls = {cid: c.status for cid, c in session.calls.items()}
+        self._hooks = {hid: h.status for hid, h in session.hooks.items()}
+        self._cost = session.cost_usd
+        self._activity = session.activity
+        self._context = session.context_tokens
+
+    def describe(self, session: Session, changes: list[Change]) -> list[str]:
+        """Sentences for ``changes`` (applied to ``session`` just now); also
+        moves the compared values on to the state after them."""
+        out: list[str] = []
+        seen: set[Change] = set()
+        session_changed = False
+        for change in changes:
+            if change in seen:
+                continue
+            seen.add(change)
+            match change.what:
+                case "item_added" | "item_updated":
+                    item = self._item(session, change)
+                    if item is not None:
+                        text = self._item_text(item, added=change.what == "item_added")
+                        if text:
+                            out.append(text)
+                case "agent_added":
+                    agent = session.agents.get(change.agent or "")
+                    label = (agent.description or agent.subagent_type) if agent else None
+                    out.append(f"sub-agent {label or short_id(change.agent or '?', 8)} started")
+                case "task":
+                    out += self._task_text(session, change.key or "")
+                case "hook":
+                    out += self._hook_text(session, change.key or "")
+                case "session":
+                    session_changed = True
+                case "reset":
+                    out.append("session state reset")
+                case _:
+                    out.append(f"{change.what} changed")
+        if session_changed or changes:
+            out += self._session_text(session)
+        return _dedupe(out)
+
+    # --- pieces ------------------------------------------------------------------------
+
+    @staticmethod
+    def _item(session: Session, change: Change) -> Item | None:
+        agent = session.agents.get(change.agent if change.agent is not None else MAIN)
+        if agent is None or not 0 <= change.index < len(agent.items):
+            return None
+        return agent.items[change.index]
+
+    def _item_text(self, item: Item, *, added: bool) -> str | None:
+        where = "" if item.agent == MAIN else f" (sub-agent {short_id(item.agent, 8)})"
+        if isinstance(item, ToolItem):
+            call = item.call
+            before = self._calls.get(call.id)
+            self._calls[call.id] = call.status
+            name = call.name or "tool"
+            if added or before is None:
+                return f"tool call {name} {_call_word(call.status)}{where}"
+            if before != call.status:
+                if call.status in ("failed", "denied", "interrupted", "done"):
+                    return f"tool call {name} {_call_word(call.status)}{where}"
+                return f"tool call {name} {before} → {call.status}{where}"
+            return None
+        if not added:
+            if isinstance(item, CompactionItem) and item.summary:
+                return f"compaction summary ({len(item.summary):,} chars){where}"
+            if isinstance(item, TextItem):
+                return f"assistant text now {len(item.text):,} chars{where}"
+            if isinstance(item, ThinkingItem):
+                return f"thinking now {len(item.text):,} chars{where}"
+            return None
+        match item:
+            case PromptItem():
+                return f"prompt: “{clip(item.text)}”{where}"
+            case TextItem():
+                return f"assistant text ({len(item.text):,} chars){where}"
+            case ThinkingItem():
+                return "thinking (redacted)" + where if item.redacted \
+                    else f"thinking ({len(item.text):,} chars){where}"
+            case CompactionItem():
+                if item.failed:
+                    return f"compaction failed: {clip(item.error or '?')}{where}"
+                trigger = f" ({item.trigger})" if item.trigger else ""
+                return (f"compaction{trigger}: {_tokens(item.pre_tokens)} → "
+                        f"{_tokens(item.post_tokens)} tokens{where}")
+            case HookItem():
+                return None  # told by the "hook" record
+            case StopSummaryItem():
+                blocked = ", stopped the turn" if item.prevented else ""
+                return f"stop hooks: {item.count} ran{blocked}{where}"
+            case NoticeItem():
+                return f"{item.category}: {clip(item.text)}{where}"
+            case TurnFooterItem():
+                turn = item.turn_ref
+                outcome = "error" if turn.is_error else (turn.subtype or "done")
+                return f"turn {turn.index + 1} ended ({outcome}){where}"
+            case ProblemItem():
+                return f"{item.problem} line {item.line_no}: {clip(item.reason)}"
+            case _:
+                return f"{item.kind} added{where}"
+
+    def _task_text(self, session: Session, task_id: str) -> list[str]:
+        task = session.tasks.get(task_id)
+        if task is None:
+            return []
+        before = self._tasks.get(task_id)
+        self._tasks[task_id] = task.status
+        name = f"task {short_id(task_id)}"
+        if before is None:
+            kind = f" ({task.task_type})" if task.task_type else ""
+            return [f"{name} started{kind}: {clip(task.description, 40)}"
+                    if task.description else f"{name} started{kind}"]
+        if before != task.status:
+            return [f"{name} {before} → {task.status}"]
+        if task.activity:
+            return [f"{name}: {clip(task.activity, 40)}"]
+        return [f"{name} updated ({task.status})"]
+
+    def _hook_text(self, session: Session, hook_id: str) -> list[str]:
+        hook = session.hooks.get(hook_id)
+        if hook is None:
+            return []
+        before = self._hooks.get(hook_id)
+        self._hooks[hook_id] = hook.status
+        label = f"hook {hook.event}:{hook.name}" if hook.event and hook.event != hook.name \
+            else f"hook {hook.name}"
+        if before == hook.status:
+            return []
+        code = f" (exit {hook.exit_code})" if hook.exit_code not in (None, 0) else ""
+        if before is None or before == "running":
+            return [f"{label} {hook.status}{code}"]
+        return [f"{label} {before} → {hook.status}{code}"]
+
+    def _session_text(self, session: Session) -> list[str]:
+        out: list[str] = []
+        delta = session.cost_usd - self._cost
+        if abs(delta) >= 0.00005:
+            sign = "+" if delta > 0 else "-"
+            out.append(f"cost {sign}${abs(delta):.4f} (now ${session.cost_usd:.4f})")
+        self._cost = session.cost_usd
+        activity = session.activity
+        if activity != self._activity:
+            out.append(f"activity {self._activity} → {activity}")
+        self._activity = activity
+        if session.context_tokens != self._context and session.context_tokens is not None:
+            out.append(f"context {_tokens(self._context)} → {_tokens(session.context_tokens)} tokens")
+        self._context = session.context_tokens
+        return out
+
+
+def _call_word(status: str) -> str:
+    return {"pending": "called", "running": "running", "done": "done", "failed": "failed",
+            "denied": "denied", "interrupted": "interrupted"}.get(status, status)
+
+
+def _dedupe(lines: list[str]) -> list[str]:
+    seen: set[str] = set()
+    out: list[str] = []
+    for line in lines:
+        if line not in seen:
+            seen.add(line)
+            out.append(line)
+    return out

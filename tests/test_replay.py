@@ -1,0 +1,248 @@
+"""Replay's pure logic on real recordings: pacing, markers, seeking, change words."""
+
+from __future__ import annotations
+
+import json
+import random
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from reducer.decode import decode_line
+from reducer.replay import Pacer, Replay, ReplayFrame, merge_frames, pace
+from reducer.replay.pacing import EVEN_STEP_S, faster, skip_gaps, slower
+from reducer.replay.player import Checkpoints
+from reducer.session import Session
+from tests.conftest import FIXTURES
+from viewer.replay_source import load_recording
+
+STREAM = FIXTURES / "captures" / "stream"
+PROJECT = FIXTURES / "captures" / "projects" / "-home-ada-src-demo"
+SUBAGENT_SESSION = PROJECT / "d7acffbd-7cff-4056-82e8-4364dc8df14a.jsonl"
+
+
+def _state(session: Session) -> dict:
+    """What a viewer shows, as plain data: enough to tell two states apart."""
+    return {
+        "items": {aid: [(type(i).__name__, i.line_no, i.version) for i in a.items]
+                  for aid, a in session.agents.items()},
+        "tasks": {tid: t.status for tid, t in session.tasks.items()},
+        "calls": {cid: c.status for cid, c in session.calls.items()},
+        "hooks": {hid: h.status for hid, h in session.hooks.items()},
+        "cost": round(session.cost_usd, 9),
+        "turns": len(session.turns),
+        "activity": session.activity,
+        "lines": session.lines,
+    }
+
+
+def _fresh(replay: Replay, position: int) -> Session:
+    session = replay._new_session()
+    for index in range(position):
+        replay._apply(session, index)
+    return session
+
+
+# --- pacing ------------------------------------------------------------------------------
+
+
+def test_on_disk_rows_are_paced_by_their_timestamps() -> None:
+    rec = load_recording(SUBAGENT_SESSION)
+    timeline = pace(rec.frames)
+    assert timeline.source == "timestamps"
+    stamps = [json.loads(f.entry.raw).get("timestamp") for f in rec.frames]
+    first = next(s for s in stamps if s)
+    t0 = datetime.fromisoformat(first.replace("Z", "+00:00")).timestamp()
+    assert timeline.start_at == pytest.approx(t0)
+    latest = 0.0
+    for offset, stamp in zip(timeline.offsets, stamps):
+        if stamp:  # a row sits at its time (or, written out of order, at the latest so far)
+            t = datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+            latest = max(latest, t - t0)
+        assert offset == pytest.approx(latest, abs=1e-6)
+    assert timeline.offsets == sorted(timeline.offsets)
+
+
+def test_sub_agent_rows_are_merged_in_by_time() -> None:
+    rec = load_recording(SUBAGENT_SESSION)
+    agents = [f for f in rec.frames if f.agent is not None]
+    assert agents, "the session has a sub-agent file"
+    assert agents[0].opens is not None and agents[0].opens.file_id
+    spawned = next(i for i, f in enumerate(rec.frames) if f.entry.kind == "assistant" and any(
+        b.id == agents[0].agent for b in f.entry.message.content))
+    assert rec.frames.index(agents[0]) > spawned  # after the call that started it
+    main_lines = [f.entry.line_no for f in rec.frames if f.agent is None]
+    assert main_lines == sorted(main_lines)
+
+
+def test_stream_json_without_times_is_paced_by_the_durations_it_reports() -> None:
+    rec = load_recording(STREAM / "06_background_bash.jsonl")
+    timeline = pace(rec.frames)
+    assert timeline.source == "derived"
+    assert "duration_ms" in timeline.derived_from
+    results = [i for i, f in enumerate(rec.frames) if f.entry.kind == "result"]
+    assert results
+    start = 0
+    for end in results:  # each turn lasts what its result says
+        duration = json.loads(rec.frames[end].entry.raw)["duration_ms"] / 1000
+        assert timeline.offsets[end] - timeline.offsets[start] == pytest.approx(duration, rel=1e-6)
+        start = end
+
+
+def test_tool_progress_elapsed_time_fixes_the_gap_it_reports(tmp_path: Path) -> None:
+    lines = [
+        {"type": "assistant", "message": {"id": "m1", "content": [
+            {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {}}]}},
+        {"type": "tool_progress", "tool_use_id": "toolu_1", "tool_name": "Bash",
+         "elapsed_time_seconds": 30},
+        {"type": "tool_progress", "tool_use_id": "toolu_1", "tool_name": "Bash",
+         "elapsed_time_seconds": 60},
+    ]
+    frames = [ReplayFrame(decode_line(json.dumps(x).encode(), i + 1)) for i, x in enumerate(lines)]
+    timeline = pace(frames)
+    assert timeline.source == "derived"
+    assert timeline.offsets == [0.0, 30.0, 60.0]
+
+
+def test_frames_that_say_nothing_about_time_get_an_even_pace() -> None:
+    frames = [ReplayFrame(decode_line(b'{"type":"keep_alive"}', i + 1)) for i in range(5)]
+    timeline = pace(frames)
+    assert timeline.source == "even"
+    assert timeline.offsets == [i * EVEN_STEP_S for i in range(5)]
+
+
+def test_idle_gaps_are_shortened_and_the_time_saved_is_reported() -> None:
+    offsets, skipped = skip_gaps([0.0, 1.0, 11.0, 12.0, 112.0])
+    assert offsets == [0.0, 1.0, 2.0, 3.0, 4.0]
+    assert skipped == pytest.approx(108.0)
+    assert skip_gaps([0.0, 2.0, 4.5]) == ([0.0, 2.0, 4.5], 0.0)
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.t = 100.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def test_pacer_deadlines_are_absolute_and_speed_changes_do_not_jump() -> None:
+    clock = FakeClock()
+    pacer = Pacer([0.0, 1.0, 2.0, 10.0], clock, speed=2.0)
+    pacer.start(0)
+    assert [pacer.deadline(i) for i in range(4)] == [100.0, 100.5, 101.0, 105.0]
+    clock.t = 100.49
+    assert pacer.due() == 0
+    clock.t = 101.2  # late wake-ups do not move the next deadline
+    assert pacer.due() == 2
+    assert pacer.deadline(3) == 105.0
+    pacer.set_speed(4.0)  # recorded 2.4 s reached; 7.6 s left at 4×
+    assert pacer.due() == 2
+    assert pacer.deadline(3) == pytest.approx(101.2 + 7.6 / 4)
+    pacer.start(1, speed=1.0)
+    assert pacer.due() == 1 and pacer.deadline(2) == pytest.approx(102.2)
+
+
+def test_speed_steps_between_a_quarter_and_64() -> None:
+    assert faster(1.0) == 2.0 and slower(1.0) == 0.5
+    assert faster(64.0) == 64.0 and slower(0.25) == 0.25
+    assert faster(3.0) == 4.0
+
+
+# --- markers -----------------------------------------------------------------------------
+
+
+def test_markers_find_tasks_tools_and_compactions() -> None:
+    replay = load_recording(STREAM / "06_background_bash.jsonl").replay()
+    m = replay.markers
+    assert m.count("task") >= 2 and m.count("tool") == 2 and m.count("turn") == 1
+    first = m.next("task", -1)
+    assert first is not None
+    assert replay.frames[first].entry.kind_key in ("system/task_started",
+                                                   "system/background_tasks_changed")
+    assert m.previous("task", first) is None
+    assert m.next("task", first) > first
+    compact = load_recording(STREAM / "10_compact_manual.jsonl").replay().markers
+    assert compact.count("compaction") >= 1
+
+
+# --- seeking -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", [
+    STREAM / "06_background_bash.jsonl", STREAM / "10_compact_manual.jsonl",
+    STREAM / "07_hooks.jsonl", SUBAGENT_SESSION,
+], ids=lambda p: p.name)
+def test_seeking_anywhere_gives_the_state_a_fresh_fold_gives(path: Path) -> None:
+    rec = load_recording(path)
+    replay = rec.replay(interval=4)
+    assert sum(1 for _ in replay.build_checkpoints()) >= 2
+    assert replay.checkpoints.complete
+    n = len(replay)
+    order = [n, 1, n // 2, n // 2 - 1, 3, n - 1, 2, n // 3, n]
+    for target in order:
+        replay.seek(target)
+        assert replay.position == target
+        assert _state(replay.session) == _state(_fresh(replay, target)), target
+    for target in range(n - 1, 0, -1):  # stepping back frame by frame
+        replay.seek(target)
+        assert _state(replay.session) == _state(_fresh(replay, target)), target
+
+
+def test_a_restore_comes_from_the_nearest_checkpoint_before() -> None:
+    replay = load_recording(STREAM / "07_hooks.jsonl").replay(interval=5)
+    list(replay.build_checkpoints())
+    replay.seek(len(replay))
+    result = replay.seek(12)
+    assert result.restored
+    assert replay.checkpoints.latest_at_or_before(11) == 10
+    forward = replay.seek(13)
+    assert not forward.restored and forward.changes == replay.changes
+
+
+def test_checkpoints_stay_under_their_budget_by_thinning() -> None:
+    cps = Checkpoints(interval=10, budget_bytes=2_000)
+    rng = random.Random(1)
+    for position in range(10, 2000, 10):
+        if position % cps.interval == 0:  # as the builder does
+            cps.add(position, rng.randbytes(300))  # ~300 bytes each: random bytes do not compress
+    assert cps.bytes <= 2_000 and len(cps) >= 3
+    assert cps.interval > 10
+    assert all(p % cps.interval == 0 for p in cps.positions)
+
+
+# --- change records in words --------------------------------------------------------------
+
+
+def _descriptions(path: Path) -> list[list[str]]:
+    replay = load_recording(path).replay()
+    out = []
+    while replay.position < len(replay):
+        replay.step()
+        out.append(replay.descriptions)
+    return out
+
+
+def test_a_task_ending_is_told_as_a_status_change() -> None:
+    words = [line for frame in _descriptions(STREAM / "06_background_bash.jsonl") for line in frame]
+    assert "task b0q8… running → completed" in words
+    assert any(line.startswith("task b0q8… started (local_bash)") for line in words)
+    assert any(line.startswith("cost +$0.0172") for line in words)
+
+
+def test_a_compaction_is_told_with_its_token_counts() -> None:
+    words = [line for frame in _descriptions(STREAM / "10_compact_manual.jsonl") for line in frame]
+    assert "compaction (manual): 1,225 → 2,787 tokens" in words
+
+
+def test_a_failed_tool_call_is_told() -> None:
+    path = next(p for p in sorted((FIXTURES / "forge").rglob("*.jsonl"))
+                if b'"is_error":true' in p.read_bytes() and b'"tool_result"' in p.read_bytes())
+    words = [line for frame in _descriptions(path) for line in frame]
+    assert any(line.startswith("tool call ") and " failed" in line for line in words), path
+
+
+def test_merge_without_sub_agents_keeps_the_file_order() -> None:
+    entries = [decode_line(b'{"type":"keep_alive"}', i) for i in range(1, 4)]
+    assert [f.entry.line_no for f in merge_frames(entries)] == [1, 2, 3]

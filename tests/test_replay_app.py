@@ -1,0 +1,220 @@
+"""``cctv replay`` in the app: paused at a frame, stepping back over a task's
+end, the inspector, the timeline, jumps, playing on a fake clock."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.widgets import Static
+
+from tests.conftest import FIXTURES
+from viewer.replay_app import ReplayApp
+from viewer.replay_source import load_recording
+from viewer.screens.session import SessionScreen
+from widgets.status_bar import StatusBar
+from widgets.tasks_panel import TasksPanel
+from widgets.timeline import Timeline
+
+STREAM = FIXTURES / "captures" / "stream"
+BG = STREAM / "06_background_bash.jsonl"
+PROJECT = FIXTURES / "captures" / "projects" / "-home-ada-src-demo"
+SUBAGENT_SESSION = PROJECT / "d7acffbd-7cff-4056-82e8-4364dc8df14a.jsonl"
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.t = 1000.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def _app(path: Path, line: int | None = None, **kwargs) -> ReplayApp:
+    """A replay app with every checkpoint built up front (deterministic)."""
+    rec = load_recording(path)
+    replay = rec.replay(interval=4)
+    list(replay.build_checkpoints())
+    start = replay.position_of_line(line) if line else 1
+    return ReplayApp(rec, replay=replay, start=start, build_checkpoints=False, label=path.name,
+                     **kwargs)
+
+
+def _text(app: ReplayApp, selector: str) -> str:
+    return str(app.screen.query_one(selector, Static).content)
+
+
+def _tasks_title(app: ReplayApp) -> str:
+    return str(app.screen.query_one("#tasks-title", Static).content)
+
+
+def _task_end(app: ReplayApp) -> int:
+    """The 1-based frame where the first background shell completes."""
+    return next(i + 1 for i, f in enumerate(app.replay.frames)
+                if f.entry.kind_key == "system/task_updated" and b'"completed"' in f.entry.raw)
+
+
+async def test_replay_opens_paused_at_the_chosen_line() -> None:
+    app = _app(BG, line=9)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.pause()
+        bar = _text(app, "#replay-bar")
+        assert bar.startswith("⏸ paused 1× · frame 9/15 · line 9")
+        assert "pace: derived from duration_ms" in bar and "skip idle: on" in bar
+        assert app.replay.session.lines == 9
+        assert "1 turn" in app.screen.query_one(StatusBar).text
+
+
+async def test_stepping_back_over_a_task_end_shows_it_running_again() -> None:
+    app = _app(BG)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press("t")
+        end = _task_end(app)
+        app.go_to(end)
+        await pilot.pause()
+        assert "0 running · 1 finished" in _tasks_title(app)
+        inspector = _text(app, "#inspector-changes")
+        assert "task b0q8… running → completed" in inspector
+        await pilot.press("left")
+        await pilot.pause()
+        assert app.replay.position == end - 1
+        assert "1 running · 0 finished" in _tasks_title(app)
+        assert app.screen.query_one(TasksPanel).option_list.get_option(
+            "task:b0q8m16pb").prompt.plain.startswith("◐ Run a short job")
+        await pilot.press("right")
+        await pilot.pause()
+        assert "0 running · 1 finished" in _tasks_title(app)
+
+
+async def test_the_transcript_shows_the_items_of_the_frame_backward_too() -> None:
+    from widgets.transcript import TranscriptView
+
+    app = _app(STREAM / "10_compact_manual.jsonl")
+    async with app.run_test(size=(120, 36)) as pilot:
+        view = app.screen.query_one(TranscriptView)
+        await pilot.press("end")
+        await pilot.pause()
+        at_end = [type(i).__name__ for i in view._items]
+        assert "CompactionItem" in at_end and view._items == app.replay.session.main.items
+        compaction = app.replay.markers.by_kind["compaction"][0] + 1
+        app.go_to(compaction - 1)  # a restore: the view is rebound to the earlier state
+        await pilot.pause()
+        assert view.session is app.replay.session
+        assert view._items == app.replay.session.main.items
+        assert "CompactionItem" not in [type(i).__name__ for i in view._items]
+        assert view.virtual_size.height == view._index.total
+        await pilot.press("end")
+        await pilot.pause()
+        assert [type(i).__name__ for i in view._items] == at_end
+
+
+async def test_home_end_and_marker_jumps() -> None:
+    app = _app(BG, line=5)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press("end")
+        assert app.replay.position == len(app.replay)
+        await pilot.press("home")
+        assert app.replay.position == 1
+        await pilot.press("a")  # next task event
+        first_task = app.replay.markers.by_kind["task"][0] + 1
+        assert app.replay.position == first_task
+        await pilot.press("a")
+        assert app.replay.position == app.replay.markers.by_kind["task"][1] + 1
+        await pilot.press("A")
+        assert app.replay.position == first_task
+        await pilot.press("c")  # next tool call
+        assert app.replay.position == app.replay.markers.next("tool", first_task - 1) + 1
+        await pilot.press("z")  # there is no compaction: stays, says so
+        position = app.replay.position
+        assert app.replay.position == position
+
+
+async def test_playing_follows_the_paced_clock() -> None:
+    clock = FakeClock()
+    app = _app(BG, pace_clock=clock, speed=2.0)
+    async with app.run_test(size=(120, 36)) as pilot:
+        offsets = app.replay.timeline.paced(True)[0]
+        await pilot.press("space")
+        assert app.playing
+        target = 6  # advance the clock to frame 6's paced time at 2×
+        clock.t += (offsets[target - 1] - offsets[0]) / 2.0
+        app._play_tick()
+        assert app.replay.position == target
+        await pilot.press("plus")
+        assert app.speed == 4.0
+        clock.t += 1000
+        app._play_tick()
+        assert app.replay.position == len(app.replay) and not app.playing
+        await pilot.pause()
+        assert _text(app, "#replay-bar").startswith("⏸ paused 4×")
+
+
+async def test_skip_idle_toggle_is_shown_on_the_bar() -> None:
+    app = _app(BG)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press("i")
+        await pilot.pause()
+        assert "skip idle: off" in _text(app, "#replay-bar")
+        await pilot.press("i")
+        await pilot.pause()
+        assert "skip idle: on" in _text(app, "#replay-bar")
+
+
+async def test_timeline_click_seeks() -> None:
+    app = _app(BG)
+    async with app.run_test(size=(120, 36)) as pilot:
+        timeline = app.screen.query_one(Timeline)
+        assert timeline.total == 15
+        x = 1 + timeline.column_of(10)
+        await pilot.click(Timeline, offset=(x, 0))
+        await pilot.pause()
+        assert app.replay.position == timeline.position_at(x) == 10
+
+
+async def test_sub_agent_drill_down_shows_the_state_at_the_frame_and_closes_before_it() -> None:
+    app = _app(SUBAGENT_SESSION)
+    async with app.run_test(size=(120, 36)) as pilot:
+        first = next(i + 1 for i, f in enumerate(app.replay.frames) if f.agent is not None)
+        agent = app.replay.frames[first - 1].agent
+        app.go_to(first + 1)
+        await pilot.pause()
+        app.open_agent(agent)
+        await pilot.pause()
+        assert isinstance(app.screen, SessionScreen) and app.screen.agent_id == agent
+        items = len(app.replay.session.agents[agent].items)
+        await pilot.press("right")
+        await pilot.pause()
+        assert app.screen.agent_id == agent  # the replay keys work on the sub-agent screen
+        app.go_to(1)  # back before the sub-agent existed: its screen closes
+        await pilot.pause()
+        assert app.screen.agent_id != agent
+        assert items >= 1
+
+
+async def test_search_box_gets_its_keys() -> None:
+    app = _app(BG, line=5)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press("slash", "a", "space", "e", "left")
+        await pilot.pause()
+        assert app.replay.position == 5  # typed into the box, not replay keys
+
+
+def test_snapshot_replay_paused_on_a_task_end(snap_compare) -> None:
+    app = _app(BG)
+
+    async def run_before(pilot) -> None:
+        await pilot.press("t")
+        app.go_to(_task_end(app))
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=(120, 36), run_before=run_before)
+
+
+def test_snapshot_replay_80x24_light(snap_compare) -> None:
+    app = _app(STREAM / "10_compact_manual.jsonl")
+
+    async def run_before(pilot) -> None:
+        app.theme = "textual-light"
+        app.go_to(app.replay.markers.by_kind["compaction"][0] + 1)
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)

@@ -1,0 +1,274 @@
+"""``cctv replay PATH``: the viewer driven by a :class:`~reducer.replay.Replay`.
+
+The app's feed holds every decoded line (for the raw view); its ``session``
+is the replay's, swapped after each seek. Screens are told the way the live
+viewer tells them: the change records of a step forward, or
+``SessionScreen.reset`` after a restore. Checkpoints are built in a thread
+worker while the user already steps.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from functools import partial
+
+from textual import work
+from textual.binding import Binding
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.widgets import Input
+
+from reducer.replay import MARKER_KINDS, MarkerKind, Pacer, Replay
+from reducer.replay.pacing import faster, slower
+from reducer.state import MAIN
+from widgets.transcript import TranscriptView
+
+from .app import CctvApp
+from .replay_source import Recording
+from .screens.replay import ReplayScreen
+from .screens.session import SessionScreen
+
+__all__ = ["ReplayApp", "ReplayCommands"]
+
+PLAY_TICK_S = 1 / 30
+"""How often a playing replay looks at the clock."""
+
+_MARKER_NAMES: dict[MarkerKind, str] = {
+    "turn": "turn", "tool": "tool call", "error": "error", "hook": "hook",
+    "task": "task event", "compaction": "compaction",
+}
+_MARKER_KEYS: dict[MarkerKind, tuple[str, str, str]] = {
+    # kind: (next key, previous key, shown as)
+    "turn": ("right_square_bracket", "left_square_bracket", "] ["),
+    "tool": ("c", "C", "c C"),
+    "error": ("e", "E", "e E"),
+    "hook": ("h", "H", "h H"),
+    "task": ("a", "A", "a A"),
+    "compaction": ("z", "Z", "z Z"),
+}
+
+
+def _bindings() -> list[Binding]:
+    out = [
+        Binding("space", "play_pause", "Play/pause", key_display="space", priority=True,
+                id="replay.play"),
+        Binding("right", "step(1)", "Step", key_display="→", priority=True, id="replay.forward"),
+        Binding("left", "step(-1)", "Back", key_display="←", priority=True, id="replay.back"),
+        Binding("home", "first_frame", "First frame", show=False, priority=True,
+                id="replay.first"),
+        Binding("end", "last_frame", "Last frame", show=False, priority=True, id="replay.last"),
+        Binding("plus,equals_sign", "speed(1)", "Faster", key_display="+", priority=True,
+                id="replay.faster"),
+        Binding("minus", "speed(-1)", "Slower", key_display="-", priority=True,
+                id="replay.slower"),
+        Binding("i", "toggle_idle", "Skip idle", priority=True, id="replay.idle"),
+        Binding("f", "toggle_inspector", "Inspector", priority=True, id="replay.inspector"),
+    ]
+    for kind in MARKER_KINDS:
+        nxt, prev, _ = _MARKER_KEYS[kind]
+        name = _MARKER_NAMES[kind]
+        out.append(Binding(nxt, f"jump('{kind}', 1)", f"Next {name}", show=False, priority=True,
+                           id=f"replay.next_{kind}"))
+        out.append(Binding(prev, f"jump('{kind}', -1)", f"Previous {name}", show=False,
+                           priority=True, id=f"replay.previous_{kind}"))
+    return out
+
+
+class ReplayCommands(Provider):
+    """The replay's actions in the command palette."""
+
+    def _commands(self) -> list[tuple[str, str, Callable[[], object]]]:
+        app: ReplayApp = self.app  # type: ignore[assignment]
+        out: list[tuple[str, str, Callable[[], object]]] = [
+            ("Replay: play / pause", "Play at the recorded pace, or stop", app.action_play_pause),
+            ("Replay: first frame", "Go back to the start", app.action_first_frame),
+            ("Replay: last frame", "Go to the end", app.action_last_frame),
+            ("Replay: faster", "Double the speed (up to 64×)", partial(app.action_speed, 1)),
+            ("Replay: slower", "Halve the speed (down to 0.25×)", partial(app.action_speed, -1)),
+            ("Replay: skip idle gaps on / off", "Shorten gaps longer than a few seconds",
+             app.action_toggle_idle),
+        ]
+        for kind in MARKER_KINDS:
+            name = _MARKER_NAMES[kind]
+            keys = _MARKER_KEYS[kind][2]
+            out.append((f"Replay: next {name}", f"Jump to the next {name} frame ({keys})",
+                        partial(app.action_jump, kind, 1)))
+            out.append((f"Replay: previous {name}", f"Jump to the previous {name} frame",
+                        partial(app.action_jump, kind, -1)))
+        return out
+
+    async def discover(self) -> Hits:
+        for title, help_text, callback in self._commands():
+            yield DiscoveryHit(title, callback, help=help_text)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for title, help_text, callback in self._commands():
+            score = matcher.match(title)
+            if score > 0:
+                yield Hit(score, matcher.highlight(title), callback, help=help_text)
+
+
+class ReplayApp(CctvApp):
+    """The viewer over a recording, at one frame of it at a time."""
+
+    COMMANDS = CctvApp.COMMANDS | {ReplayCommands}
+    BINDINGS = [*CctvApp.BINDINGS, *_bindings()]
+
+    def __init__(self, recording: Recording, *, replay: Replay | None = None,
+                 start: int = 1, speed: float = 1.0, skip_idle: bool = True,
+                 build_checkpoints: bool = True, label: str | None = None,
+                 pace_clock: Callable[[], float] = time.monotonic) -> None:
+        super().__init__(None, feed=recording.feed, clock=None,
+                         label=label if label is not None else str(recording.path))
+        self.recording = recording
+        self.replay = replay or recording.replay()
+        self.speed = speed
+        self.skip_idle = skip_idle
+        self.playing = False
+        self._build = build_checkpoints
+        self._pace_clock = pace_clock
+        self._pacer: Pacer | None = None
+        self.replay.seek(start)
+        self.feed.session = self.replay.session
+
+    def main_screen(self) -> SessionScreen:
+        return ReplayScreen()
+
+    def now(self) -> float | None:
+        """The recorded wall-clock time of the current frame (for elapsed times)."""
+        replay = self.replay
+        return replay.timeline.wall_clock(replay.position - 1) if replay.position else None
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.set_interval(PLAY_TICK_S, self._play_tick)
+        if self._build:
+            self.build_checkpoints()
+
+    @work(thread=True, exclusive=True, group="checkpoints", exit_on_error=False)
+    def build_checkpoints(self) -> None:
+        """Checkpoint the fold in the background; the bar shows the progress."""
+        from textual.worker import get_current_worker
+
+        worker = get_current_worker()
+        for _ in self.replay.build_checkpoints(lambda: worker.is_cancelled):
+            self._dirty = True
+        self._dirty = True
+
+    # --- moving -----------------------------------------------------------------------------
+
+    def go_to(self, position: int) -> None:
+        """Show the state as of frame ``position`` (1-based), forward or back."""
+        replay = self.replay
+        result = replay.seek(position)
+        self.feed.session = replay.session
+        if result.restored:
+            self._drop_missing_agents()
+            for screen in self.screen_stack:
+                if isinstance(screen, SessionScreen) and screen.is_mounted:
+                    screen.query_one(TranscriptView).rebind(replay.session)
+        else:
+            self._broadcast(result.changes)
+        self._dirty = True
+        self._flush_panels()
+
+    def _drop_missing_agents(self) -> None:
+        """Close sub-agent screens whose agent does not exist yet at this frame."""
+        while isinstance(self.screen, SessionScreen) and self.screen.agent_id != MAIN \
+                and self.screen.agent_id not in self.replay.session.agents:
+            self.pop_screen()
+            self.notify("that sub-agent has not started yet at this frame", severity="warning")
+
+    def _flush_panels(self) -> None:
+        if not self._dirty:
+            return
+        super()._flush_panels()
+        for screen in self.screen_stack:  # the replay bar stays current under a sub-agent
+            if isinstance(screen, ReplayScreen) and screen is not self.screen:
+                screen.refresh_panels()
+
+    def _restart_pacer(self) -> None:
+        offsets = self.replay.timeline.paced(self.skip_idle)[0]
+        self._pacer = Pacer(offsets, self._pace_clock, self.speed)
+        self._pacer.start(max(self.replay.position - 1, 0))
+
+    def _play_tick(self) -> None:
+        if not self.playing or self._pacer is None:
+            return
+        target = self._pacer.due() + 1
+        if target > self.replay.position:
+            self.go_to(target)
+        if self.replay.position >= len(self.replay):
+            self.playing = False
+            self._dirty = True
+            self._flush_panels()
+
+    # --- actions ------------------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Replay keys work on the transcript screens, not in the search box or
+        on the help and raw screens (their keys go through there)."""
+        if action in _REPLAY_ACTIONS:
+            return isinstance(self.screen, SessionScreen) and not isinstance(self.focused, Input)
+        return super().check_action(action, parameters)
+
+    def action_play_pause(self) -> None:
+        if self.playing:
+            self.playing = False
+        else:
+            if self.replay.position >= len(self.replay):
+                self.go_to(1)
+            self.playing = True
+            self._restart_pacer()
+        self._dirty = True
+        self._flush_panels()
+
+    def action_step(self, delta: int) -> None:
+        self.playing = False
+        self.go_to(max(self.replay.position + delta, 1))
+
+    def action_first_frame(self) -> None:
+        self.playing = False
+        self.go_to(1)
+
+    def action_last_frame(self) -> None:
+        self.playing = False
+        self.go_to(len(self.replay))
+
+    def action_speed(self, direction: int) -> None:
+        self.speed = faster(self.speed) if direction > 0 else slower(self.speed)
+        if self._pacer is not None and self.playing:
+            self._pacer.set_speed(self.speed)
+        self._dirty = True
+        self._flush_panels()
+
+    def action_toggle_idle(self) -> None:
+        self.skip_idle = not self.skip_idle
+        if self.playing:
+            self._restart_pacer()
+        self._dirty = True
+        self._flush_panels()
+
+    def action_toggle_inspector(self) -> None:
+        for screen in self.screen_stack:
+            if isinstance(screen, ReplayScreen):
+                screen.action_toggle_inspector()
+
+    def action_jump(self, kind: str, direction: int) -> None:
+        markers = self.replay.markers
+        index = self.replay.position - 1
+        name = _MARKER_NAMES.get(kind, kind)  # type: ignore[call-overload]
+        found = markers.next(kind, index) if direction > 0 else markers.previous(kind, index)  # type: ignore[arg-type]
+        if found is None:
+            where = "after" if direction > 0 else "before"
+            self.notify(f"no {name} {where} this frame", severity="warning", timeout=2)
+            return
+        self.playing = False
+        self.go_to(found + 1)
+
+
+_REPLAY_ACTIONS = frozenset({
+    "play_pause", "step", "first_frame", "last_frame", "speed", "toggle_idle",
+    "toggle_inspector", "jump",
+})

@@ -1,0 +1,97 @@
+"""``cctv replay PATH --emit``: the recording's lines on stdout at their recorded pace.
+
+Byte for byte: the output is the file's bytes (line ends and a missing final
+newline included). Lines before ``--from LINE`` are written at once, so a
+reader downstream has the state up to there; from that line on each line is
+written at its deadline. Deadlines are absolute, from one monotonic start
+(:class:`reducer.replay.Pacer`), so a late wake-up never delays the lines
+after it. Imports no Textual.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO, TextIO
+
+from reducer.decode import decode_line
+from reducer.replay import Pacer, merge_frames, pace
+
+from .loader import InputError, check_readable
+from .replay_source import split_lines
+
+__all__ = ["EmitPlan", "plan_emit", "emit", "run_emit"]
+
+
+@dataclass(slots=True)
+class EmitPlan:
+    """The lines of a file and the paced offset of each."""
+
+    lines: list[bytes]
+    offsets: list[float]
+    source: str
+    skipped: float
+    """Idle seconds removed."""
+    first: int = 0
+    """Index of the first paced line (``--from``)."""
+    lateness: list[float] = field(default_factory=list)
+    """After :func:`emit`: how late each paced line was written, in seconds."""
+
+
+def plan_emit(path: str | Path, *, skip_idle: bool = True, from_line: int = 1) -> EmitPlan:
+    """Read ``path`` and pace its lines. Raises :class:`InputError`."""
+    p = Path(path)
+    check_readable(p)
+    try:
+        data = p.read_bytes()
+    except OSError as exc:
+        raise InputError(f"{p}: read failed ({exc.strerror or exc})") from None
+    lines = split_lines(data)
+    offset = 0
+    entries = []
+    for line_no, piece in enumerate(lines, 1):
+        body = piece[:-1] if piece.endswith(b"\n") else piece
+        if body.endswith(b"\r"):
+            body = body[:-1]
+        entries.append(decode_line(body, line_no, offset))
+        offset += len(piece)
+    timeline = pace(merge_frames(entries))
+    offsets, skipped = timeline.paced(skip_idle)
+    first = min(max(from_line, 1), max(len(lines), 1)) - 1
+    return EmitPlan(lines, list(offsets), timeline.source, skipped, first)
+
+
+def emit(plan: EmitPlan, out: BinaryIO, *, speed: float = 1.0,
+         clock: Callable[[], float] = time.monotonic,
+         sleep: Callable[[float], None] = time.sleep) -> None:
+    """Write the plan's lines to ``out``, each at its paced deadline."""
+    lines = plan.lines
+    if plan.first:
+        out.write(b"".join(lines[:plan.first]))
+        out.flush()
+    pacer = Pacer(plan.offsets, clock, speed)
+    pacer.start(plan.first)
+    late = plan.lateness
+    late.clear()
+    for i in range(plan.first, len(lines)):
+        deadline = pacer.deadline(i)
+        wait = deadline - clock()
+        if wait > 0:
+            sleep(wait)
+        out.write(lines[i])
+        out.flush()
+        late.append(clock() - deadline)
+
+
+def run_emit(path: str, *, speed: float, from_line: int, skip_idle: bool, out: BinaryIO,
+             err: TextIO) -> int:
+    """The ``--emit`` command: 0 when done, 2 when the file cannot be read."""
+    try:
+        plan = plan_emit(path, skip_idle=skip_idle, from_line=from_line)
+    except InputError as exc:
+        print(f"cctv replay: {exc}", file=err)
+        return 2
+    emit(plan, out, speed=speed)
+    return 0

@@ -1,0 +1,141 @@
+"""The replay screen: the live viewer's transcript, tasks panel and status bar
+showing the state as of one frame, with a replay bar, an inspector and a timeline."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from textual import on
+from textual.app import ComposeResult
+from textual.css.query import NoMatches
+from textual.reactive import var
+from textual.widgets import Footer, Static
+
+from reducer.pretty import format_duration
+from reducer.replay.frames import ReplayFrame
+from reducer.state import MAIN
+from widgets.inspector import Inspector
+from widgets.timeline import Timeline
+
+from .session import SessionScreen
+
+if TYPE_CHECKING:
+    from ..replay_app import ReplayApp
+
+__all__ = ["ReplayScreen", "bar_text"]
+
+
+def _clock(epoch: float | None) -> str:
+    if epoch is None:
+        return ""
+    import time
+
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(epoch))
+
+
+def bar_text(app: ReplayApp, width: int = 200) -> str:
+    """The replay bar: play state, speed, frame, idle skipping, pacing, checkpoints;
+    shorter words when ``width`` is narrow."""
+    replay = app.replay
+    wide = width >= 110
+    state = ("▶ playing" if app.playing else "⏸ paused") if wide else ("▶" if app.playing else "⏸")
+    where = f"frame {replay.position:,}/{len(replay):,}"
+    frame = replay.frame
+    if frame is not None:
+        where += f" · line {frame.entry.line_no}"
+        if frame.agent is not None:
+            where += " (sub-agent file)" if wide else "*"
+    timeline = replay.timeline
+    if wide:
+        pacing = {"timestamps": "pace: recorded timestamps",
+                  "derived": "pace: derived from " + ", ".join(timeline.derived_from),
+                  "even": "pace: even (no times in the frames)"}[timeline.source]
+    else:
+        pacing = {"timestamps": "recorded pace", "derived": "derived pace",
+                  "even": "even pace"}[timeline.source]
+    skipped = timeline.paced(True)[1]
+    idle = ("skip idle: on" + (f" (−{format_duration(skipped)})" if skipped else "")
+            if app.skip_idle else "skip idle: off")
+    cps = replay.checkpoints
+    building = "" if cps.complete else (f" · indexing {len(cps)} checkpoints…" if wide
+                                        else " · indexing…")
+    return f"{state} {app.speed:g}× · {where} · {idle} · {pacing}{building}"
+
+
+class ReplayScreen(SessionScreen):
+    """The main transcript of a replay, at the replay's current frame.
+
+    | Key(s) | Description |
+    | :- | :- |
+    | space | Play / pause |
+    | → / ← | One frame forward / back |
+    | home / end | First / last frame |
+    | ] / [ | Next / previous turn |
+    | c / C | Next / previous tool call |
+    | e / E | Next / previous error |
+    | h / H | Next / previous hook |
+    | a / A | Next / previous task event |
+    | z / Z | Next / previous compaction |
+    | + / - | Faster / slower (0.25× to 64×) |
+    | i | Skip idle gaps on / off |
+    | f | Show / hide the inspector |
+    """
+
+    CSS_PATH = ["session.tcss", "replay.tcss"]
+
+    show_inspector: var[bool] = var(True, toggle_class="-show-inspector")
+
+    def __init__(self) -> None:
+        super().__init__(MAIN)
+
+    @property
+    def replay_app(self) -> ReplayApp:
+        return self.app  # type: ignore[return-value]
+
+    def compose(self) -> ComposeResult:
+        for widget in super().compose():
+            if isinstance(widget, Footer):
+                yield Inspector(id="inspector")
+                yield Static(id="replay-bar", markup=False)
+                yield Timeline(id="timeline")
+            yield widget
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.set_class(True, "-show-inspector")
+        replay = self.replay_app.replay
+        self.query_one(Timeline).set_markers(len(replay), replay.markers.at)
+        self.refresh_panels()
+
+    def refresh_panels(self) -> None:
+        super().refresh_panels()
+        try:
+            bar = self.query_one("#replay-bar", Static)
+            timeline = self.query_one(Timeline)
+            inspector = self.query_one(Inspector)
+        except NoMatches:
+            return
+        app = self.replay_app
+        replay = app.replay
+        bar.update(bar_text(app, bar.size.width or self.size.width))
+        position = replay.position
+        wall = replay.timeline.wall_clock(position - 1) if position else None
+        offset = replay.offset(position)
+        left = _clock(wall) or f"t+{format_duration(offset)}"
+        right = f"frame {position:,}/{len(replay):,} · {format_duration(replay.timeline.duration)}"
+        timeline.set_position(position, left, right)
+        if self.show_inspector:
+            frame: ReplayFrame | None = replay.frame
+            inspector.show(position, len(replay), frame, replay.descriptions,
+                           replay.markers.at.get(position - 1, ()))
+
+    def on_resize(self) -> None:
+        self.refresh_panels()
+
+    def action_toggle_inspector(self) -> None:
+        self.show_inspector = not self.show_inspector
+        self.refresh_panels()
+
+    @on(Timeline.Seek)
+    def _seek(self, event: Timeline.Seek) -> None:
+        self.replay_app.go_to(event.position)

@@ -1,0 +1,135 @@
+"""The replay timeline: the whole session as one strip along the bottom.
+
+Row one is the strip: each column stands for a stretch of frames and shows
+its most telling marker (an error over a compaction over a task event over a
+hook over a turn over a tool call); the current position is drawn reversed.
+Row two has the recorded wall-clock time and the frame number. A click seeks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from rich.text import Text
+from textual import events
+from textual.message import Message
+from textual.widget import Widget
+
+from reducer.replay import MarkerKind
+
+__all__ = ["Timeline", "MARKER_GLYPHS"]
+
+MARKER_GLYPHS: dict[MarkerKind, tuple[str, str]] = {
+    "error": ("✗", "$text-error"),
+    "compaction": ("◆", "$text-accent"),
+    "task": ("▪", "$text-success"),
+    "hook": ("h", "$text-warning"),
+    "turn": ("│", "$text-primary"),
+    "tool": ("·", "$text-secondary"),
+}
+"""Glyph and colour of each marker kind, most telling first."""
+_RANK = {kind: rank for rank, kind in enumerate(MARKER_GLYPHS)}
+
+
+class Timeline(Widget, can_focus=False):
+    """Markers, position and time of a replay; click to seek."""
+
+    DEFAULT_CSS = """
+    Timeline {
+        height: 2;
+        background: $panel;
+        color: $text-muted;
+    }
+    """
+
+    class Seek(Message):
+        """The user clicked the strip: go to ``position`` (1-based frame)."""
+
+        def __init__(self, timeline: Timeline, position: int) -> None:
+            super().__init__()
+            self.timeline = timeline
+            self.position = position
+
+        @property
+        def control(self) -> Timeline:
+            return self.timeline
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.total = 0
+        self.position = 0
+        self._marks: Mapping[int, Sequence[MarkerKind]] = {}
+        self._columns: tuple[int, list[MarkerKind | None]] | None = None
+        self.left_label = ""
+        self.right_label = ""
+
+    def set_markers(self, total: int, marks: Mapping[int, Sequence[MarkerKind]]) -> None:
+        """The frame count and the marker kinds of each marked frame (0-based)."""
+        self.total = total
+        self._marks = marks
+        self._columns = None
+        self.refresh()
+
+    def set_position(self, position: int, left: str, right: str) -> None:
+        """Where the replay is (1-based; 0 = before the first frame) and the labels."""
+        if (position, left, right) != (self.position, self.left_label, self.right_label):
+            self.position, self.left_label, self.right_label = position, left, right
+            self.refresh()
+
+    def _strip_width(self) -> int:
+        return max(self.size.width - 2, 1)
+
+    def column_of(self, position: int) -> int:
+        """The column (0-based, within the strip) of a 1-based frame position."""
+        width = self._strip_width()
+        if self.total <= 0:
+            return 0
+        return min(max(position - 1, 0) * width // self.total, width - 1)
+
+    def position_at(self, x: int) -> int:
+        """The 1-based frame a click at column ``x`` of the widget goes to."""
+        width = self._strip_width()
+        col = min(max(x - 1, 0), width - 1)
+        if self.total <= 0:
+            return 0
+        first = -(-col * self.total // width)  # the first frame drawn in that column
+        return min(first, self.total - 1) + 1
+
+    def _column_marks(self) -> list[MarkerKind | None]:
+        width = self._strip_width()
+        if self._columns is not None and self._columns[0] == width:
+            return self._columns[1]
+        cols: list[MarkerKind | None] = [None] * width
+        if self.total:
+            for index, kinds in self._marks.items():
+                col = min(index * width // self.total, width - 1)
+                best = min(kinds, key=_RANK.__getitem__)
+                have = cols[col]
+                if have is None or _RANK[best] < _RANK[have]:
+                    cols[col] = best
+        self._columns = (width, cols)
+        return cols
+
+    def render(self) -> Text:
+        cols = self._column_marks()
+        current = self.column_of(self.position) if self.position else -1
+        styles = {kind: self.app.theme_variables.get(var.lstrip("$"), "") for kind, (_, var)
+                  in MARKER_GLYPHS.items()}
+        strip = Text(" ")
+        for col, kind in enumerate(cols):
+            glyph, style = ("─", "") if kind is None else (MARKER_GLYPHS[kind][0], styles[kind])
+            if col == current:
+                strip.append("▼" if kind is None else glyph, style=f"reverse bold {style}".strip())
+            else:
+                strip.append(glyph, style=style)
+        width = self.size.width
+        labels = Text(" " + self.left_label)
+        gap = max(width - len(labels.plain) - len(self.right_label) - 1, 1)
+        labels.append(" " * gap + self.right_label)
+        strip.append("\n")
+        strip.append_text(labels)
+        return strip
+
+    def on_click(self, event: events.Click) -> None:
+        if event.y == 0 and self.total:
+            self.post_message(self.Seek(self, self.position_at(event.x)))
