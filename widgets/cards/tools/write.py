@@ -11,11 +11,10 @@ from rich.syntax import Syntax
 from rich.text import Text
 
 from reducer.state import ToolCall
-from reducer.tools import Write
-from reducer.views import result_text
+from reducer.tools import Tool, Write
 
-from .base import FOLD_LINES, Palette, RenderContext, _Body, _count_lines, _no_bg, clean
-from .generic import _result_lines
+from ..base import EXPAND_LINES, FOLD_LINES, Palette, RenderContext, _Body, _count_lines, _no_bg, clean
+from ..card import ToolCard, register, result_lines
 
 if TYPE_CHECKING:
     from reducer.session import Session
@@ -58,20 +57,28 @@ def _highlighted(lines: list[str], path: str, p: Palette) -> list[Text]:
     return out + [Text("") for _ in range(len(lines) - len(out))]
 
 
-def _write_body(call: ToolCall, tool: Write, body: _Body, expanded: bool,
-                ctx: RenderContext) -> None:
-    content = tool.content.rstrip("\n")
-    if content:
-        lines = content.split("\n")
-        # folded, only the rows on show are highlighted; the rest are only counted
-        shown = lines if expanded or len(lines) <= FOLD_LINES + 1 else lines[:FOLD_LINES]
-        body.lines.extend(_highlighted(shown, tool.file_path, ctx.palette))
-        body.lines.extend(("", "") for _ in range(len(lines) - len(shown)))
-    if call.is_error:
-        _result_lines(body, call, ctx.palette)
+@register
+class WriteCard(ToolCard):
+    """The new content, highlighted (only the lines on show are highlighted)."""
 
+    def claims(self, call: ToolCall, tool: Tool) -> bool:
+        return isinstance(tool, Write)
 
-def _write_rows(call: ToolCall, tool: Write, session: Session) -> int:
-    n = _count_lines(tool.content)
-    return n + (_count_lines(result_text(call)) if call.is_error else 0)
+    def body(self, call: ToolCall, tool: Tool, body: _Body, width: int, expanded: bool,
+             ctx: RenderContext) -> None:
+        assert isinstance(tool, Write)
+        content = tool.content.rstrip("\n")
+        if content:
+            lines = content.split("\n")
+            limit = EXPAND_LINES if expanded else FOLD_LINES
+            shown = lines if len(lines) <= limit + 1 else lines[:limit]
+            body.lines.extend(_highlighted(shown, tool.file_path, ctx.palette))
+            body.lines.extend(("", "") for _ in range(len(lines) - len(shown)))
+        if call.is_error:
+            result_lines(body, call, ctx.palette)
 
+    def rows(self, call: ToolCall, tool: Tool, width: int, expanded: bool,
+             session: Session) -> int:
+        assert isinstance(tool, Write)
+        n = _count_lines(tool.content)
+        return n + (super().rows(call, tool, width, expanded, session) if call.is_error else 0)

@@ -7,17 +7,30 @@ from typing import TYPE_CHECKING
 from rich.style import Style
 from rich.text import Text
 
+from reducer.session import SUBAGENT_TOOLS
 from reducer.state import ToolCall
+from reducer.tools import Raw, Tool
 from reducer.views import result_text
 
-from .base import RenderContext, _Body, _lines, clean, fmt_duration, fmt_tokens
+from ..base import RenderContext, _Body, _lines, clean, fmt_duration, fmt_tokens
+from ..card import ToolCard, register
 
 if TYPE_CHECKING:
     from reducer.session import Session
 
 
+def _answer_line(call: ToolCall, session: Session) -> str:
+    """The first line of what the sub-agent handed back ("" while there is none)."""
+    task = session.tasks.get(call.task_id) if call.task_id else None
+    summary = (task.summary if task is not None else None) or ""
+    if not summary and call.result is not None and call.finished:
+        summary = result_text(call)
+    first = next((ln for ln in _lines(summary) if ln.strip() and not ln.lstrip().startswith("<")),
+                 "")
+    return first.strip()
+
+
 def _agent_body(call: ToolCall, body: _Body, ctx: RenderContext) -> None:
-    """A sub-agent card: what it is, how far it got, where to look."""
     p, session = ctx.palette, ctx.session
     inp = call.input if isinstance(call.input, dict) else {}
     agent = session.agents.get(call.subagent) if call.subagent else None
@@ -50,24 +63,33 @@ def _agent_body(call: ToolCall, body: _Body, ctx: RenderContext) -> None:
     elif call.elapsed is not None and status == "running":
         line.append(f" · {fmt_duration(call.elapsed)}", p.muted)
     body.add(line)
-    summary = (task.summary if task is not None else None) or ""
-    if not summary and call.result is not None and call.finished:
-        summary = result_text(call)
-    if summary:
-        first = next((ln for ln in _lines(summary) if ln.strip() and not ln.lstrip().startswith("<")),
-                     "")
-        if first:
-            body.add(Text.assemble(("↳ ", p.muted), (clean(first.strip()), p.error if call.is_error else "")))
+    first = _answer_line(call, session)
+    if first:
+        body.add(Text.assemble(("↳ ", p.muted), (clean(first), p.error if call.is_error else "")))
     if call.subagent:
         body.add("enter: open sub-agent", p.muted + Style(italic=True))
 
 
-def _agent_rows(call: ToolCall, session: Session) -> int:
-    task = session.tasks.get(call.task_id) if call.task_id else None
-    summary = (task.summary if task is not None else None) or ""
-    if not summary and call.result is not None and call.finished:
-        summary = result_text(call)
-    has_summary = bool(summary) and any(ln.strip() and not ln.lstrip().startswith("<")
-                                        for ln in _lines(summary))
-    return 2 + has_summary + bool(call.subagent)
+@register
+class AgentCard(ToolCard):
+    """A sub-agent card: what it is, how far it got, its answer, where to look."""
 
+    fold = None
+    priority = 20  # a call that started a sub-agent is drawn as one, whatever its name
+
+    def claims(self, call: ToolCall, tool: Tool) -> bool:
+        return call.name in SUBAGENT_TOOLS or bool(call.subagent)
+
+    def summary(self, call: ToolCall, tool: Tool) -> tuple[str, str]:
+        name, summary = super().summary(call, tool)
+        if isinstance(tool, Raw) and call.name in SUBAGENT_TOOLS and isinstance(call.input, dict):
+            summary = str(call.input.get("description") or summary)
+        return name, summary
+
+    def body(self, call: ToolCall, tool: Tool, body: _Body, width: int, expanded: bool,
+             ctx: RenderContext) -> None:
+        _agent_body(call, body, ctx)
+
+    def rows(self, call: ToolCall, tool: Tool, width: int, expanded: bool,
+             session: Session) -> int:
+        return 2 + bool(_answer_line(call, session)) + bool(call.subagent)
