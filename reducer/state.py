@@ -281,6 +281,9 @@ class ToolCall:
     awaiting_permission: bool = False
     """The CLI asked the host (``can_use_tool``) and no answer has shown yet."""
     item: ToolItem | None = None
+    tool: Any = None
+    """The canonical :data:`reducer.tools.Tool` of ``name`` and ``input``, built once on
+    first use by :func:`reducer.views.canonical_tool` (``None`` until then)."""
 
     @property
     def finished(self) -> bool:

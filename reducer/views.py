@@ -13,6 +13,7 @@ from typing import Any
 import msgspec
 
 from .session import block_text
+from .tools import Tool, tool_from_use
 from .state import (
     CompactionItem,
     HookItem,
@@ -30,7 +31,7 @@ from .state import (
 
 __all__ = [
     "BashResult", "ReadFile", "ReadResult", "Todo", "bash_result", "read_result", "result_text",
-    "todos", "search_text", "is_error_item", "is_turn_start", "input_json",
+    "todos", "search_text", "canonical_tool", "structured_result", "is_error_item", "is_turn_start", "input_json",
 ]
 
 
@@ -87,10 +88,31 @@ def bash_result(call: ToolCall) -> BashResult | None:
     return _decode(_BASH, call.result_payload)
 
 
+_DECODERS: dict[type, msgspec.json.Decoder] = {}
+
+
+def structured_result(call: ToolCall, shape: type[msgspec.Struct]) -> Any:
+    """A call's structured result decoded as ``shape`` (a Struct a card declares for
+    its tool), or ``None`` when there is none or it has another shape."""
+    decoder = _DECODERS.get(shape)
+    if decoder is None:
+        decoder = _DECODERS[shape] = msgspec.json.Decoder(shape)
+    return _decode(decoder, call.result_payload)
+
+
 def read_result(call: ToolCall) -> ReadResult | None:
     """The file window a Read call returned, when structured."""
     result = _decode(_READ, call.result_payload)
     return result if result is not None and result.file is not None else None
+
+
+def canonical_tool(call: ToolCall) -> Tool:
+    """The typed tool of a call, built from its name and input the first time it is
+    asked for and kept on the call (its input never changes once folded)."""
+    tool = call.tool
+    if tool is None:
+        tool = call.tool = tool_from_use(call.name, call.input)
+    return tool
 
 
 def result_text(call: ToolCall) -> str:

@@ -1,0 +1,91 @@
+"""What a tool card is: one object per tool kind, holding its header summary, its
+body and its row count in one place, and the registry that picks the card of a call.
+
+A card module (one per tool family, under :mod:`widgets.cards.tools`) defines a
+:class:`ToolCard` subclass and decorates it with :func:`register`; nothing else
+needs to know about it. :func:`card_for` asks the registered cards, highest
+``priority`` first, which one :meth:`~ToolCard.claims` the call; the generic JSON
+card claims everything and comes last.
+
+``rows`` is an estimate, not a second renderer: it must be cheap (string lengths
+and line counts, no diff, no highlighting, no JSON parsing beyond the cached
+views) and is corrected by the view once the card is drawn. For a collapsed card
+it should be exact whenever that is cheap, since most cards are never drawn.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar
+
+from rich.style import Style
+
+from reducer.state import ToolCall
+from reducer.tools import Tool, tool_summary
+from reducer.views import result_text
+
+from .base import FOLD_LINES, Palette, RenderContext, _Body, _count_lines
+
+if TYPE_CHECKING:
+    from reducer.session import Session
+
+__all__ = ["ToolCard", "register", "card_for", "result_lines", "CARDS"]
+
+
+class ToolCard:
+    """How one kind of tool call is drawn. Subclasses override what differs."""
+
+    names: ClassVar[frozenset[str]] = frozenset()
+    """Tool names this card draws (the default :meth:`claims` looks only at these)."""
+    priority: ClassVar[int] = 0
+    """Cards with a higher priority are asked first."""
+    fold: ClassVar[int | None] = FOLD_LINES
+    """Body lines shown while collapsed (``None``: never folded)."""
+
+    def claims(self, call: ToolCall, tool: Tool) -> bool:
+        """Whether this card draws ``call`` (whose canonical tool is ``tool``)."""
+        return call.name in self.names
+
+    def summary(self, call: ToolCall, tool: Tool) -> tuple[str, str]:
+        """``(name, summary)`` for the header line: the bold name and what follows it."""
+        summary = tool_summary(tool)
+        name = call.name
+        for sep in (": ", " "):
+            if summary.startswith(name + sep):
+                return name, summary[len(name) + len(sep):]
+        return name, "" if summary == name else summary
+
+    def body(self, call: ToolCall, tool: Tool, body: _Body, width: int, expanded: bool,
+             ctx: RenderContext) -> None:
+        """Add the body's logical lines to ``body`` (the frame folds and wraps them)."""
+        if call.result is not None:
+            result_lines(body, call, ctx.palette)
+
+    def rows(self, call: ToolCall, tool: Tool, width: int, expanded: bool,
+             session: Session) -> int:
+        """How many logical lines :meth:`body` adds, cheaply (see the module docstring)."""
+        return _count_lines(result_text(call)) if call.result is not None else 0
+
+
+CARDS: list[ToolCard] = []
+"""The registered cards, highest priority first."""
+
+
+def register(cls: type[ToolCard]) -> type[ToolCard]:
+    """Class decorator: add a card to the registry."""
+    CARDS.append(cls())
+    CARDS.sort(key=lambda card: -card.priority)
+    return cls
+
+
+def card_for(call: ToolCall, tool: Tool) -> ToolCard:
+    """The card that draws ``call``."""
+    for card in CARDS:
+        if card.claims(call, tool):
+            return card
+    raise LookupError(f"no card claims {call.name!r}")  # the generic card claims all
+
+
+def result_lines(body: _Body, call: ToolCall, p: Palette, *, style: Style | str = "") -> None:
+    """The call's result text as body lines (in the error colour when it failed)."""
+    body.add_output(result_text(call), p.error if call.is_error else style)
+

@@ -1,0 +1,273 @@
+"""One-line and divider items: compactions, hooks, stop-hook summaries,
+notices, turn footers and problem rows."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich.style import Style
+from rich.text import Text
+from textual.strip import Strip
+
+from reducer.state import (
+    CompactionItem,
+    HookItem,
+    NoticeItem,
+    ProblemItem,
+    StopSummaryItem,
+    TurnFooterItem,
+)
+
+from .base import (
+    BODY_INDENT,
+    Palette,
+    RenderContext,
+    _Body,
+    _crop,
+    _indent,
+    _layout_body,
+    _lines,
+    _rule,
+    _text,
+    _wrap,
+    _wrapped_rows,
+    clean,
+    fmt_count,
+    fmt_duration,
+    fmt_tokens,
+)
+
+if TYPE_CHECKING:
+    from reducer.session import Session
+
+
+def _compaction_label(item: CompactionItem) -> str:
+    if item.failed:
+        return f"compaction failed: {item.error}" if item.error else "compaction failed"
+    label = "compacted"
+    if item.trigger:
+        label += f" ({item.trigger})"
+    if item.pre_tokens is not None:
+        label += f" {fmt_tokens(item.pre_tokens)}"
+        if item.post_tokens is not None:
+            label += f" → {fmt_tokens(item.post_tokens)}"
+        label += " tokens"
+    if item.duration_ms is not None:
+        label += f" · {fmt_duration(item.duration_ms / 1000)}"
+    return label
+
+
+def _compaction(item: CompactionItem, width: int, expanded: bool, ctx: RenderContext) -> list[Strip]:
+    p, console = ctx.palette, ctx.console
+    style = p.error if item.failed else p.secondary
+    rows = [_rule(Text(clean(_compaction_label(item)), style), width, style, console)]
+    if expanded and item.summary:
+        text = _text(item.summary.strip("\n"), p.muted)
+        rows += [_indent(s, BODY_INDENT) for s in _wrap(text, width - BODY_INDENT, console)]
+    return rows
+
+
+def _compaction_h(item: CompactionItem, width: int, expanded: bool, session: Session) -> int:
+    if expanded and item.summary:
+        return 1 + _wrapped_rows(item.summary.strip("\n"), width - BODY_INDENT)
+    return 1
+
+
+_HOOK_GLYPHS = {"running": "◐", "success": "✓", "error": "✗", "cancelled": "⊘"}
+
+
+def _hook_body(item: HookItem) -> list[tuple[str, str]]:
+    h = item.hook
+    parts: list[tuple[str, str]] = []
+    if h.stdout.strip():
+        parts.append((h.stdout, ""))
+    if h.stderr.strip():
+        parts.append((h.stderr, "stderr"))
+    if h.output.strip() and h.output.strip() not in (h.stdout.strip(), h.stderr.strip(),
+                                                     (h.stdout + h.stderr).strip()):
+        parts.append((h.output, ""))
+    return parts
+
+
+def _hook(item: HookItem, width: int, expanded: bool, ctx: RenderContext) -> list[Strip]:
+    p, console, h = ctx.palette, ctx.console, item.hook
+    glyph = _HOOK_GLYPHS.get(h.status, "?")
+    colour = {"success": p.success, "error": p.error, "cancelled": p.warning}.get(h.status, p.accent)
+    chip = Text.assemble(("⚓ ", p.muted), (clean(h.name), p.error if h.status == "error" else ""),
+                         " ", (glyph, colour))
+    if h.status == "running":
+        chip.append(" running", p.accent)
+        if h.progress:
+            chip.append(f" · {h.progress} update{'s' if h.progress != 1 else ''}", p.muted)
+    elif h.exit_code is not None:
+        chip.append(f" exit {h.exit_code}", p.error if h.exit_code else p.muted)
+    elif h.status != "success":
+        chip.append(f" {h.status}", colour)
+    body = _hook_body(item)
+    if body and not expanded:
+        first = next(ln for text, _ in body for ln in _lines(text) if ln.strip())
+        chip.append("  " + clean(first.strip()), p.muted)
+    rows = [_crop(chip, width, console)]
+    if expanded:
+        lines = _Body()
+        for text, role in body:
+            lines.add_output(text, (p.error if h.status == "error" else p.warning) if role else "")
+        rows += _layout_body(lines.lines, width, True, None, ctx)
+    return rows
+
+
+def _hook_h(item: HookItem, width: int, expanded: bool, session: Session) -> int:
+    if not expanded:
+        return 1
+    return 1 + sum(_wrapped_rows(text.rstrip("\n"), width - BODY_INDENT) for text, _ in _hook_body(item))
+
+
+def _stop_summary(item: StopSummaryItem, width: int, expanded: bool,
+                  ctx: RenderContext) -> list[Strip]:
+    p, console = ctx.palette, ctx.console
+    line = Text(f"↳ stop hooks · {item.count} ran", p.muted)
+    if item.errors:
+        line.append(f" · {len(item.errors)} error{'s' if len(item.errors) != 1 else ''}", p.error)
+    if item.prevented:
+        line.append(" · prevented continuation", p.warning)
+    if item.stop_reason:
+        line.append(f" · {clean(item.stop_reason)}", p.muted)
+    rows = [_crop(line, width, console)]
+    if expanded:
+        body = _Body()
+        for info in item.infos:
+            if not isinstance(info, dict):
+                continue
+            cmd = Text(clean(str(info.get("command") or "?")))
+            if info.get("durationMs") is not None:
+                cmd.append(f"  {fmt_duration(float(info['durationMs']) / 1000)}", p.muted)
+            body.add(cmd)
+        for err in item.errors:
+            body.add_output(str(err), p.error)
+        rows += _layout_body(body.lines, width, True, None, ctx)
+    return rows
+
+
+def _stop_summary_h(item: StopSummaryItem, width: int, expanded: bool, session: Session) -> int:
+    if not expanded:
+        return 1
+    rows = 0
+    for info in item.infos:
+        if isinstance(info, dict):
+            cmd = str(info.get("command") or "?")
+            extra = 8 if info.get("durationMs") is not None else 0
+            rows += _wrapped_rows(cmd + " " * extra, width - BODY_INDENT)
+    for err in item.errors:
+        rows += _wrapped_rows(str(err).rstrip("\n"), width - BODY_INDENT)
+    return 1 + rows
+
+
+def _level_style(level: str, p: Palette) -> Style:
+    return {"error": p.error, "warning": p.warning}.get(level, p.muted)
+
+
+def _notice(item: NoticeItem, width: int, expanded: bool, ctx: RenderContext) -> list[Strip]:
+    p, console = ctx.palette, ctx.console
+    style = _level_style(item.level, p)
+    glyph = {"error": "✗", "warning": "!"}.get(item.level, "·")
+    lines = _lines(item.text) or [""]
+    head = Text.assemble((f"{glyph} ", style), (f"[{item.category}] ", p.muted),
+                         (clean(lines[0]), style))
+    if not expanded:
+        if len(lines) > 1 or item.detail:
+            head.append(" …", p.muted)
+        return [_crop(head, width, console)]
+    rows = _wrap(head, width, console)
+    rest = "\n".join(lines[1:])
+    if item.detail:
+        rest = f"{rest}\n{item.detail}" if rest else item.detail
+    if rest:
+        rows += [_indent(s, BODY_INDENT) for s in _wrap(_text(rest, style), width - BODY_INDENT, console)]
+    return rows
+
+
+def _notice_h(item: NoticeItem, width: int, expanded: bool, session: Session) -> int:
+    if not expanded:
+        return 1
+    lines = _lines(item.text) or [""]
+    head = 4 + len(item.category) + len(lines[0])
+    rows = 1 if head <= width else -(-head // width)
+    rest = "\n".join(lines[1:])
+    if item.detail:
+        rest = f"{rest}\n{item.detail}" if rest else item.detail
+    if rest:
+        rows += _wrapped_rows(rest, width - BODY_INDENT)
+    return rows
+
+
+def _footer_label(item: TurnFooterItem) -> tuple[str, str]:
+    t = item.turn_ref
+    parts = [f"turn {t.index + 1}"]
+    if t.duration_ms is not None:
+        dur = fmt_duration(t.duration_ms / 1000)
+        if t.duration_api_ms:
+            dur += f" (api {fmt_duration(t.duration_api_ms / 1000)})"
+        parts.append(dur)
+    if t.cost_usd is not None:
+        parts.append(f"${t.cost_usd:.4f}")
+    u = t.usage
+    tokens_in = u.input_tokens + u.cache_creation_input_tokens + u.cache_read_input_tokens
+    if tokens_in or u.output_tokens:
+        parts.append(f"in {fmt_count(tokens_in)} out {fmt_count(u.output_tokens)}")
+    if t.tool_calls:
+        parts.append(f"{t.tool_calls} tool{'s' if t.tool_calls != 1 else ''}")
+    problem = ""
+    if t.is_error or (t.subtype and t.subtype != "success"):
+        problem = f"⚠ {t.subtype or 'error'}"
+    elif t.terminal_reason and t.terminal_reason not in ("completed",):
+        problem = f"⚠ {t.terminal_reason}"
+    return " · ".join(parts), problem
+
+
+def _footer(item: TurnFooterItem, width: int, expanded: bool, ctx: RenderContext) -> list[Strip]:
+    p = ctx.palette
+    label, problem = _footer_label(item)
+    text = Text(label, p.muted)
+    if problem:
+        text.append(" · ", p.muted)
+        text.append(problem, p.error if item.turn_ref.is_error else p.warning)
+    head = Text.assemble(("── ", p.muted), text, " ")
+    fill = max(width - head.cell_len, 0)
+    head.append("─" * fill, p.muted)
+    rows = [_crop(head, width, ctx.console)]
+    if expanded:
+        t = item.turn_ref
+        body = _Body()
+        for err in t.errors:
+            body.add_output(err, p.error)
+        if t.result_text:
+            body.add_output(t.result_text, p.muted)
+        rows += _layout_body(body.lines, width, True, None, ctx)
+    return rows
+
+
+def _footer_h(item: TurnFooterItem, width: int, expanded: bool, session: Session) -> int:
+    if not expanded:
+        return 1
+    t = item.turn_ref
+    rows = sum(_wrapped_rows(e.rstrip("\n"), width - BODY_INDENT) for e in t.errors if e.strip())
+    if t.result_text and t.result_text.strip():
+        rows += _wrapped_rows(t.result_text.rstrip("\n"), width - BODY_INDENT)
+    return 1 + rows
+
+
+def _problem_text(item: ProblemItem) -> str:
+    glyph = "?" if item.problem == "unknown" else "⚠"
+    return f"{glyph} line {item.line_no}: {item.reason}"
+
+
+def _problem(item: ProblemItem, width: int, expanded: bool, ctx: RenderContext) -> list[Strip]:
+    text = Text(clean(_problem_text(item)), ctx.palette.warning)
+    if expanded:
+        return _wrap(text, width, ctx.console)
+    return [_crop(text, width, ctx.console)]
+
+
+def _problem_h(item: ProblemItem, width: int, expanded: bool, session: Session) -> int:
+    return _wrapped_rows(_problem_text(item), width) if expanded else 1
+

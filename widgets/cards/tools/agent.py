@@ -1,0 +1,95 @@
+"""The card of a call that started a sub-agent (Task / Agent)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich.style import Style
+from rich.text import Text
+
+from reducer.session import SUBAGENT_TOOLS
+from reducer.state import ToolCall
+from reducer.tools import Raw, Tool
+from reducer.views import result_text
+
+from ..base import RenderContext, _Body, _lines, clean, fmt_duration, fmt_tokens
+from ..card import ToolCard, register
+
+if TYPE_CHECKING:
+    from reducer.session import Session
+
+
+def _answer_line(call: ToolCall, session: Session) -> str:
+    """The first line of what the sub-agent handed back ("" while there is none)."""
+    task = session.tasks.get(call.task_id) if call.task_id else None
+    summary = (task.summary if task is not None else None) or ""
+    if not summary and call.result is not None and call.finished:
+        summary = result_text(call)
+    first = next((ln for ln in _lines(summary) if ln.strip() and not ln.lstrip().startswith("<")),
+                 "")
+    return first.strip()
+
+
+def _agent_body(call: ToolCall, body: _Body, ctx: RenderContext) -> None:
+    p, session = ctx.palette, ctx.session
+    inp = call.input if isinstance(call.input, dict) else {}
+    agent = session.agents.get(call.subagent) if call.subagent else None
+    task = session.tasks.get(call.task_id) if call.task_id else None
+    kind = (agent.subagent_type if agent else None) or inp.get("subagent_type") \
+        or (task.subagent_type if task else None) or "agent"
+    desc = (agent.description if agent else "") or str(inp.get("description") or "")
+    body.add(Text.assemble((str(kind), p.secondary), (" · " + clean(desc) if desc else "", "")))
+    status = (task.status if task is not None else None) or (agent.status if agent else None) \
+        or call.status
+    glyph = {"running": "◐", "completed": "✓", "done": "✓", "failed": "✗", "killed": "⊘",
+             "stopped": "⊘", "cancelled": "⊘"}.get(status, "○")
+    colour = {"✓": p.success, "✗": p.error, "⊘": p.warning, "◐": p.accent}.get(glyph, p.muted)
+    line = Text(f"{glyph} {status}", colour)
+    tools = (task.tool_uses if task is not None and task.tool_uses is not None else None)
+    if tools is None and agent is not None:
+        tools = agent.tool_calls
+    if tools is not None:
+        line.append(f" · {tools} tool{'s' if tools != 1 else ''}", p.muted)
+    last = (agent.last_tool if agent is not None else None) or (task.last_tool if task else None)
+    if last:
+        line.append(" · last ", p.muted)
+        line.append(last)
+    if agent is not None and agent.output_tokens:
+        line.append(f" · {fmt_tokens(agent.output_tokens)} tok out", p.muted)
+    if task is not None and task.total_tokens:
+        line.append(f" · {fmt_tokens(task.total_tokens)} tok total", p.muted)
+    if task is not None and task.duration_ms:
+        line.append(f" · {fmt_duration(task.duration_ms / 1000)}", p.muted)
+    elif call.elapsed is not None and status == "running":
+        line.append(f" · {fmt_duration(call.elapsed)}", p.muted)
+    body.add(line)
+    first = _answer_line(call, session)
+    if first:
+        body.add(Text.assemble(("↳ ", p.muted), (clean(first), p.error if call.is_error else "")))
+    if call.subagent:
+        body.add("enter: open sub-agent", p.muted + Style(italic=True))
+
+
+@register
+class AgentCard(ToolCard):
+    """A sub-agent card: what it is, how far it got, its answer, where to look."""
+
+    fold = None
+    priority = 20  # a call that started a sub-agent is drawn as one, whatever its name
+
+    def claims(self, call: ToolCall, tool: Tool) -> bool:
+        return call.name in SUBAGENT_TOOLS or bool(call.subagent)
+
+    def summary(self, call: ToolCall, tool: Tool) -> tuple[str, str]:
+        name, summary = super().summary(call, tool)
+        if isinstance(tool, Raw) and call.name in SUBAGENT_TOOLS and isinstance(call.input, dict):
+            summary = str(call.input.get("description") or summary)
+        return name, summary
+
+    def body(self, call: ToolCall, tool: Tool, body: _Body, width: int, expanded: bool,
+             ctx: RenderContext) -> None:
+        _agent_body(call, body, ctx)
+
+    def rows(self, call: ToolCall, tool: Tool, width: int, expanded: bool,
+             session: Session) -> int:
+        return 2 + bool(_answer_line(call, session)) + bool(call.subagent)
