@@ -19,8 +19,9 @@ from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 from reducer.feed import Feed
+from reducer.item_time import Arrivals, ItemTimes
 from reducer.lines import RawLine
-from reducer.state import MAIN, Change
+from reducer.state import MAIN, Change, Item
 
 from .commands import CctvCommands
 from .screens.session import SessionScreen
@@ -102,6 +103,8 @@ class CctvApp(App[int]):
         self._slice_started = 0.0
         self.first_paint_at: float | None = None
         """``time.perf_counter()`` when the first folded lines had been painted."""
+        self.arrivals = Arrivals()
+        """When live lines arrived (the time of items whose rows carry none)."""
 
     crash: BaseException | None = None
     """The unhandled exception that ended the app, if any (see :func:`viewer.launch.exit_status`)."""
@@ -249,6 +252,8 @@ class CctvApp(App[int]):
             while not (isinstance(self.screen, SessionScreen) and self.screen.is_mounted):
                 await asyncio.sleep(0.01)
         received = self.now() if self._live else None
+        if received is not None and lines:
+            self.arrivals.record(lines[0][0], received)
         clock = time.perf_counter
         for start in range(0, len(lines), FOLD_SLICE):
             changes = self.feed.feed(lines[start:start + FOLD_SLICE], received_at=received)
@@ -277,6 +282,7 @@ class CctvApp(App[int]):
 
     def _reset(self, reason: str) -> None:
         self.feed = Feed()
+        self.arrivals = Arrivals()
         self._subagents_started = False
         while not (isinstance(self.screen, SessionScreen) and self.screen.agent_id == MAIN):
             self.pop_screen()
@@ -305,6 +311,7 @@ class CctvApp(App[int]):
         self._stop_source()
         self.source = FileTail(path, follow=follow)
         self.feed = Feed()
+        self.arrivals = Arrivals()
         self.loading = None
         self.waiting = None
         self.ended = None
@@ -335,6 +342,10 @@ class CctvApp(App[int]):
         for screen in self.screen_stack:
             if isinstance(screen, SessionScreen) and screen.agent_id == MAIN:
                 screen.go_to_line(line)
+
+    def item_time(self, item: Item) -> float | None:
+        """When ``item`` happened (its row's timestamp, else when it arrived live)."""
+        return ItemTimes(self.feed, self.arrivals).of(item)
 
     # --- navigation ----------------------------------------------------------------------
 

@@ -85,6 +85,24 @@ def _summary(name: str, args: list[str]) -> int:
     return run_summary(ns.path, ns.json, sys.stdout, sys.stderr)
 
 
+def _export(name: str, args: list[str]) -> int:
+    p = _parser(name, "Write a session as Markdown (standard output unless -o).")
+    p.add_argument("path", metavar="PATH")
+    p.add_argument("--md", action="store_true", help="Markdown (the only format so far)")
+    p.add_argument("-o", "--output", metavar="FILE", help="write here (default: stdout)")
+    p.add_argument("--hide", default="", metavar="KINDS",
+                   help="leave out these kinds: hooks,harness,notices,thinking,footers")
+    p.add_argument("--only-errors", action="store_true", help="only failed calls and errors")
+    p.add_argument("--only-tool", metavar="NAME", help="only the calls of this tool")
+    p.add_argument("--no-times", action="store_true", help="leave out each item's time")
+    ns = p.parse_args(args)
+    from .export import run_export
+
+    return run_export(ns.path, ns.output, hide=ns.hide, only_errors=ns.only_errors,
+                      only_tool=ns.only_tool, times=not ns.no_times,
+                      out=sys.stdout, err=sys.stderr)
+
+
 def _index_command(command: str, rest: list[str]) -> int:
     """``cctv sessions``, ``cctv search`` and ``cctv browse``: the session index."""
     p = _parser(command, COMMANDS[command].help[0].upper() + COMMANDS[command].help[1:] + ".")
@@ -203,6 +221,11 @@ COMMANDS: dict[str, Command] = {
         "cctv summary PATH [--json]",
         "the folded session state in a few lines",
         _summary,
+    ),
+    "export": Command(
+        "cctv export PATH --md [-o FILE]",
+        "the session as Markdown (--hide KINDS, --only-errors, --only-tool NAME)",
+        _export,
     ),
 }
 """Every subcommand, in the order ``cctv --help`` lists them."""

@@ -80,8 +80,9 @@ def _rate_limit(session: Session, now: float | None) -> Content | None:
 
 def status_parts(session: Session, *, source: str, following: bool, ended: str | None = None,
                  now: float | None = None,
-                 loading: tuple[int, int] | None = None) -> list[_Part]:
-    """The fields of the bar, in display order, each with its priority."""
+                 loading: tuple[int, int] | None = None, filtered: str = "") -> list[_Part]:
+    """The fields of the bar, in display order, each with its priority;
+    ``filtered`` says what the view hides (``"only errors"``), ``""`` for nothing."""
     parts: list[_Part] = [
         _Part(0, 100, _activity(session, ended),
               short=Content.styled(f"■ {ended}", "bold $text-muted") if ended else None),
@@ -119,6 +120,9 @@ def status_parts(session: Session, *, source: str, following: bool, ended: str |
     else:
         parts.append(_Part(80, 90, Content.styled("⏸ paused (G to follow)", "bold $text-warning"),
                            short=Content.styled("⏸ paused", "bold $text-warning")))
+    if filtered:
+        parts.append(_Part(75, 88, Content.styled(f"filter: {filtered}", "bold $text-accent"),
+                           short=Content.styled("filtered", "bold $text-accent")))
     if source:
         parts.append(_Part(90, 30, Content.styled(source, "$text-muted"), source=source))
     return parts
@@ -185,16 +189,17 @@ class StatusBar(Static):
 
     def update_state(self, session: Session, *, source: str, following: bool,
                      ended: str | None = None, now: float | None = None,
-                     loading: tuple[int, int] | None = None) -> None:
+                     loading: tuple[int, int] | None = None, filtered: str = "") -> None:
         """Re-draw from ``session``.
 
         ``source`` labels the input (a path, ``"stdin"``, ``"cmd: …"``);
         ``following`` is whether the view sticks to the end; ``ended`` (e.g.
         ``"exited 3"``) marks a source that has finished; ``now`` (epoch
         seconds) is the clock for relative times; ``loading`` is
-        ``(bytes_done, bytes_total)`` while the initial read is under way."""
+        ``(bytes_done, bytes_total)`` while the initial read is under way;
+        ``filtered`` says what the transcript's filter hides."""
         self._parts = status_parts(session, source=source, following=following, ended=ended,
-                                   now=now, loading=loading)
+                                   now=now, loading=loading, filtered=filtered)
         self._draw()
 
     @property

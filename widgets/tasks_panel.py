@@ -360,7 +360,7 @@ class TasksPanel(Widget):
     | Key(s) | Description |
     | :- | :- |
     | up/down, pgup/pgdn, home/end | Move the highlight (the list's own keys). |
-    | enter, click | Open the highlighted sub-agent's transcript. |
+    | enter, click | Open the highlighted sub-agent's transcript, or the task's output file. |
     """
 
     DEFAULT_CSS = """
@@ -405,6 +405,19 @@ class TasksPanel(Widget):
             self.panel = panel
             self.agent_id = agent_id
             """The sub-agent's id (the tool_use id of the call that started it)."""
+
+        @property
+        def control(self) -> TasksPanel:
+            return self.panel
+
+    class OpenOutput(Message):
+        """Enter on a task row that is not a sub-agent: show what the task wrote."""
+
+        def __init__(self, panel: TasksPanel, row: TaskRow) -> None:
+            super().__init__()
+            self.panel = panel
+            self.row = row
+            """The row (its ``output_file`` may be ``None``: the task named none)."""
 
         @property
         def control(self) -> TasksPanel:
@@ -528,6 +541,10 @@ class TasksPanel(Widget):
         oid = event.option.id or ""
         if oid.startswith("agent:"):
             self.post_message(self.OpenAgent(self, oid.removeprefix("agent:")))
+        elif oid.startswith("task:"):
+            row = next((r for r in self._rows if r.key == oid), None)
+            if row is not None:
+                self.post_message(self.OpenOutput(self, row))
 
     @on(OptionList.OptionHighlighted, "#tasks-list")
     def _highlighted(self, event: OptionList.OptionHighlighted) -> None:

@@ -21,6 +21,8 @@ How it scales (textual ``OptionList``/``Log`` are the models):
 
 from __future__ import annotations
 
+import bisect
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -36,16 +38,21 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widget import Widget
 
+from reducer.filters import ViewFilter, next_preset
+from reducer.item_time import format_clock
 from reducer.session import Session
 from reducer.state import MAIN, Change, Item, PromptItem, ToolItem
 from reducer.views import is_error_item, is_turn_start, search_text
 
 from .render_items import Palette, RenderContext, estimate_height, live_key, margin_top, render_item
+from .search import highlight_matches, matching_rows
 
 __all__ = ["TranscriptView"]
 
 GUTTER = 2
 """Columns left of every row: the cursor / search-match bar and a space."""
+TIME_COLUMN = 9
+"""Columns of the optional time column (``HH:MM:SS`` and a space)."""
 
 
 class _Fenwick:
@@ -132,6 +139,10 @@ class TranscriptView(ScrollView, can_focus=True):
         Binding("n", "search_next", "Next match", show=False, id="transcript.next_match"),
         Binding("N", "search_previous", "Previous match", show=False,
                 id="transcript.previous_match"),
+        Binding("f", "cycle_filter", "Filter", id="transcript.cycle_filter",
+                tooltip="Cycle: everything → quiet (no hooks, harness notices, thinking) → only errors"),
+        Binding("F", "clear_filter", "Show everything", show=False, id="transcript.clear_filter"),
+        Binding("T", "toggle_times", "Time column", show=False, id="transcript.toggle_times"),
     ]
     """
     | Key(s) | Description |
@@ -145,7 +156,10 @@ class TranscriptView(ScrollView, can_focus=True):
     | ], [ | Next / previous turn. |
     | e, E | Next / previous error (failed, denied or interrupted call, problem row, error notice, failed hook). |
     | c, C | Next / previous tool call. |
-    | n, N | Next / previous search match. |
+    | n, N | Next / previous search match (row by row inside a long item). |
+    | f | Cycle the common filters (everything, quiet, only errors). |
+    | F | Clear every filter. |
+    | T | Show or hide the time column. |
     """
 
     HELP = """
@@ -157,6 +171,7 @@ results, hooks, compactions and turn footers.
 - **j / k**, arrows: move item by item; **PgUp / PgDn**: a page; **g / G**: top / bottom.
 - **Enter** or **space**: expand or fold the item; on a sub-agent call, open its transcript.
 - **] / [**: next / previous turn; **e / E**: errors; **c / C**: tool calls; **n / N**: search matches.
+- **f**: cycle filters (everything, quiet, only errors); **F**: show everything; **T**: time column.
 - Scrolling up stops following the end; **G** or **End** follows again.
 - Click an item to select it; click it again to expand it.
 """
@@ -167,6 +182,7 @@ results, hooks, compactions and turn footers.
         "transcript--secondary", "transcript--primary", "transcript--error",
         "transcript--warning", "transcript--success", "transcript--prompt",
         "transcript--prompt-label", "transcript--diff-add", "transcript--diff-del",
+        "transcript--match-word", "transcript--match-current",
     }
     """
     | Class | Description |
@@ -186,6 +202,8 @@ results, hooks, compactions and turn footers.
     | `transcript--prompt-label` | The "you" label of a prompt. |
     | `transcript--diff-add` | Added lines of an edit diff. |
     | `transcript--diff-del` | Removed lines of an edit diff. |
+    | `transcript--match-word` | The words that match the search. |
+    | `transcript--match-current` | The match ``n`` / ``N`` is on. |
     """
 
     DEFAULT_CSS = """
@@ -210,6 +228,8 @@ results, hooks, compactions and turn footers.
         & > .transcript--prompt-label { color: $text-primary; text-style: bold; }
         & > .transcript--diff-add { color: $text-success; background: $success 12%; }
         & > .transcript--diff-del { color: $text-error; background: $error 12%; }
+        & > .transcript--match-word { color: $text-warning; text-style: reverse; }
+        & > .transcript--match-current { color: $text-accent; text-style: reverse bold; }
     }
     """
 
@@ -251,6 +271,17 @@ results, hooks, compactions and turn footers.
         def control(self) -> TranscriptView:
             return self.transcript
 
+    @dataclass
+    class FilterChanged(Message):
+        """The view shows another selection of items (its :attr:`filter` changed)."""
+
+        transcript: TranscriptView
+        filter: ViewFilter
+
+        @property
+        def control(self) -> TranscriptView:
+            return self.transcript
+
     # --- construction ----------------------------------------------------------------------
 
     def __init__(self, session: Session, agent_id: str = MAIN, *, id: str | None = None,
@@ -264,11 +295,18 @@ results, hooks, compactions and turn footers.
         self._palette_gen = 0
         self._expanded: set[Item] = set()
         self._query = ""
+        self._query_text = ""
         self._matches: list[int] = []
         self._match_set: set[int] = set()
         self._cursor: int | None = None
         self._reveal: int | None = None
         self._adjusting = False
+        self._filter = ViewFilter()
+        self._accepts = self._filter.accepts
+        self._match_row: int | None = None
+        self.show_times = False
+        self.time_of: Callable[[Item], float | None] | None = None
+        """Where the time column reads an item's time (set by the screen)."""
         self._clear_index()
 
     def _clear_index(self) -> None:
@@ -340,11 +378,15 @@ results, hooks, compactions and turn footers.
 
     # --- the line index --------------------------------------------------------------------
 
+    @property
+    def _gutter(self) -> int:
+        return GUTTER + (TIME_COLUMN if self.show_times else 0)
+
     def _content_width(self) -> int:
-        return max(self.scrollable_content_region.width - GUTTER, 0)
+        return max(self.scrollable_content_region.width - self._gutter, 0)
 
     def _estimate(self, item: Item, width: int) -> int:
-        if item.hidden:
+        if not self._accepts(item):
             return 0
         return margin_top(item) + estimate_height(item, width, item in self._expanded,
                                                   self.session)
@@ -445,7 +487,7 @@ results, hooks, compactions and turn footers.
             self._restore(anchor)
 
     def _measure_key(self, item: Item, width: int) -> tuple:
-        return (item.version, width, item in self._expanded, item.hidden,
+        return (item.version, width, item in self._expanded, self._accepts(item),
                 live_key(item, self.session))
 
     def _strips(self, index: int) -> list[Strip]:
@@ -470,7 +512,7 @@ results, hooks, compactions and turn footers.
         """Render item ``index`` and return its exact height (margin included)."""
         item = self._items[index]
         key = self._measure_key(item, self._width)
-        if item.hidden:
+        if not self._accepts(item):
             self._measured[index] = key
             return 0
         height = margin_top(item) + len(self._strips(index))
@@ -606,7 +648,7 @@ results, hooks, compactions and turn footers.
                     last = self._last_visible()
                     if last is not None and last != self._cursor:
                         self._set_cursor(last, scroll=False)
-        if self._cursor is not None and self._items and self._items[self._cursor].hidden:
+        if self._cursor is not None and self._items and not self._accepts(self._items[self._cursor]):
             self._set_cursor(self._nearest_visible(self._cursor), scroll=False)
         self.refresh()
 
@@ -691,22 +733,38 @@ results, hooks, compactions and turn footers.
         line = line.crop_extend(0, content_width, None)
         is_cursor = index == self._cursor
         is_match = index in self._match_set
+        if is_match and self._query_text:
+            current = is_cursor and line_no == self._match_row
+            word = "transcript--match-current" if current else "transcript--match-word"
+            line = highlight_matches(line, self._query_text, self.get_component_rich_style(word))
         if is_cursor:
             bar_style = self.get_component_rich_style("transcript--cursor-bar")
             gutter = Strip([Segment("▌", Style(color=bar_style.color)), Segment(" ")], GUTTER)
-            strip = Strip.join([gutter, line])
+            strip = Strip.join([gutter, self._time_cell(item, line_no), line])
             bg = self.get_component_rich_style("transcript--cursor")
             strip = strip.apply_style(Style(bgcolor=bg.bgcolor))
         elif is_match:
             bar_style = self.get_component_rich_style("transcript--match-bar")
             gutter = Strip([Segment("▌", Style(color=bar_style.color)), Segment(" ")], GUTTER)
-            strip = Strip.join([gutter, line])
+            strip = Strip.join([gutter, self._time_cell(item, line_no), line])
             bg = self.get_component_rich_style("transcript--match")
             strip = strip.apply_style(Style(bgcolor=bg.bgcolor))
         else:
-            strip = Strip.join([Strip.blank(GUTTER), line])
+            strip = Strip.join([Strip.blank(GUTTER), self._time_cell(item, line_no), line])
         base = self.rich_style  # the widget's colours under everything the renderers left unset
         return strip.crop_extend(0, full_width, None).apply_style(base)
+
+    def _time_cell(self, item: Item, line_no: int) -> Strip:
+        """The time column of one row: the item's time on its first row, else blank."""
+        if not self.show_times:
+            return Strip.blank(0)
+        if line_no != 0 or self.time_of is None:
+            return Strip.blank(TIME_COLUMN)
+        when = self.time_of(item)
+        text = format_clock(when) if when is not None else "--:--:--"
+        style = self.get_component_rich_style("transcript--muted")
+        return Strip([Segment(text.ljust(TIME_COLUMN)[:TIME_COLUMN],
+                              Style(color=style.color))], TIME_COLUMN)
 
     # --- follow mode ------------------------------------------------------------------------
 
@@ -732,32 +790,36 @@ results, hooks, compactions and turn footers.
     # --- the cursor -------------------------------------------------------------------------
 
     def _visible(self, index: int) -> bool:
-        return 0 <= index < len(self._items) and not self._items[index].hidden
+        return 0 <= index < len(self._items) and self._accepts(self._items[index])
 
     def _last_visible(self) -> int | None:
-        for i in range(len(self._items) - 1, -1, -1):
-            if not self._items[i].hidden:
-                return i
-        return None
+        # shown items have a height and hidden ones none: the line index finds them in O(log n)
+        total = self._index.total
+        if total <= 0:
+            return None
+        index = self._index.find(total - 1)
+        return index if index < len(self._items) else None
 
     def _first_visible(self) -> int | None:
-        for i, item in enumerate(self._items):
-            if not item.hidden:
-                return i
-        return None
+        if self._index.total <= 0:
+            return None
+        index = self._index.find(0)
+        return index if index < len(self._items) else None
 
     def _nearest_visible(self, index: int) -> int | None:
         for i in range(index, len(self._items)):
-            if not self._items[i].hidden:
+            if self._accepts(self._items[i]):
                 return i
         for i in range(index - 1, -1, -1):
-            if not self._items[i].hidden:
+            if self._accepts(self._items[i]):
                 return i
         return None
 
     def _set_cursor(self, index: int | None, *, scroll: bool = True) -> None:
         old = self._cursor
         self._cursor = index
+        if old != index:
+            self._match_row = None
         if scroll and index is not None:
             self._reveal = index
             if self._built:
@@ -777,7 +839,7 @@ results, hooks, compactions and turn footers.
         """Put the cursor on item ``index`` (of the agent's items) and show it."""
         if not self._sync_width():  # not laid out yet: remember it for the first render
             items = self.items
-            if 0 <= index < len(items) and not items[index].hidden:
+            if 0 <= index < len(items) and self._accepts(items[index]):
                 self._cursor = index
                 self._reveal = index
                 self.following = False
@@ -800,7 +862,7 @@ results, hooks, compactions and turn footers.
         items = self._items
         while 0 <= i < len(items):
             item = items[i]
-            if not item.hidden and (predicate is None or predicate(i, item)):
+            if self._accepts(item) and (predicate is None or predicate(i, item)):
                 self._set_cursor(i)
                 return True
             i += direction
@@ -886,7 +948,7 @@ results, hooks, compactions and turn footers.
     def _turn_start(self, i: int, item: Item) -> bool:
         previous = None
         for j in range(i - 1, -1, -1):
-            if not self._items[j].hidden:
+            if self._accepts(self._items[j]):
                 previous = self._items[j]
                 break
         return is_turn_start(item, previous)
@@ -912,11 +974,94 @@ results, hooks, compactions and turn footers.
     def action_next_prompt(self) -> None:
         self._step(1, lambda i, item: isinstance(item, PromptItem))
 
+    # --- filters and the time column ---------------------------------------------------------
+
+    @property
+    def filter(self) -> ViewFilter:
+        """What the view leaves out."""
+        return self._filter
+
+    def set_filter(self, view_filter: ViewFilter) -> None:
+        """Show only the items ``view_filter`` accepts. One pass over the items
+        (their heights are re-estimated, O(n) once); drawing stays O(visible).
+        The cursor stays on its item, or moves to the nearest one still shown."""
+        if view_filter == self._filter:
+            return
+        self._filter = view_filter
+        self._accepts = view_filter.accepts
+        if self._sync_width():
+            cursor = self._cursor
+            self._build(self._width)
+            if cursor is not None and cursor < len(self._items):
+                target = self._nearest_visible(cursor)
+                if self.following:
+                    self._set_scroll(self.max_scroll_y)
+                    self._set_cursor(target, scroll=False)
+                else:
+                    self._set_cursor(target)
+            if self._query:
+                matches = [i for i, item in enumerate(self._items) if self._matches_query(item)]
+                self._matches, self._match_set = matches, set(matches)
+        self.post_message(self.FilterChanged(self, view_filter))
+        self.refresh()
+
+    def action_cycle_filter(self) -> None:
+        self.set_filter(next_preset(self._filter)[1])
+
+    def action_clear_filter(self) -> None:
+        self.set_filter(ViewFilter())
+
+    def set_show_times(self, show: bool) -> None:
+        """Show or hide the time column (the content is laid out again, narrower)."""
+        if show == self.show_times:
+            return
+        self.show_times = show
+        self._sync_width()
+        if self._cursor is not None and not self.following:
+            self._scroll_into_view(self._cursor)
+        self.refresh()
+
+    def action_toggle_times(self) -> None:
+        self.set_show_times(not self.show_times)
+
+    def jump_to_time(self, when: float) -> bool:
+        """Move the cursor to the first shown item at or after ``when`` (epoch
+        seconds), by bisection over the items (times only grow along a
+        transcript; items with no time are skipped). False when none is that late."""
+        time_of = self.time_of
+        if time_of is None:
+            return False
+        self._sync_width()
+        self._append_new()
+        items = self._items
+
+        def time_at(i: int) -> float | None:
+            return time_of(items[i])
+
+        lo, hi = 0, len(items)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            probe = mid
+            t = time_at(probe)
+            while t is None and probe + 1 < hi:  # rows with no time: look further on
+                probe += 1
+                t = time_at(probe)
+            if t is None or t >= when:
+                hi = mid
+            else:
+                lo = probe + 1
+        for i in range(lo, len(items)):
+            if self._accepts(items[i]):
+                self.following = False
+                self._set_cursor(i)
+                return True
+        return False
+
     # --- search -----------------------------------------------------------------------------
 
     def _matches_query(self, item: Item) -> bool:
         # No cache of the texts: it would double the memory a big session takes.
-        return not item.hidden and self._query in search_text(item).casefold()
+        return self._accepts(item) and self._query in search_text(item).casefold()
 
     def _recheck_match(self, index: int) -> None:
         hit = self._matches_query(self._items[index])
@@ -929,12 +1074,14 @@ results, hooks, compactions and turn footers.
             self._matches.remove(index)
 
     def search(self, query: str) -> int:
-        """Highlight the items whose text contains ``query`` (case-insensitive) and
-        move the cursor to the first one at or after it. Returns how many match;
-        an empty query clears the search."""
+        """Highlight the items whose text contains ``query`` (case-insensitive), and
+        the matching words in them, and move the cursor to the first match at or
+        after it. Returns how many items match; an empty query clears the search."""
         self._sync_width()
         self._append_new()
         self._query = query.casefold()
+        self._query_text = query
+        self._match_row = None
         if not self._query:
             self._matches, self._match_set = [], set()
             self.refresh()
@@ -943,18 +1090,58 @@ results, hooks, compactions and turn footers.
         self._matches, self._match_set = matches, set(matches)
         if matches:
             start = self._cursor if self._cursor is not None else 0
-            target = next((i for i in matches if i >= start), matches[0])
-            self._set_cursor(target)
+            at = bisect.bisect_left(matches, start)
+            self._go_to_match(matches[at] if at < len(matches) else matches[0], 1)
         self.refresh()
         return len(matches)
 
+    @property
+    def match_row(self) -> int | None:
+        """The row (inside the cursor's item) of the match ``n`` / ``N`` is on."""
+        return self._match_row
+
     def search_next(self) -> bool:
-        """Move to the next match (wrapping); False when nothing matches."""
+        """Move to the next match, inside the item first, then in the next
+        matching item (wrapping); False when nothing matches."""
         return self._search_step(1)
 
     def search_previous(self) -> bool:
         """Move to the previous match (wrapping); False when nothing matches."""
         return self._search_step(-1)
+
+    def _match_rows(self, index: int) -> list[int]:
+        """The rows of item ``index`` (as drawn now) that contain the query."""
+        return matching_rows(self._strips(index), self._query_text)
+
+    def _go_to_match(self, index: int, direction: int) -> None:
+        """Put the cursor on matching item ``index`` and on its first (or, going
+        back, last) matching row; a folded item whose drawn rows do not show the
+        match is expanded so they do."""
+        self._set_cursor(index)
+        if not self._built:
+            return
+        rows = self._match_rows(index)
+        item = self._items[index]
+        if not rows and item not in self._expanded:
+            self.toggle_expanded(item)
+            rows = self._match_rows(index)
+        if rows:
+            self._match_row = rows[0] if direction > 0 else rows[-1]
+            self._scroll_row_into_view(index, self._match_row)
+        self.refresh()
+
+    def _scroll_row_into_view(self, index: int, row: int) -> None:
+        """Scroll so row ``row`` of item ``index`` is on screen (a third down when
+        it had to move)."""
+        self._measure_now(index)
+        absolute = self._start(index) + margin_top(self._items[index]) + row
+        top = round(self.scroll_y)
+        view_height = max(self.scrollable_content_region.height, 1)
+        if top <= absolute < top + view_height:
+            return
+        self.following = False
+        target = max(0, min(absolute - view_height // 3, self.max_scroll_y))
+        self.scroll_to(y=target, animate=False, immediate=True)
 
     def _search_step(self, direction: int) -> bool:
         self._sync_width()
@@ -962,12 +1149,24 @@ results, hooks, compactions and turn footers.
         matches = self._matches
         if not matches:
             return False
-        cursor = self._cursor if self._cursor is not None else -1
+        cursor = self._cursor
+        if cursor is not None and cursor in self._match_set and self._match_row is not None:
+            rows = self._match_rows(cursor)
+            here = self._match_row
+            step = [r for r in rows if (r > here if direction > 0 else r < here)]
+            if step:
+                self._match_row = step[0] if direction > 0 else step[-1]
+                self._scroll_row_into_view(cursor, self._match_row)
+                self.refresh()
+                return True
+        at = -1 if cursor is None else cursor
         if direction > 0:
-            target = next((i for i in matches if i > cursor), matches[0])
+            i = bisect.bisect_right(matches, at)
+            target = matches[i] if i < len(matches) else matches[0]
         else:
-            target = next((i for i in reversed(matches) if i < cursor), matches[-1])
-        self._set_cursor(target)
+            i = bisect.bisect_left(matches, at) - 1 if cursor is not None else len(matches) - 1
+            target = matches[i] if i >= 0 else matches[-1]
+        self._go_to_match(target, direction)
         return True
 
     def action_search_next(self) -> None:

@@ -37,6 +37,7 @@ class SessionScreen(Screen[None]):
     | escape | Back to the parent agent (or close the search) |
     | s | Standard error of the command (cctv run) |
     | x | Stop the command (cctv run) |
+    | tab | Move between the transcript and the tasks panel (shows the panel) |
     """
 
     CSS_PATH = "session.tcss"
@@ -48,6 +49,7 @@ class SessionScreen(Screen[None]):
         Binding("escape", "back", "Back", id="back"),
         Binding("s", "stderr", "Stderr", show=False, id="stderr"),
         Binding("x", "stop_command", "Stop cmd", show=False, id="stop"),
+        Binding("tab", "focus_tasks", "Tasks ⇄ transcript", show=False, id="focus_tasks"),
     ]
 
     show_tasks: var[bool] = var(False, toggle_class="-show-tasks")
@@ -80,6 +82,7 @@ class SessionScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self._view = self.query_one(TranscriptView)
+        self._view.time_of = self.cctv.item_time
         self._view.focus()
         self.refresh_panels()
 
@@ -112,6 +115,7 @@ class SessionScreen(Screen[None]):
             ended=app.ended,
             now=now,
             loading=app.loading,
+            filtered=self._view.filter.describe(),
         )
         if self.show_tasks:
             tasks.update_state(self.session, now=now)
@@ -130,7 +134,20 @@ class SessionScreen(Screen[None]):
 
     def action_toggle_tasks(self) -> None:
         self.show_tasks = not self.show_tasks
+        if not self.show_tasks:
+            self.query_one(TranscriptView).focus()
         self.refresh_panels()
+
+    def action_focus_tasks(self) -> None:
+        """Show the tasks panel and focus its list; from the list, back to the transcript."""
+        tasks = self.query_one(TasksPanel)
+        if tasks.has_focus_within:
+            self.query_one(TranscriptView).focus()
+            return
+        if not self.show_tasks:
+            self.show_tasks = True
+            self.refresh_panels()
+        tasks.focus()
 
     def action_search(self) -> None:
         search = self.query_one("#search", Input)
@@ -207,7 +224,20 @@ class SessionScreen(Screen[None]):
     def _open_agent(self, event: TranscriptView.OpenAgent | TasksPanel.OpenAgent) -> None:
         self.cctv.open_agent(event.agent_id)
 
+    @on(TasksPanel.OpenOutput)
+    def _open_output(self, event: TasksPanel.OpenOutput) -> None:
+        from .output import OutputScreen
+
+        row = event.row
+        if not row.output_file:
+            self.notify(f"{row.kind_label} {row.description or row.key}: no output file",
+                        severity="warning")
+            return
+        self.app.push_screen(OutputScreen(row.output_file,
+                                          f"{row.kind_label} · {row.description or row.key}"))
+
     @on(TranscriptView.FollowChanged)
     @on(TranscriptView.CursorMoved)
+    @on(TranscriptView.FilterChanged)
     def _dirty(self) -> None:
         self.post_message(self.Dirty())

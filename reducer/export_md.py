@@ -1,0 +1,299 @@
+"""A folded session as Markdown: the whole conversation, or what a filtered view shows.
+
+:func:`export_markdown` reads state only (a :class:`~reducer.session.Session`,
+optionally a :class:`~reducer.filters.ViewFilter` and a time look-up) and
+returns text: prompts as quotes, replies as they were written (they are
+Markdown already), thinking, hook output and sub-agent transcripts in
+``<details>`` blocks, tool inputs and results in code fences long enough never
+to be closed by what they hold. Nothing is cut: every text the fold kept is in
+the output. Control characters (other than tab and newline) are written as
+``\\xNN`` so the file is safe to ``cat``. Pure: no Textual, no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from datetime import tzinfo
+
+from .filters import ViewFilter
+from .item_time import format_clock
+from .pretty import compact_count, format_cost, format_duration
+from .session import Session
+from .state import (
+    MAIN,
+    CompactionItem,
+    HookItem,
+    Item,
+    NoticeItem,
+    ProblemItem,
+    PromptItem,
+    StopSummaryItem,
+    TextItem,
+    ThinkingItem,
+    ToolCall,
+    ToolItem,
+    TurnFooterItem,
+)
+from .tools import Bash, tool_from_use, tool_summary
+from .views import bash_result, input_json, result_text
+
+__all__ = ["export_markdown", "MAX_DEPTH"]
+
+MAX_DEPTH = 4
+"""Sub-agent transcripts nested deeper than this are named, not written out."""
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_STATUS_WORDS = {
+    "pending": "pending", "running": "running", "done": "done", "failed": "failed",
+    "denied": "denied", "interrupted": "interrupted",
+}
+
+
+def _safe(text: str) -> str:
+    """``text`` with control and bidi-override characters as visible escapes."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
+                        else f"\\u{ord(m.group()):04x}", text)
+
+
+def _fence(body: str, lang: str = "") -> str:
+    """``body`` in a code fence longer than any run of backticks inside it."""
+    runs = [len(m) for m in re.findall(r"`+", body)]
+    ticks = "`" * max(3, max(runs, default=0) + 1)
+    return f"{ticks}{lang}\n{_safe(body.rstrip(chr(10)))}\n{ticks}"
+
+
+def _quote(text: str) -> str:
+    return "\n".join(f"> {line}" if line else ">" for line in _safe(text).split("\n"))
+
+
+def _inline(text: str) -> str:
+    """One line of ``text`` as inline code."""
+    one = " ".join(_safe(text).split())
+    ticks = "`" * (max((len(m) for m in re.findall(r"`+", one)), default=0) + 1)
+    pad = " " if one.startswith("`") or one.endswith("`") else ""
+    return f"{ticks}{pad}{one}{pad}{ticks}" if one else ""
+
+
+def _details(summary: str, body: str) -> str:
+    return f"<details><summary>{_html(summary)}</summary>\n\n{body}\n\n</details>"
+
+
+def _html(text: str) -> str:
+    return _safe(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+class _Writer:
+    def __init__(self, session: Session, view_filter: ViewFilter,
+                 time_of: Callable[[Item], float | None] | None, tz: tzinfo | None) -> None:
+        self.session = session
+        self.filter = view_filter
+        self.time_of = time_of
+        self.tz = tz
+
+    def when(self, item: Item) -> str:
+        if self.time_of is None:
+            return ""
+        t = self.time_of(item)
+        return f" · {format_clock(t, self.tz)}" if t is not None else ""
+
+    def agent(self, agent_id: str, depth: int) -> list[str]:
+        agent = self.session.agents.get(agent_id)
+        if agent is None:
+            return []
+        out: list[str] = []
+        for item in agent.items:
+            if not self.filter.accepts(item):
+                continue
+            block = self.item(item, depth)
+            if block:
+                out.append(block)
+        return out
+
+    def item(self, item: Item, depth: int) -> str:
+        match item:
+            case PromptItem():
+                images = f" · {item.images} image{'s' if item.images != 1 else ''}" \
+                    if item.images else ""
+                head = "you" if item.agent == MAIN else "prompt"
+                level = "#" * min(2 + depth, 6)
+                return f"{level} {head}{self.when(item)}{images}\n\n{_quote(item.text)}"
+            case TextItem():
+                return _safe(item.text.strip("\n")) + self._stamp(item)
+            case ThinkingItem():
+                label = "thinking (redacted)" if item.redacted else "thinking"
+                if item.tokens:
+                    label += f" · {compact_count(item.tokens)} tokens"
+                return _details(label + self.when(item), _safe(item.text) or "(no text)")
+            case ToolItem():
+                return self.tool(item, depth)
+            case HookItem():
+                h = item.hook
+                code = f" · exit {h.exit_code}" if h.exit_code is not None else ""
+                head = f"⚓ hook {_inline(h.name or h.event)} · {h.status}{code}{self.when(item)}"
+                parts = [(h.stdout, "stdout"), (h.stderr, "stderr")]
+                if h.output.strip() and h.output.strip() not in (h.stdout.strip(),
+                                                                 h.stderr.strip()):
+                    parts.append((h.output, "output"))
+                body = "\n\n".join(f"{name}:\n\n{_fence(text)}" for text, name in parts
+                                   if text.strip())
+                return _details(head, body) if body else f"- {head}"
+            case StopSummaryItem():
+                cmds = [str(i.get("command", "")) for i in item.infos if isinstance(i, dict)]
+                lines = [f"- stop hooks: {item.count}"
+                         + (" · prevented continuation" if item.prevented else "")
+                         + (f" · {_safe(item.stop_reason)}" if item.stop_reason else "")]
+                lines += [f"  - {_inline(c)}" for c in cmds if c]
+                lines += [f"  - error: {_safe(str(e))}" for e in item.errors]
+                return "\n".join(lines)
+            case NoticeItem():
+                text = f"[{item.category}] {item.text}"
+                if item.level != "info":
+                    text = f"{item.level}: {text}"
+                out = _quote(text + self.when(item))
+                if item.detail:
+                    out += "\n\n" + _fence(item.detail)
+                return out
+            case CompactionItem():
+                if item.failed:
+                    head = f"compaction failed: {item.error or 'unknown error'}"
+                else:
+                    head = f"compacted ({item.trigger or 'auto'})"
+                    if item.pre_tokens is not None:
+                        head += f" · {compact_count(item.pre_tokens)} tokens before"
+                    if item.post_tokens is not None:
+                        head += f" · {compact_count(item.post_tokens)} after"
+                out = f"---\n\n*{_safe(head)}{self.when(item)}*"
+                if item.summary:
+                    out += "\n\n" + _details("summary", _safe(item.summary))
+                return out + "\n\n---"
+            case TurnFooterItem():
+                return self.footer(item)
+            case ProblemItem():
+                return _quote(f"⚠ line {item.line_no}: {item.problem} {item.kind_key}: "
+                              f"{item.reason}")
+            case _:
+                return _quote(f"[{item.kind}]")
+
+    def _stamp(self, item: Item) -> str:
+        when = self.when(item)
+        return f"\n\n<sub>{when.removeprefix(' · ')}</sub>" if when else ""
+
+    def tool(self, item: ToolItem, depth: int) -> str:
+        call = item.call
+        tool = tool_from_use(call.name, call.input)
+        summary = tool_summary(tool)
+        if summary.startswith(call.name):  # "Glob: **/*.py": the name is already the head
+            summary = summary[len(call.name):].lstrip(": ")
+        status = _STATUS_WORDS.get(call.status, call.status)
+        extra = ""
+        if call.elapsed:
+            extra = f" · {format_duration(call.elapsed)}"
+        if call.background:
+            extra += " · background"
+        head = f"**{_safe(call.name)}**" + (f" {_inline(summary)}" if summary else "")
+        lines = [f"- {head} — {status}{extra}{self.when(item)}"]
+        body: list[str] = []
+        if isinstance(tool, Bash):
+            body.append(_fence(tool.command, "bash"))
+        elif call.input not in (None, {}, ""):
+            body.append(_fence(input_json(call.input), "json"))
+        if call.denied_reason:
+            body.append(f"denied: {_safe(call.denied_reason)}")
+        bash = bash_result(call) if call.name == "Bash" else None
+        if bash is not None:
+            if bash.stdout:
+                body.append(_fence(bash.stdout))
+            if bash.stderr:
+                body.append("stderr:\n\n" + _fence(bash.stderr))
+        else:
+            text = result_text(call)
+            if text:
+                body.append(("error:\n\n" if call.is_error else "") + _fence(text))
+        if call.subagent:
+            body.append(self.subagent(call, depth))
+        if body:
+            lines.append("")
+            lines.append(_indent("\n\n".join(body)))
+        return "\n".join(lines)
+
+    def subagent(self, call: ToolCall, depth: int) -> str:
+        agent = self.session.agents.get(call.subagent or "")
+        if agent is None:
+            return "sub-agent: (no transcript)"
+        label = agent.description or agent.subagent_type or agent.id
+        kind = agent.subagent_type or "agent"
+        head = f"sub-agent {kind}: {label} · {agent.tool_calls} tool calls · {agent.status}"
+        if depth + 1 > MAX_DEPTH:
+            return f"{_html(head)} (nested too deep to write out)"
+        blocks = self.agent(agent.id, depth + 1)
+        return _details(head, "\n\n".join(blocks) if blocks else "(nothing shown)")
+
+    def footer(self, item: TurnFooterItem) -> str:
+        t = item.turn_ref
+        parts = [f"turn {t.index + 1}"]
+        if t.duration_ms is not None:
+            parts.append(format_duration(t.duration_ms / 1000))
+        if t.cost_usd is not None:
+            parts.append(format_cost(t.cost_usd))
+        u = t.usage
+        tokens_in = u.input_tokens + u.cache_creation_input_tokens + u.cache_read_input_tokens
+        if tokens_in or u.output_tokens:
+            parts.append(f"in {compact_count(tokens_in)} out {compact_count(u.output_tokens)}")
+        if t.tool_calls:
+            parts.append(f"{t.tool_calls} tool call{'s' if t.tool_calls != 1 else ''}")
+        if t.is_error or (t.subtype and t.subtype != "success"):
+            parts.append(f"failed: {t.subtype or 'error'}")
+        out = f"*{_safe(' · '.join(parts))}*"
+        for err in t.errors:
+            out += "\n\n" + _fence(err)
+        return out
+
+
+def _indent(text: str) -> str:
+    return "\n".join(f"  {line}" if line else "" for line in text.split("\n"))
+
+
+def _header(session: Session, agent_id: str, view_filter: ViewFilter) -> list[str]:
+    title = session.title or "Claude Code session"
+    lines = [f"# {_safe(title)}", ""]
+    facts: list[str] = []
+    if session.session_id:
+        facts.append(f"session {_inline(session.session_id)}")
+    if session.model:
+        facts.append(_safe(session.model))
+    if session.cwd:
+        facts.append(_inline(session.cwd))
+    if session.git_branch:
+        facts.append(f"branch {_inline(session.git_branch)}")
+    turns = len(session.turns)
+    facts.append(f"{turns} turn{'s' if turns != 1 else ''}")
+    if session.cost_usd:
+        facts.append(format_cost(session.cost_usd))
+    usage = session.usage
+    facts.append(f"in {compact_count(usage.input_tokens + usage.cache_creation_input_tokens + usage.cache_read_input_tokens)}"
+                 f" out {compact_count(usage.output_tokens)} tokens")
+    lines.append(" · ".join(facts))
+    if agent_id != MAIN:
+        agent = session.agents.get(agent_id)
+        label = (agent.description or agent.subagent_type or agent_id) if agent else agent_id
+        lines += ["", f"Sub-agent transcript: {_safe(label)}"]
+    if view_filter.active:
+        lines += ["", f"*Filtered view: {_safe(view_filter.describe())}.*"]
+    return lines
+
+
+def export_markdown(session: Session, *, agent_id: str = MAIN,
+                    view_filter: ViewFilter | None = None,
+                    time_of: Callable[[Item], float | None] | None = None,
+                    tz: tzinfo | None = None) -> str:
+    """The transcript of ``agent_id`` (the main conversation by default) as
+    Markdown, leaving out what ``view_filter`` hides; ``time_of`` (e.g.
+    :meth:`reducer.item_time.ItemTimes.of`) adds each item's time, shown in ``tz``
+    (local time by default)."""
+    view_filter = view_filter or ViewFilter()
+    writer = _Writer(session, view_filter, time_of, tz)
+    lines = _header(session, agent_id, view_filter)
+    blocks = writer.agent(agent_id, 0)
+    out = "\n".join(lines) + "\n\n" + "\n\n".join(blocks)
+    return out.rstrip("\n") + "\n"

@@ -1,0 +1,117 @@
+"""When each transcript item happened, for the time column, jump-to-time and export.
+
+An item's time is the ``timestamp`` of the row it came from; rows without one
+(most stream-json frames) take the latest timestamp of a row shortly before
+them; failing that, the wall-clock time their line arrived while the source
+was followed live (:class:`Arrivals`). Pure: no Textual, no I/O.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Sequence
+from datetime import datetime, timezone, tzinfo
+
+from .feed import Feed
+from .frames import Entry
+from .state import Item
+
+__all__ = ["Arrivals", "ItemTimes", "parse_timestamp", "format_clock", "parse_clock"]
+
+LOOK_BACK = 64
+"""Rows searched backwards for a timestamp when an item's own row has none."""
+
+
+def parse_timestamp(value: str | None) -> float | None:
+    """``"2026-11-29T13:59:18.269Z"`` → epoch seconds; ``None`` when absent or not ISO."""
+    if not value:
+        return None
+    try:
+        stamp = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    if stamp.tzinfo is None:
+        stamp = stamp.replace(tzinfo=timezone.utc)
+    return stamp.timestamp()
+
+
+def format_clock(epoch: float, tz: tzinfo | None = None) -> str:
+    """``HH:MM:SS`` in ``tz`` (local time by default)."""
+    return datetime.fromtimestamp(epoch, tz).strftime("%H:%M:%S")
+
+
+class Arrivals:
+    """The wall-clock time batches of lines arrived at, as ``(first line, time)``
+    pairs: O(batches) memory, O(log batches) per look-up."""
+
+    __slots__ = ("_lines", "_times")
+
+    def __init__(self) -> None:
+        self._lines: list[int] = []
+        self._times: list[float] = []
+
+    def record(self, first_line: int, when: float) -> None:
+        """Lines from ``first_line`` on arrived at ``when`` (lines only grow)."""
+        if self._lines and first_line <= self._lines[-1]:
+            return
+        self._lines.append(first_line)
+        self._times.append(when)
+
+    def at(self, line_no: int) -> float | None:
+        """When line ``line_no`` arrived (``None`` if before anything recorded)."""
+        i = bisect.bisect_right(self._lines, line_no) - 1
+        return self._times[i] if i >= 0 else None
+
+
+class ItemTimes:
+    """Times of the items of one feed (see the module docstring)."""
+
+    def __init__(self, feed: Feed, arrivals: Arrivals | None = None) -> None:
+        self.feed = feed
+        self.arrivals = arrivals or Arrivals()
+
+    def _entries(self, item: Item) -> Sequence[Entry]:
+        if item.agent:
+            kept = self.feed.agent_entries.get(item.agent)
+            if kept is not None:
+                return kept
+        return self.feed.entries
+
+    def of(self, item: Item) -> float | None:
+        """Epoch seconds of ``item``, or ``None`` when nothing tells."""
+        entries = self._entries(item)
+        line_no = item.line_no
+        if 1 <= line_no <= len(entries):
+            i = line_no - 1
+            stop = max(i - LOOK_BACK, -1)
+            while i > stop:
+                stamp = parse_timestamp(getattr(entries[i], "timestamp", None))
+                if stamp is not None:
+                    return stamp
+                i -= 1
+        if entries is self.feed.entries:
+            return self.arrivals.at(line_no)
+        return None
+
+
+def parse_clock(text: str, reference: float | None, tz: tzinfo | None = None) -> float | None:
+    """What a user typed for "jump to time" as epoch seconds.
+
+    ``HH:MM`` or ``HH:MM:SS`` is that time on the day of ``reference`` (the
+    first item's time), in ``tz``; a full ISO date-time is taken as it is.
+    ``None`` when it is neither."""
+    text = text.strip()
+    if not text:
+        return None
+    full = parse_timestamp(text) if "-" in text or "T" in text else None
+    if full is not None:
+        return full
+    parts = text.split(":")
+    if not 2 <= len(parts) <= 3 or not all(p.strip().isdigit() for p in parts):
+        return None
+    hour, minute = int(parts[0]), int(parts[1])
+    second = int(parts[2]) if len(parts) == 3 else 0
+    if hour > 23 or minute > 59 or second > 59:
+        return None
+    day = datetime.fromtimestamp(reference if reference is not None else 0, tz)
+    return day.replace(hour=hour, minute=minute, second=second, microsecond=0).timestamp()

@@ -1,0 +1,116 @@
+"""A task's output file (a background shell's log, a monitor's capture), read-only."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Footer, Static
+
+from reducer.pretty import escape_bytes, human_bytes
+
+__all__ = ["OutputScreen", "read_tail", "TAIL_BYTES"]
+
+TAIL_BYTES = 256 * 1024
+"""How much of the end of an output file is shown."""
+
+
+def read_tail(path: Path, limit: int = TAIL_BYTES) -> tuple[str, str]:
+    """The last ``limit`` bytes of ``path`` as safe text (control bytes escaped)
+    and a one-line note (size, cut, or why it cannot be read)."""
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as fh:
+            if size > limit:
+                fh.seek(size - limit)
+            data = fh.read(limit)
+    except OSError as exc:
+        return "", f"cannot read {path}: {exc.strerror or exc}"
+    if size > limit:
+        cut = data.find(b"\n")
+        data = data[cut + 1:] if 0 <= cut < 4096 else data
+        note = f"{human_bytes(size)} · the last {human_bytes(len(data))}"
+    else:
+        note = human_bytes(size) if data else "empty"
+    return escape_bytes(data, keep_newlines=True), note
+
+
+class OutputScreen(ModalScreen[None]):
+    """The end of one task's output file, as it is on disk when opened.
+
+    | Key(s) | Description |
+    | :- | :- |
+    | escape, q | Close |
+    | R | Read the file again |
+    | j/k, g/G | Scroll |
+    """
+
+    BINDINGS = [
+        Binding("escape", "dismiss", "Close", id="output.close"),
+        Binding("q", "dismiss", "Close", show=False),
+        Binding("R", "reload", "Reload", id="output.reload"),
+        Binding("j", "scroll('down')", "Down", show=False),
+        Binding("k", "scroll('up')", "Up", show=False),
+        Binding("g", "scroll('home')", "Top", show=False),
+        Binding("G", "scroll('end')", "Bottom", show=False),
+    ]
+
+    DEFAULT_CSS = """
+    OutputScreen {
+        align: center middle;
+        & > #output-box {
+            width: 94%;
+            height: 90%;
+            border: round $border;
+            border-title-color: $text-primary;
+            border-title-style: bold;
+            border-subtitle-color: $text-muted;
+            background: $surface;
+        }
+        & #output-scroll {
+            height: 1fr;
+            padding: 0 1;
+            &:focus { background-tint: $foreground 0%; }
+        }
+    }
+    """
+
+    def __init__(self, path: str, title: str) -> None:
+        super().__init__()
+        self.path = Path(path)
+        self.title_text = title
+        self.text, self.note = read_tail(self.path)
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="output-box") as box:
+            box.border_title = self.title_text
+            box.border_subtitle = f"{escape_bytes(str(self.path).encode())} · {self.note}"
+            with VerticalScroll(id="output-scroll"):
+                yield Static(self.text or f"({self.note})", id="output-body", markup=False)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        scroll = self.query_one("#output-scroll", VerticalScroll)
+        scroll.focus()
+        self.call_after_refresh(scroll.scroll_end, animate=False)
+
+    def action_reload(self) -> None:
+        self.text, self.note = read_tail(self.path)
+        self.query_one("#output-body", Static).update(self.text or f"({self.note})")
+        box = self.query_one("#output-box")
+        box.border_subtitle = f"{escape_bytes(str(self.path).encode())} · {self.note}"
+        self.query_one("#output-scroll", VerticalScroll).scroll_end(animate=False)
+
+    def action_scroll(self, where: str) -> None:
+        scroll = self.query_one("#output-scroll", VerticalScroll)
+        if where == "down":
+            scroll.scroll_down(animate=False)
+        elif where == "up":
+            scroll.scroll_up(animate=False)
+        elif where == "home":
+            scroll.scroll_home(animate=False)
+        else:
+            scroll.scroll_end(animate=False)
