@@ -1,9 +1,10 @@
 """When each transcript item happened, for the time column, jump-to-time and export.
 
-An item's time is the ``timestamp`` of the row it came from; rows without one
-(most stream-json frames) take the latest timestamp of a row shortly before
-them; failing that, the wall-clock time their line arrived while the source
-was followed live (:class:`Arrivals`). Pure: no Textual, no I/O.
+An item's time is the ``timestamp`` of the row it came from. A row without one
+(most stream-json frames) takes the wall-clock time its line arrived while the
+source was followed live (:class:`Arrivals`), else the timestamp of the nearest
+row before it (or, for the first rows of a stream, just after it) within
+:data:`LOOK_BACK` rows. Pure: no Textual, no I/O.
 """
 
 from __future__ import annotations
@@ -81,17 +82,26 @@ class ItemTimes:
         """Epoch seconds of ``item``, or ``None`` when nothing tells."""
         entries = self._entries(item)
         line_no = item.line_no
+        if entries is self.feed.entries:
+            arrived = self.arrivals.at(line_no)
+            if arrived is not None and not _stamped(entries, line_no - 1):
+                return arrived
         if 1 <= line_no <= len(entries):
             i = line_no - 1
-            stop = max(i - LOOK_BACK, -1)
-            while i > stop:
-                stamp = parse_timestamp(getattr(entries[i], "timestamp", None))
+            for j in range(i, max(i - LOOK_BACK, -1), -1):
+                stamp = parse_timestamp(getattr(entries[j], "timestamp", None))
                 if stamp is not None:
                     return stamp
-                i -= 1
-        if entries is self.feed.entries:
-            return self.arrivals.at(line_no)
+            # the first rows of a stream (init, early hooks) come just before the first stamp
+            for j in range(i + 1, min(i + 1 + LOOK_BACK, len(entries))):
+                stamp = parse_timestamp(getattr(entries[j], "timestamp", None))
+                if stamp is not None:
+                    return stamp
         return None
+
+
+def _stamped(entries: Sequence[Entry], i: int) -> bool:
+    return 0 <= i < len(entries) and getattr(entries[i], "timestamp", None) is not None
 
 
 def parse_clock(text: str, reference: float | None, tz: tzinfo | None = None) -> float | None:

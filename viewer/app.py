@@ -19,6 +19,8 @@ from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 from reducer.feed import Feed
+from reducer.frame_links import FrameLinks, FrameStepper
+from reducer.frames import Entry
 from reducer.item_time import Arrivals, ItemTimes
 from reducer.lines import RawLine
 from reducer.state import MAIN, Change, Item
@@ -105,6 +107,7 @@ class CctvApp(App[int]):
         """``time.perf_counter()`` when the first folded lines had been painted."""
         self.arrivals = Arrivals()
         """When live lines arrived (the time of items whose rows carry none)."""
+        self._links: dict[str, FrameLinks] = {}
 
     crash: BaseException | None = None
     """The unhandled exception that ended the app, if any (see :func:`viewer.launch.exit_status`)."""
@@ -283,6 +286,7 @@ class CctvApp(App[int]):
     def _reset(self, reason: str) -> None:
         self.feed = Feed()
         self.arrivals = Arrivals()
+        self._links = {}
         self._subagents_started = False
         while not (isinstance(self.screen, SessionScreen) and self.screen.agent_id == MAIN):
             self.pop_screen()
@@ -346,6 +350,22 @@ class CctvApp(App[int]):
     def item_time(self, item: Item) -> float | None:
         """When ``item`` happened (its row's timestamp, else when it arrived live)."""
         return ItemTimes(self.feed, self.arrivals).of(item)
+
+    def frame_stepper(self, item: Item, entry: Entry) -> FrameStepper:
+        """For the raw view: the frames paired with ``item``'s (a tool call's
+        result, task frames and heartbeats), in the file ``entry`` came from."""
+        from reducer.state import ToolItem
+
+        entries = self.feed.agent_entries.get(item.agent, self.feed.entries) \
+            if item.agent else self.feed.entries
+        key = item.agent if entries is not self.feed.entries else ""
+        links = self._links.get(key)
+        if links is None or links.entries is not entries:
+            links = self._links[key] = FrameLinks(entries)
+        chain = links.chain_of_call(item.call.id) if isinstance(item, ToolItem) else None
+        if chain and entry.line_no not in chain:
+            chain = None
+        return FrameStepper(entries, links, entry, chain)
 
     # --- navigation ----------------------------------------------------------------------
 

@@ -1,4 +1,4 @@
-"""The command palette provider: every cctv action, and each sub-agent to open."""
+"""The command palette provider: every cctv action, the filters, and each sub-agent to open."""
 
 from __future__ import annotations
 
@@ -8,16 +8,21 @@ from typing import TYPE_CHECKING
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
+from reducer.filters import KINDS, PRESETS, ViewFilter, next_preset
 from reducer.state import MAIN
 
 if TYPE_CHECKING:
-    from .app import CctvApp
+    from widgets.transcript import TranscriptView
 
-__all__ = ["CctvCommands"]
+    from .app import CctvApp
+    from .screens.session import SessionScreen
+
+__all__ = ["CctvCommands", "export_view", "ask_jump_to_time", "jump_to_time"]
 
 # (title, help, action on the active screen)
 _ACTIONS: tuple[tuple[str, str, str], ...] = (
     ("Toggle tasks panel", "Sub-agents, background shells, monitors and workflows", "screen.toggle_tasks"),
+    ("Focus the tasks panel", "Move between the transcript and the tasks list (tab)", "screen.focus_tasks"),
     ("Raw JSON of the selected frame", "The exact frame under the cursor, with its line number", "screen.raw"),
     ("Search the transcript", "Find text in prompts, replies and tool calls", "screen.search"),
     ("Follow the end", "Jump to the newest line and keep following", "focused.last"),
@@ -34,13 +39,150 @@ _ACTIONS: tuple[tuple[str, str, str], ...] = (
 )
 
 
+def _session_screen(app: CctvApp) -> SessionScreen | None:
+    from .screens.session import SessionScreen
+
+    for screen in reversed(app.screen_stack):
+        if isinstance(screen, SessionScreen):
+            return screen
+    return None
+
+
+def _view(app: CctvApp) -> TranscriptView | None:
+    from widgets.transcript import TranscriptView
+
+    screen = _session_screen(app)
+    if screen is None:
+        return None
+    return screen.query_one(TranscriptView)
+
+
+def _set_filter(app: CctvApp, make: Callable[[ViewFilter], ViewFilter]) -> None:
+    view = _view(app)
+    if view is None:
+        return
+    view.set_filter(make(view.filter))
+    described = view.filter.describe()
+    app.notify(f"showing {described}" if described.startswith("only") else
+               f"filter: {described}" if described else "showing everything", timeout=3)
+
+
+def _toggle_times(app: CctvApp) -> None:
+    view = _view(app)
+    if view is not None:
+        view.action_toggle_times()
+
+
+def export_view(app: CctvApp, *, whole: bool) -> None:
+    """Write the current transcript as Markdown (with the view's filters unless
+    ``whole``) to a new file in the current directory (else the cache directory)
+    and say where."""
+    from reducer.export_md import export_markdown
+
+    from .export import export_file_name, write_export
+
+    screen = _session_screen(app)
+    view = _view(app)
+    if screen is None or view is None:
+        return
+    view_filter = ViewFilter() if whole else view.filter
+    text = export_markdown(app.feed.session, agent_id=screen.agent_id,
+                           view_filter=view_filter, time_of=app.item_time)
+    try:
+        path = write_export(text, export_file_name(app.feed, screen.agent_id))
+    except OSError as exc:
+        app.notify(f"export failed: {exc}", severity="error", timeout=8)
+        return
+    what = "session" if whole or not view_filter.active else "filtered view"
+    app.notify(f"wrote the {what} to {path} ({len(text.encode()):,} bytes)",
+               title="Markdown export", timeout=8)
+
+
+def jump_to_time(app: CctvApp, answer: str | None) -> None:
+    """Move the cursor to the first item at or after the time in ``answer``."""
+    from reducer.item_time import format_clock, parse_clock
+
+    view = _view(app)
+    if view is None or answer is None or not answer.strip():
+        return
+    first = next((t for item in view.items[:200] if (t := app.item_time(item)) is not None), None)
+    when = parse_clock(answer, first)
+    if when is None:
+        app.notify(f"not a time: {answer!r} (HH:MM, HH:MM:SS or an ISO date-time)",
+                   severity="warning")
+        return
+    if view.jump_to_time(when):
+        item = view.cursor_item
+        at = app.item_time(item) if item is not None else None
+        app.notify(f"at {format_clock(at)}" if at is not None else "moved", timeout=3)
+    else:
+        app.notify(f"nothing shown at or after {format_clock(when)}", severity="warning")
+
+
+def ask_jump_to_time(app: CctvApp) -> None:
+    """Ask for a time, then jump to it."""
+    from .screens.ask import AskScreen
+
+    view = _view(app)
+    if view is None:
+        return
+    item = view.cursor_item
+    at = app.item_time(item) if item is not None else None
+    from reducer.item_time import format_clock
+
+    hint = "HH:MM or HH:MM:SS (local time, the session's first day) or an ISO date-time"
+    app.push_screen(AskScreen("Jump to time", hint, placeholder="14:05",
+                              value=format_clock(at) if at is not None else ""),
+                    partial(jump_to_time, app))
+
+
 class CctvCommands(Provider):
-    """cctv's actions and its sub-agents in the command palette."""
+    """cctv's actions, filters and exports, and its sub-agents, in the command palette."""
+
+    def _filter_commands(self, app: CctvApp) -> list[tuple[str, str, Callable[[], object]]]:
+        view = _view(app)
+        current = view.filter if view is not None else ViewFilter()
+        out: list[tuple[str, str, Callable[[], object]]] = []
+        name, _preset = next_preset(current)
+        out.append(("Filter: cycle common filters",
+                    f"f — next: {name} ({' → '.join(n.split(':')[0] for n, _ in PRESETS)})",
+                    partial(_set_filter, app, lambda f: next_preset(f)[1])))
+        for kind, covers in KINDS.items():
+            verb = "Show" if kind in current.hidden else "Hide"
+            out.append((f"Filter: {verb.lower()} {kind}", f"{verb} {covers}",
+                        partial(_set_filter, app, lambda f, k=kind: f.toggle_kind(k))))
+        out.append(("Filter: every item, not only errors" if current.only_errors
+                    else "Filter: only errors",
+                    "Failed, denied or interrupted calls, problem rows, error notices, failed hooks",
+                    partial(_set_filter, app, lambda f: f.toggle_errors())))
+        agent_id = view.agent_id if view is not None else MAIN
+        names = sorted({c.name for c in app.feed.session.calls.values() if c.agent == agent_id})
+        for tool in names:
+            if tool == current.only_tool:
+                out.append((f"Filter: every tool, not only {tool}", "Show all items again",
+                            partial(_set_filter, app, lambda f: f.with_tool(None))))
+            else:
+                out.append((f"Filter: only tool {tool}", f"Only the {tool} calls of this transcript",
+                            partial(_set_filter, app, lambda f, t=tool: f.with_tool(t))))
+        out.append(("Filter: show everything", "F — clear every filter",
+                    partial(_set_filter, app, lambda f: ViewFilter())))
+        return out
 
     def _commands(self) -> list[tuple[str, str, Callable[[], object]]]:
         app: CctvApp = self.app  # type: ignore[assignment]
         out: list[tuple[str, str, Callable[[], object]]] = [
             (title, help_text, partial(app.run_action, action)) for title, help_text, action in _ACTIONS
+        ]
+        out += self._filter_commands(app)
+        out += [
+            ("Toggle the time column", "T — each item's time (its row's timestamp, or when it arrived)",
+             partial(_toggle_times, app)),
+            ("Jump to time…", "Move to the first item at or after a time",
+             partial(ask_jump_to_time, app)),
+            ("Export the view as Markdown", "Filters applied; written to a new file in the current "
+             "directory (or the cache directory)", partial(export_view, app, whole=False)),
+            ("Export the session as Markdown", "Every item of this transcript, whatever the filters",
+             partial(export_view, app, whole=True)),
         ]
         for agent in app.feed.session.agents.values():
             if agent.id == MAIN:

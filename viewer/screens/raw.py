@@ -10,6 +10,7 @@ from textual.highlight import highlight
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
+from reducer.frame_links import FrameStepper
 from reducer.frames import Entry
 from reducer.pretty import human_bytes, raw_view
 
@@ -29,6 +30,8 @@ class RawScreen(ModalScreen[None]):
     | y, c | Copy the raw line to the clipboard |
     | escape, q, r | Close |
     | up/down, j/k, pgup/pgdn, g/G | Scroll |
+    | ], [ | Next / previous paired frame (a call's result, task frames, heartbeats; a hook's response) |
+    | n, p | Next / previous line of the file |
     """
 
     BINDINGS = [
@@ -42,6 +45,12 @@ class RawScreen(ModalScreen[None]):
         Binding("k", "scroll('up')", "Up", show=False),
         Binding("g", "scroll('home')", "Top", show=False),
         Binding("G", "scroll('end')", "Bottom", show=False),
+        Binding("right_square_bracket", "step_paired(1)", "Next paired", key_display="]",
+                id="raw.next_paired", tooltip="The call's result, its task frames, heartbeats…"),
+        Binding("left_square_bracket", "step_paired(-1)", "Prev paired", key_display="[",
+                show=False, id="raw.previous_paired"),
+        Binding("n", "step_line(1)", "Next line", show=False, id="raw.next_line"),
+        Binding("p", "step_line(-1)", "Previous line", show=False, id="raw.previous_line"),
     ]
 
     DEFAULT_CSS = """
@@ -73,10 +82,13 @@ class RawScreen(ModalScreen[None]):
     }
     """
 
-    def __init__(self, entry: Entry, source_label: str = "") -> None:
+    def __init__(self, entry: Entry, source_label: str = "",
+                 stepper: FrameStepper | None = None) -> None:
         super().__init__()
         self.entry = entry
         self.source_label = source_label
+        self.stepper = stepper
+        """Where ``[`` / ``]`` and ``n`` / ``p`` go (``None``: this frame only)."""
         reason = getattr(entry, "reason", None) if entry.kind == "malformed" else None
         self.view = raw_view(entry.raw, reason=reason)
 
@@ -106,6 +118,44 @@ class RawScreen(ModalScreen[None]):
 
     def on_mount(self) -> None:
         self.query_one("#raw-scroll").focus()
+        self._show_place()
+
+    # --- stepping to other frames -----------------------------------------------------
+
+    def _show_place(self) -> None:
+        box = self.query_one("#raw-box")
+        box.border_title = self.title_text
+        place = ""
+        if self.stepper is not None:
+            at, count = self.stepper.position
+            if count > 1:
+                place = f"paired frame {at} of {count} ([ / ]) · "
+        box.border_subtitle = place + self.source_label
+
+    def _show(self, entry: Entry) -> None:
+        self.entry = entry
+        reason = getattr(entry, "reason", None) if entry.kind == "malformed" else None
+        self.view = raw_view(entry.raw, reason=reason)
+        notes = self.query_one("#raw-notes", Static)
+        notes.update(Content("\n".join(f"⚠ {n}" for n in self.view.notes)))
+        notes.set_class(bool(self.view.notes), "-shown")
+        self.query_one("#raw-body", Static).update(self._body())
+        self.query_one("#raw-scroll", VerticalScroll).scroll_home(animate=False)
+        self._show_place()
+
+    def action_step_paired(self, direction: int) -> None:
+        target = self.stepper.paired(direction) if self.stepper is not None else None
+        if target is None:
+            self.notify("no other paired frame that way", severity="warning", timeout=2)
+            return
+        self._show(target)
+
+    def action_step_line(self, direction: int) -> None:
+        target = self.stepper.line(direction) if self.stepper is not None else None
+        if target is None:
+            self.notify("no line that way", severity="warning", timeout=2)
+            return
+        self._show(target)
 
     def action_copy(self) -> None:
         raw = self.entry.raw

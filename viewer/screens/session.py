@@ -185,7 +185,8 @@ class SessionScreen(Screen[None]):
         if entry is None:
             self.notify(f"line {item.line_no} is no longer in memory", severity="warning")
             return
-        self.app.push_screen(RawScreen(entry, self.cctv.source_label))
+        self.app.push_screen(RawScreen(entry, self.cctv.source_label,
+                                       stepper=self.cctv.frame_stepper(item, entry)))
 
     def action_stderr(self) -> None:
         from .stderr import StderrScreen
