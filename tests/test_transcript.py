@@ -309,15 +309,23 @@ async def test_search_highlights_and_n_N_cycle() -> None:
         assert set(matches) <= set(view._matches)
         first = view.cursor_index
         assert first in view._matches
-        await pilot.press("n")
+        # n steps through the matching rows of an item, then on to the next item
+        rows_in_first = len(view._match_rows(first))
+        for _ in range(rows_in_first):
+            await pilot.press("n")
         second = view.cursor_index
         assert second != first and second in view._matches
         await pilot.press("N")
-        assert view.cursor_index == first
-        # n wraps around
-        for _ in range(count):
+        assert view.cursor_index == first and view.match_row == view._match_rows(first)[-1]
+        # n wraps around: every matching row of every item once, then the first again
+        await pilot.press("n")
+        stops = {(view.cursor_index, view.match_row)}
+        for _ in range(200):
             await pilot.press("n")
-        assert view.cursor_index == first
+            if (view.cursor_index, view.match_row) in stops:
+                break
+            stops.add((view.cursor_index, view.match_row))
+        assert {i for i, _row in stops} == set(view._matches)
         # a match off the cursor is marked in the gutter
         await pilot.pause()
         other = next(i for i in view._matches if i != view.cursor_index)

@@ -53,6 +53,10 @@ GUTTER = 2
 """Columns left of every row: the cursor / search-match bar and a space."""
 TIME_COLUMN = 9
 """Columns of the optional time column (``HH:MM:SS`` and a space)."""
+UNWRAPPED_WIDTH = 1000
+"""With wrapping off, expanded tool bodies are laid out this wide and scrolled sideways."""
+SIDE_STEP = 8
+"""Columns ``left`` / ``right`` scroll an unwrapped body by."""
 
 
 class _Fenwick:
@@ -143,6 +147,12 @@ class TranscriptView(ScrollView, can_focus=True):
                 tooltip="Cycle: everything → quiet (no hooks, harness notices, thinking) → only errors"),
         Binding("F", "clear_filter", "Show everything", show=False, id="transcript.clear_filter"),
         Binding("T", "toggle_times", "Time column", show=False, id="transcript.toggle_times"),
+        Binding("w", "toggle_wrap", "Wrap long lines", show=False, id="transcript.toggle_wrap",
+                tooltip="Wrap or unwrap the long lines of expanded tool bodies"),
+        Binding("right,l", "scroll_side(1)", "Scroll right", show=False,
+                id="transcript.scroll_right"),
+        Binding("left,h", "scroll_side(-1)", "Scroll left", show=False,
+                id="transcript.scroll_left"),
     ]
     """
     | Key(s) | Description |
@@ -160,6 +170,8 @@ class TranscriptView(ScrollView, can_focus=True):
     | f | Cycle the common filters (everything, quiet, only errors). |
     | F | Clear every filter. |
     | T | Show or hide the time column. |
+    | w | Wrap / unwrap long lines in expanded tool bodies. |
+    | right, l / left, h | Scroll unwrapped bodies sideways (right unwraps them first). |
     """
 
     HELP = """
@@ -172,6 +184,7 @@ results, hooks, compactions and turn footers.
 - **Enter** or **space**: expand or fold the item; on a sub-agent call, open its transcript.
 - **] / [**: next / previous turn; **e / E**: errors; **c / C**: tool calls; **n / N**: search matches.
 - **f**: cycle filters (everything, quiet, only errors); **F**: show everything; **T**: time column.
+- **w**: unwrap the long lines of expanded tool bodies; **← / →** (**h / l**) scroll them sideways.
 - Scrolling up stops following the end; **G** or **End** follows again.
 - Click an item to select it; click it again to expand it.
 """
@@ -305,6 +318,9 @@ results, hooks, compactions and turn footers.
         self._accepts = self._filter.accepts
         self._match_row: int | None = None
         self.show_times = False
+        self.wrap = True
+        """Long lines of expanded tool bodies wrap; when False they scroll sideways."""
+        self.x_offset = 0
         self.time_of: Callable[[Item], float | None] | None = None
         """Where the time column reads an item's time (set by the screen)."""
         self._clear_index()
@@ -488,6 +504,7 @@ results, hooks, compactions and turn footers.
 
     def _measure_key(self, item: Item, width: int) -> tuple:
         return (item.version, width, item in self._expanded, self._accepts(item),
+                self._unwrapped(item),
                 live_key(item, self.session))
 
     def _strips(self, index: int) -> list[Strip]:
@@ -497,11 +514,15 @@ results, hooks, compactions and turn footers.
         expanded = item in self._expanded
         live = live_key(item, self.session)
         context = self._render_context()  # resolves the palette: it may bump the generation
-        key = (item, item.version, width, expanded, self._palette_gen, live)
+        unwrapped = self._unwrapped(item)
+        key = (item, item.version, width, expanded, self._palette_gen, live, unwrapped)
         strips = self._cache.get(key)
         if strips is None:
             try:
                 strips = render_item(item, width, expanded, context)
+                if unwrapped:  # the header as usual, the body laid out wide
+                    wide = render_item(item, max(UNWRAPPED_WIDTH, width), expanded, context)
+                    strips = strips[:1] + wide[1:]
             except Exception as exc:  # a renderer bug must not take the viewer down
                 strips = [Strip([Segment(f"⚠ cannot draw {item.kind}: {exc}",
                                          self.palette.error)])]
@@ -730,6 +751,8 @@ results, hooks, compactions and turn footers.
         strips = self._strips(index)
         line_no = offset - margin
         line = strips[line_no] if line_no < len(strips) else Strip.blank(0)
+        if line_no >= 1 and self._unwrapped(item):
+            line = self._side_window(line, content_width)
         line = line.crop_extend(0, content_width, None)
         is_cursor = index == self._cursor
         is_match = index in self._match_set
@@ -753,6 +776,72 @@ results, hooks, compactions and turn footers.
             strip = Strip.join([Strip.blank(GUTTER), self._time_cell(item, line_no), line])
         base = self.rich_style  # the widget's colours under everything the renderers left unset
         return strip.crop_extend(0, full_width, None).apply_style(base)
+
+    def _unwrapped(self, item: Item) -> bool:
+        return not self.wrap and isinstance(item, ToolItem) and item in self._expanded
+
+    def _side_window(self, line: Strip, width: int) -> Strip:
+        """The part of an unwrapped body row the sideways scroll shows, with a
+        ``›`` / ``‹`` where more of it is off screen."""
+        x = self.x_offset
+        length = line.cell_length
+        if x == 0 and length <= width:
+            return line
+        window = line.crop(x, x + width)
+        muted = Style(color=self.get_component_rich_style("transcript--accent").color)
+        if length > x + width and width > 1:
+            window = Strip.join([window.crop(0, width - 1), Strip([Segment("›", muted)], 1)])
+        if x > 0 and width > 1 and length > x:
+            window = Strip.join([Strip([Segment("‹", muted)], 1), window.crop(1, width)])
+        return window
+
+    def action_toggle_wrap(self) -> None:
+        self.set_wrap(not self.wrap)
+
+    def set_wrap(self, wrap: bool) -> None:
+        """Wrap (``True``) or unwrap the long lines of expanded tool bodies; the
+        expanded items are measured again (they are few: O(expanded))."""
+        if wrap == self.wrap:
+            return
+        self.wrap = wrap
+        self.x_offset = 0
+        if self._built:
+            new: dict[int, int] = {}
+            for item in self._expanded:
+                i = item.index
+                if isinstance(item, ToolItem) and i < len(self._items) and self._items[i] is item:
+                    new[i] = self._measure(i)
+            if new:
+                self._set_heights(new)
+        self.refresh()
+
+    def action_scroll_side(self, direction: int) -> None:
+        """Scroll unwrapped bodies sideways; ``right`` on a wrapped view unwraps first."""
+        if self.wrap:
+            if direction < 0:
+                return
+            self.set_wrap(False)
+            self.notify("long lines unwrapped: ← → scroll, w wraps them again", timeout=3)
+            return
+        widest = self._widest_unwrapped()
+        limit = max(widest - self._width, 0)
+        x = max(0, min(self.x_offset + direction * SIDE_STEP, limit))
+        if x != self.x_offset:
+            self.x_offset = x
+            self.refresh()
+
+    def _widest_unwrapped(self) -> int:
+        """The longest body row of the unwrapped items on screen."""
+        top = round(self.scroll_y)
+        index = self._item_at_row(top)
+        bottom = top + self.scrollable_content_region.height
+        widest = 0
+        while index is not None and index < len(self._items) and self._start(index) < bottom:
+            if self._unwrapped(self._items[index]):
+                strips = self._strips(index)
+                widest = max([widest] + [s.cell_length for s in strips[1:]])
+            index += 1
+        return widest
 
     def _time_cell(self, item: Item, line_no: int) -> Strip:
         """The time column of one row: the item's time on its first row, else blank."""
