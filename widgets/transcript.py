@@ -242,7 +242,7 @@ results, hooks, compactions and turn footers.
         & > .transcript--diff-add { color: $text-success; background: $success 12%; }
         & > .transcript--diff-del { color: $text-error; background: $error 12%; }
         & > .transcript--match-word { color: $text-warning; text-style: reverse; }
-        & > .transcript--match-current { color: $text-accent; text-style: reverse bold; }
+        & > .transcript--match-current { color: $text-primary; text-style: reverse bold; }
     }
     """
 
@@ -1223,6 +1223,7 @@ results, hooks, compactions and turn footers.
         """Scroll so row ``row`` of item ``index`` is on screen (a third down when
         it had to move)."""
         self._measure_now(index)
+        self._reveal = None  # the row is what to show, not the item's first row
         absolute = self._start(index) + margin_top(self._items[index]) + row
         top = round(self.scroll_y)
         view_height = max(self.scrollable_content_region.height, 1)
