@@ -90,6 +90,8 @@ class _Writer:
         self.filter = view_filter
         self.time_of = time_of
         self.tz = tz
+        self.written: set[str] = set()
+        """Agents whose transcript is in the output (each once)."""
 
     def when(self, item: Item) -> str:
         if self.time_of is None:
@@ -99,8 +101,9 @@ class _Writer:
 
     def agent(self, agent_id: str, depth: int) -> list[str]:
         agent = self.session.agents.get(agent_id)
-        if agent is None:
+        if agent is None or agent_id in self.written:
             return []
+        self.written.add(agent_id)
         out: list[str] = []
         for item in agent.items:
             if not self.filter.accepts(item):
@@ -295,5 +298,17 @@ def export_markdown(session: Session, *, agent_id: str = MAIN,
     writer = _Writer(session, view_filter, time_of, tz)
     lines = _header(session, agent_id, view_filter)
     blocks = writer.agent(agent_id, 0)
+    if agent_id == MAIN:
+        # transcripts no call of the session leads to (a sub-agent file opened alone,
+        # teammates): after the main one, so nothing is left out
+        for other in list(session.agents.values()):
+            if other.id in writer.written or not other.items:
+                continue
+            inner = writer.agent(other.id, 1)
+            if inner:
+                label = other.description or other.subagent_type or other.id
+                blocks.append(f"## transcript of {_safe(other.subagent_type or 'agent')}: "
+                              f"{_safe(label)}")
+                blocks += inner
     out = "\n".join(lines) + "\n\n" + "\n\n".join(blocks)
     return out.rstrip("\n") + "\n"

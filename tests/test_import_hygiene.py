@@ -8,6 +8,10 @@ import sys
 
 import reducer
 
+from conftest import FIXTURES
+
+_FIXTURE = FIXTURES / "captures" / "stream" / "07_hooks.jsonl"
+
 
 def test_reducer_imports_no_ui_library() -> None:
     modules = sorted(f"reducer.{m.name}" for m in pkgutil.iter_modules(reducer.__path__))
@@ -25,7 +29,8 @@ def test_reducer_imports_no_ui_library() -> None:
 
 
 def test_headless_commands_import_no_ui_library() -> None:
-    """``cctv check`` / ``cctv summary`` / ``cctv replay --emit`` run without loading the terminal UI."""
+    """``cctv check`` / ``summary`` / ``replay --emit`` / ``export`` run without loading the
+    terminal UI."""
     code = (
         "import sys, io, contextlib\n"
         "from viewer.cli import main\n"
@@ -33,6 +38,8 @@ def test_headless_commands_import_no_ui_library() -> None:
         "    main(['summary', '/nonexistent/x.jsonl'])\n"
         "    main(['check', '/nonexistent/x.jsonl'])\n"
         "    main(['replay', '/nonexistent/x.jsonl', '--emit'])\n"
+        "    main(['export', '/nonexistent/x.jsonl', '--md'])\n"
+        f"    main(['export', {str(_FIXTURE)!r}, '--md'])\n"
         "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich'))\n"
         "assert not bad, bad\n"
     )

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
 
@@ -39,12 +40,23 @@ def export_file_name(feed: Feed, agent_id: str = MAIN, now: float | None = None)
     return re.sub(r"[^A-Za-z0-9._-]", "_", name)
 
 
+def _folders(directory: Path | None) -> Iterator[Path]:
+    if directory is not None:
+        yield directory
+        return
+    try:
+        yield Path.cwd()
+    except OSError:  # the current directory was removed
+        pass
+    yield cache_dir()
+
+
 def write_export(text: str, name: str, directory: Path | None = None) -> Path:
     """Write ``text`` to ``name`` in ``directory`` (the current directory by
     default), falling back to the cache directory when that one is not writable;
     never overwrites a file (a ``-2``, ``-3``… suffix is added). Returns the path."""
     last_error: OSError | None = None
-    for folder in ([directory] if directory is not None else [Path.cwd(), cache_dir()]):
+    for folder in _folders(directory):
         try:
             folder.mkdir(parents=True, exist_ok=True)
             stem, suffix = os.path.splitext(name)

@@ -1,0 +1,199 @@
+"""Markdown export: ``cctv export PATH --md`` and the palette command, on real recordings.
+
+What matters to a reader of the file: every prompt, reply, tool call and
+result is in it (nothing cut), what a filter hides is left out, fences are
+never closed early by the content, and no control byte of the input reaches
+the file."""
+
+from __future__ import annotations
+
+import io
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from reducer.export_md import export_markdown
+from reducer.filters import ViewFilter
+from reducer.item_time import ItemTimes
+from reducer.state import MAIN, HookItem, PromptItem, TextItem, ThinkingItem, ToolItem
+from reducer.views import result_text
+from viewer.cli import main
+from viewer.loader import load_path
+
+from conftest import FIXTURES, recordings
+
+ROOT = Path(__file__).resolve().parents[1]
+STREAM = FIXTURES / "captures" / "stream"
+PROJECT = FIXTURES / "captures" / "projects" / "-home-ada-src-demo"
+SUBAGENT_SESSION = PROJECT / "d7acffbd-7cff-4056-82e8-4364dc8df14a.jsonl"
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def _flat(text: str) -> str:
+    """Words in order, with the quote markers and indentation Markdown adds removed."""
+    return " ".join(re.sub(r"(?m)^(\s*>)+", " ", text).split())
+
+
+def _contains_text(md: str, text: str) -> bool:
+    """Every word of ``text`` appears in ``md``, in order (indentation and the
+    quoting of a prompt aside; control characters as their escapes)."""
+    escaped = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    return _flat(escaped) in _flat(md)
+
+
+def _sessions() -> list[Path]:
+    public = sorted((FIXTURES / "public").rglob("*.jsonl"))
+    return [p for p in recordings() + public if "subagents" not in p.parts]
+
+
+@pytest.mark.parametrize("path", _sessions(), ids=lambda p: str(p.relative_to(FIXTURES)))
+def test_export_loses_no_text(path: Path) -> None:
+    feed = load_path(path)
+    md = export_markdown(feed.session, time_of=ItemTimes(feed).of)
+    assert not _CONTROL.search(md.replace("\t", ""))
+    for agent in feed.session.agents.values():
+        for item in agent.items:
+            if item.hidden:
+                continue
+            if isinstance(item, (PromptItem, TextItem)) and item.text.strip():
+                assert _contains_text(md, item.text), (item.kind, item.line_no)
+            elif isinstance(item, ThinkingItem) and item.text.strip():
+                assert _contains_text(md, item.text), (item.kind, item.line_no)
+            elif isinstance(item, ToolItem):
+                assert f"**{item.call.name}**" in md
+                text = result_text(item.call)
+                if text.strip() and item.call.name != "Bash":
+                    assert _contains_text(md, text), (item.call.name, item.line_no)
+
+
+def test_export_of_a_session_with_a_subagent_nests_its_transcript() -> None:
+    feed = load_path(SUBAGENT_SESSION)
+    md = export_markdown(feed.session, time_of=ItemTimes(feed).of)
+    assert md.startswith("# ")
+    assert "## you · " in md and "Use a sub-agent to survey the project." in md
+    assert "<details><summary>sub-agent general-purpose: Survey the demo project" in md
+    sub = md[md.index("<details><summary>sub-agent"):]
+    assert "**Bash** `ls -1`" in sub and "README.md" in sub and "**Read**" in sub
+
+
+def test_fences_outlast_backticks_in_the_content() -> None:
+    from reducer.export_md import _fence
+
+    body = "text\n```\ninner fence\n```\nmore ````` five"
+    fenced = _fence(body)
+    ticks = fenced.split("\n", 1)[0]
+    assert len(ticks) == 6 and fenced.endswith("\n" + ticks)
+    assert body in fenced
+
+
+def test_control_bytes_are_escaped(tmp_path: Path) -> None:
+    import json
+
+    lines = (STREAM / "01_simple_text.jsonl").read_text().splitlines()
+    out = []
+    for line in lines:
+        frame = json.loads(line)
+        if frame.get("type") == "assistant":
+            for block in frame["message"]["content"]:
+                if block.get("type") == "text":
+                    block["text"] = "title \x1b]0;owned\x07 and clipboard \x1b]52;c;aGk=\x07 end"
+        out.append(json.dumps(frame))
+    path = tmp_path / "hostile.jsonl"
+    path.write_text("\n".join(out) + "\n")
+    md = export_markdown(load_path(path).session)
+    assert "\x1b" not in md and "\x07" not in md
+    assert "\\x1b]0;owned\\x07" in md
+
+
+def test_filters_leave_out_what_the_view_hides() -> None:
+    feed = load_path(STREAM / "07_hooks.jsonl")
+    full = export_markdown(feed.session)
+    quiet = export_markdown(feed.session, view_filter=ViewFilter(hidden=frozenset({"hooks"})))
+    assert "⚓ hook" in full and "⚓ hook" not in quiet
+    assert "*Filtered view: hiding hooks.*" in quiet
+    assert "hello from bash" in quiet
+    errors = export_markdown(feed.session, view_filter=ViewFilter(only_errors=True))
+    assert "exit 2" in errors and "**Bash**" not in errors
+
+
+def test_cli_export_to_stdout_and_file(tmp_path: Path) -> None:
+    out, err = io.StringIO(), io.StringIO()
+    import contextlib
+
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        assert main(["export", str(STREAM / "03_tools.jsonl"), "--md"]) == 0
+    md = out.getvalue()
+    assert "**Grep** `TODO`" in md and "notes.txt:2:- TODO: add a --name flag" in md
+
+    target = tmp_path / "out.md"
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        assert main(["export", str(STREAM / "07_hooks.jsonl"), "--md", "-o", str(target),
+                     "--hide", "hooks,thinking"]) == 0
+    assert "wrote" in err.getvalue()
+    text = target.read_text()
+    assert "⚓ hook" not in text and "hiding hooks, thinking" in text
+
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        assert main(["export", str(STREAM / "07_hooks.jsonl"), "--md", "--hide", "nope"]) == 2
+    assert "unknown kind nope" in err.getvalue()
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        assert main(["export", str(tmp_path / "missing.jsonl"), "--md"]) == 2
+    assert "no such file" in err.getvalue()
+
+
+def test_cli_export_runs_as_a_command() -> None:
+    res = subprocess.run([sys.executable, "-m", "viewer.cli", "export",
+                          str(STREAM / "05_subagent.jsonl"), "--md", "--only-tool", "Agent"],
+                         capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert res.returncode == 0, res.stderr
+    # the filter holds inside the nested sub-agent transcript too, as in its view
+    assert "**Agent**" in res.stdout and "**Bash**" not in res.stdout
+    assert "sub-agent general-purpose: Survey the demo project" in res.stdout
+    assert "*Filtered view: only Agent.*" in res.stdout
+
+
+async def test_palette_export_writes_a_file_and_names_it(tmp_path: Path, monkeypatch) -> None:
+    from viewer.app import CctvApp
+    from viewer.commands import export_view
+    from widgets.transcript import TranscriptView
+
+    monkeypatch.chdir(tmp_path)
+    app = CctvApp(None, feed=load_path(STREAM / "07_hooks.jsonl"), clock=None)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        await pilot.press("f")  # quiet
+        await pilot.pause()
+        export_view(app, whole=False)
+        await pilot.pause()
+        files = sorted(tmp_path.glob("cctv-*.md"))
+        assert len(files) == 1
+        text = files[0].read_text()
+        assert "hiding hooks, harness, thinking" in text and "⚓ hook" not in text
+        notes = [str(n.message) for n in app._notifications]
+        assert any(str(files[0]) in n and "filtered view" in n for n in notes)
+        export_view(app, whole=True)  # never overwrites: a second file
+        await pilot.pause()
+        files = sorted(tmp_path.glob("cctv-*.md"))
+        assert len(files) == 2
+        assert any("⚓ hook" in f.read_text() for f in files)
+        assert app.screen.query_one(TranscriptView).filter.active  # the view keeps its filter
+
+
+def test_export_falls_back_to_the_cache_dir(tmp_path: Path, monkeypatch) -> None:
+    from viewer.export import write_export
+
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()  # the directory cctv was started in no longer exists
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    path = write_export("# hi\n", "cctv-x.md")
+    assert path == tmp_path / "cache" / "cctv" / "cctv-x.md"
+    assert path.read_text() == "# hi\n"
+    assert write_export("# again\n", "cctv-x.md").name == "cctv-x-2.md"
