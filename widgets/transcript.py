@@ -329,6 +329,8 @@ results, hooks, compactions and turn footers.
         self._items: list[Item] = []
         self._heights: list[int] = []
         self._measured: list[tuple | None] = []
+        self._parked: dict[int, int] = {}
+        """Heights of items a filter hides, kept for when it shows them again."""
         self._index = _Fenwick([])
         self._width = 0
         self._built = False
@@ -415,6 +417,7 @@ results, hooks, compactions and turn footers.
         self._items = items
         self._heights = heights
         self._measured = [None] * len(items)
+        self._parked = {}
         self._index = _Fenwick(heights)
         self._width = width
         if not self._built:
@@ -1076,11 +1079,13 @@ results, hooks, compactions and turn footers.
         The cursor stays on its item, or moves to the nearest one still shown."""
         if view_filter == self._filter:
             return
+        old = self._accepts
         self._filter = view_filter
         self._accepts = view_filter.accepts
+        if self._built and self._width == self._content_width():
+            self._refilter(old)
         if self._sync_width():
             cursor = self._cursor
-            self._build(self._width)
             if cursor is not None and cursor < len(self._items):
                 target = self._nearest_visible(cursor)
                 if self.following:
@@ -1093,6 +1098,27 @@ results, hooks, compactions and turn footers.
                 self._matches, self._match_set = matches, set(matches)
         self.post_message(self.FilterChanged(self, view_filter))
         self.refresh()
+
+    def _refilter(self, old: Callable[[Item], bool]) -> None:
+        """Heights after a filter change, in one pass: only the items whose
+        visibility flipped change; one that comes back takes the height it had
+        (parked when it was hidden) or an estimate, then the line index is rebuilt."""
+        accepts = self._accepts
+        heights, measured, parked = self._heights, self._measured, self._parked
+        width = self._width
+        for i, item in enumerate(self._items):
+            now = accepts(item)
+            if now == old(item):
+                continue
+            if now:
+                height = parked.pop(i, None)
+                heights[i] = height if height is not None else self._estimate(item, width)
+            else:
+                parked[i] = heights[i]
+                heights[i] = 0
+            measured[i] = None
+        self._index = _Fenwick(heights)
+        self._update_virtual_size()
 
     def action_cycle_filter(self) -> None:
         self.set_filter(next_preset(self._filter)[1])
