@@ -145,7 +145,7 @@ class TranscriptView(ScrollView, can_focus=True):
                 id="transcript.previous_match"),
         Binding("f", "cycle_filter", "Filter", id="transcript.cycle_filter",
                 tooltip="Cycle: everything → quiet (no hooks, harness notices, thinking) → only errors"),
-        Binding("F", "clear_filter", "Show everything", show=False, id="transcript.clear_filter"),
+        Binding("F", "clear_filter", "Clear filters", show=False, id="transcript.clear_filter"),
         Binding("T", "toggle_times", "Time column", show=False, id="transcript.toggle_times"),
         Binding("w", "toggle_wrap", "Wrap long lines", show=False, id="transcript.toggle_wrap",
                 tooltip="Wrap or unwrap the long lines of expanded tool bodies"),

@@ -51,7 +51,7 @@ def _legend() -> Content:
         lines.append(Content.assemble("  ", (glyph, style), "  ", meaning))
     lines.append(Content.assemble(
         ("  status bar  ", "$text-muted"),
-        "activity · model · turns · cost · tokens · context · follow · source"))
+        "activity · model · turns · cost · tokens · context · filter · follow · source"))
     return Content("\n").join(lines)
 
 
