@@ -170,6 +170,7 @@ async def test_palette_export_writes_a_file_and_names_it(tmp_path: Path, monkeyp
         await pilot.press("f")  # quiet
         await pilot.pause()
         export_view(app, whole=False)
+        await app.workers.wait_for_complete()
         await pilot.pause()
         files = sorted(tmp_path.glob("cctv-*.md"))
         assert len(files) == 1
@@ -178,6 +179,7 @@ async def test_palette_export_writes_a_file_and_names_it(tmp_path: Path, monkeyp
         notes = [str(n.message) for n in app._notifications]
         assert any(str(files[0]) in n and "filtered view" in n for n in notes)
         export_view(app, whole=True)  # never overwrites: a second file
+        await app.workers.wait_for_complete()
         await pilot.pause()
         files = sorted(tmp_path.glob("cctv-*.md"))
         assert len(files) == 2

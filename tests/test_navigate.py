@@ -408,6 +408,7 @@ async def test_the_palette_toggles_a_kind_and_exports(tmp_path: Path, monkeypatc
         await pilot.pause(0.3)
         await pilot.press("enter")
         await settle(pilot)
+        await app.workers.wait_for_complete()
         files = list(tmp_path.glob("cctv-*.md"))
         assert len(files) == 1 and "*Filtered view: hiding hooks.*" in files[0].read_text()
 

@@ -76,7 +76,8 @@ def _toggle_times(app: CctvApp) -> None:
 def export_view(app: CctvApp, *, whole: bool) -> None:
     """Write the current transcript as Markdown (with the view's filters unless
     ``whole``) to a new file in the current directory (else the cache directory)
-    and say where."""
+    and say where. The writing runs in a thread, so a big session does not
+    freeze the screen."""
     from reducer.export_md import export_markdown
 
     from .export import export_file_name, write_export
@@ -86,16 +87,24 @@ def export_view(app: CctvApp, *, whole: bool) -> None:
     if screen is None or view is None:
         return
     view_filter = ViewFilter() if whole else view.filter
-    text = export_markdown(app.feed.session, agent_id=screen.agent_id,
-                           view_filter=view_filter, time_of=app.item_time)
-    try:
-        path = write_export(text, export_file_name(app.feed, screen.agent_id))
-    except OSError as exc:
-        app.notify(f"export failed: {exc}", severity="error", timeout=8)
-        return
+    session, agent_id, feed = app.feed.session, screen.agent_id, app.feed
     what = "session" if whole or not view_filter.active else "filtered view"
-    app.notify(f"wrote the {what} to {path} ({len(text.encode()):,} bytes)",
-               title="Markdown export", timeout=8)
+
+    def work() -> None:
+        try:
+            text = export_markdown(session, agent_id=agent_id, view_filter=view_filter,
+                                   time_of=app.item_time)
+            path = write_export(text, export_file_name(feed, agent_id))
+        except Exception as exc:  # a full disk, or a bug: say so, never crash
+            app.call_from_thread(app.notify, f"export failed: {exc}", severity="error",
+                                 timeout=8)
+            return
+        app.call_from_thread(app.notify,
+                             f"wrote the {what} to {path} ({len(text.encode()):,} bytes)",
+                             title="Markdown export", timeout=8)
+
+    app.notify(f"exporting the {what}…", timeout=2)
+    app.run_worker(work, thread=True, group="export", exit_on_error=False)
 
 
 def jump_to_time(app: CctvApp, answer: str | None) -> None:
