@@ -721,6 +721,7 @@ results, hooks, compactions and turn footers.
                 heights.append(estimate(item, width))
                 measured.append(None)
         self._items, self._heights, self._measured = items, heights, measured
+        self._parked = {}
         self._index = _Fenwick(heights)
         self._reveal = None
         if self._cursor is not None and self._cursor >= len(items):
