@@ -59,6 +59,11 @@ SIDE_STEP = 8
 """Columns ``left`` / ``right`` scroll an unwrapped body by."""
 
 
+def _not_hidden(item: Item) -> bool:
+    """What the view shows with no filter: everything the fold did not hide."""
+    return not item.hidden
+
+
 class _Fenwick:
     """Prefix sums of item heights with O(log n) update, prefix and row lookup."""
 
@@ -315,7 +320,7 @@ results, hooks, compactions and turn footers.
         self._reveal: int | None = None
         self._adjusting = False
         self._filter = ViewFilter()
-        self._accepts = self._filter.accepts
+        self._accepts: Callable[[Item], bool] = _not_hidden
         self._match_row: int | None = None
         self.show_times = False
         self.wrap = True
@@ -1082,7 +1087,7 @@ results, hooks, compactions and turn footers.
             return
         old = self._accepts
         self._filter = view_filter
-        self._accepts = view_filter.accepts
+        self._accepts = view_filter.accepts if view_filter.active else _not_hidden
         if self._built and self._width == self._content_width():
             self._refilter(old)
         if self._sync_width():
