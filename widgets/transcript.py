@@ -154,9 +154,9 @@ class TranscriptView(ScrollView, can_focus=True):
         Binding("T", "toggle_times", "Time column", show=False, id="transcript.toggle_times"),
         Binding("w", "toggle_wrap", "Wrap long lines", show=False, id="transcript.toggle_wrap",
                 tooltip="Wrap or unwrap the long lines of expanded tool bodies"),
-        Binding("right,l", "scroll_side(1)", "Scroll right", show=False,
+        Binding("right,l", "scroll_side(1)", "Pan right", show=False,
                 id="transcript.scroll_right"),
-        Binding("left,h", "scroll_side(-1)", "Scroll left", show=False,
+        Binding("left,h", "scroll_side(-1)", "Pan left", show=False,
                 id="transcript.scroll_left"),
     ]
     """
