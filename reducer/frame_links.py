@@ -37,7 +37,15 @@ def entry_keys(entry: F.Entry) -> list[str]:
                     if block.type == "tool_result" and block.tool_use_id:
                         keys.append(f"tool:{block.tool_use_id}")
         case F.ToolProgress():
-            keys.append(f"tool:{entry.tool_use_id}")
+            tool_id = entry.tool_use_id
+            keys.append(f"tool:{tool_id}")
+            if "-heartbeat-" in tool_id:  # "<call>-heartbeat-3", "hook-PreToolUse-<call>-heartbeat-0"
+                base = tool_id.split("-heartbeat-")[0]
+                if base.startswith("hook-"):
+                    base = base.split("-", 2)[-1]
+                keys.append(f"tool:{base}")
+            if entry.heartbeat and entry.parent_tool_use_id:
+                keys.append(f"tool:{entry.parent_tool_use_id}")
             if entry.task_id:
                 keys.append(f"task:{entry.task_id}")
         case F.TaskStarted() | F.TaskProgress() | F.TaskNotification():

@@ -538,6 +538,29 @@ async def test_raw_view_steps_to_paired_frames_and_lines() -> None:
         assert f"line {line - 1} " in str(raw.query_one("#raw-box").border_title)
 
 
+def test_a_calls_heartbeats_are_its_paired_frames() -> None:
+    from reducer.frame_links import FrameLinks, FrameStepper
+
+    feed = load_path(STREAM / "07_hooks.jsonl")
+    call = next(c for c in feed.session.calls.values() if c.name == "Bash")
+    links = FrameLinks(feed.entries)
+    chain = links.chain_of_call(call.id)
+    kinds = [feed.entries[n - 1].kind_key for n in chain]
+    assert kinds[0] == "assistant" and kinds[-1] == "user"
+    assert kinds.count("tool_progress") == call.hook_heartbeats + call.heartbeats >= 6
+    assert chain == sorted(chain) and call.result_line_no in chain
+    # stepping from the call reaches its result, past every heartbeat
+    stepper = FrameStepper(feed.entries, links, feed.entry_at(call.line_no), chain)
+    seen = [stepper.entry.line_no]
+    while (entry := stepper.paired(1)) is not None:
+        seen.append(entry.line_no)
+    assert seen == chain and stepper.position == (len(chain), len(chain))
+    # a hook's start and response pair up too
+    hook = next(e for e in feed.entries if e.kind_key == "system/hook_started")
+    assert [feed.entries[n - 1].kind_key for n in links.chain(hook)] == [
+        "system/hook_started", "system/hook_response"]
+
+
 # --- snapshots --------------------------------------------------------------------------
 
 

@@ -316,6 +316,7 @@ class CctvApp(App[int]):
         self.source = FileTail(path, follow=follow)
         self.feed = Feed()
         self.arrivals = Arrivals()
+        self._links = {}
         self.loading = None
         self.waiting = None
         self.ended = None

@@ -59,6 +59,11 @@ SIDE_STEP = 8
 """Columns ``left`` / ``right`` scroll an unwrapped body by."""
 
 
+def _not_hidden(item: Item) -> bool:
+    """What the view shows with no filter: everything the fold did not hide."""
+    return not item.hidden
+
+
 class _Fenwick:
     """Prefix sums of item heights with O(log n) update, prefix and row lookup."""
 
@@ -149,9 +154,9 @@ class TranscriptView(ScrollView, can_focus=True):
         Binding("T", "toggle_times", "Time column", show=False, id="transcript.toggle_times"),
         Binding("w", "toggle_wrap", "Wrap long lines", show=False, id="transcript.toggle_wrap",
                 tooltip="Wrap or unwrap the long lines of expanded tool bodies"),
-        Binding("right,l", "scroll_side(1)", "Scroll right", show=False,
+        Binding("right,l", "scroll_side(1)", "Pan right", show=False,
                 id="transcript.scroll_right"),
-        Binding("left,h", "scroll_side(-1)", "Scroll left", show=False,
+        Binding("left,h", "scroll_side(-1)", "Pan left", show=False,
                 id="transcript.scroll_left"),
     ]
     """
@@ -315,7 +320,7 @@ results, hooks, compactions and turn footers.
         self._reveal: int | None = None
         self._adjusting = False
         self._filter = ViewFilter()
-        self._accepts = self._filter.accepts
+        self._accepts: Callable[[Item], bool] = _not_hidden
         self._match_row: int | None = None
         self.show_times = False
         self.wrap = True
@@ -721,6 +726,7 @@ results, hooks, compactions and turn footers.
                 heights.append(estimate(item, width))
                 measured.append(None)
         self._items, self._heights, self._measured = items, heights, measured
+        self._parked = {}
         self._index = _Fenwick(heights)
         self._reveal = None
         if self._cursor is not None and self._cursor >= len(items):
@@ -1081,7 +1087,7 @@ results, hooks, compactions and turn footers.
             return
         old = self._accepts
         self._filter = view_filter
-        self._accepts = view_filter.accepts
+        self._accepts = view_filter.accepts if view_filter.active else _not_hidden
         if self._built and self._width == self._content_width():
             self._refilter(old)
         if self._sync_width():

@@ -60,7 +60,7 @@ class ChangeDescriber:
         self._calls = {cid: c.status for cid, c in session.calls.items()}
         self._hooks = {hid: h.status for hid, h in session.hooks.items()}
         self._cost = session.cost_usd
-        self._activity = session.activity
+        self._activity = session.activity.text
         self._context = session.context_tokens
 
     def describe(self, session: Session, changes: list[Change]) -> list[str]:
@@ -198,7 +198,7 @@ class ChangeDescriber:
             sign = "+" if delta > 0 else "-"
             out.append(f"cost {sign}${abs(delta):.4f} (now ${session.cost_usd:.4f})")
         self._cost = session.cost_usd
-        activity = session.activity
+        activity = session.activity.text
         if activity != self._activity:
             out.append(f"activity {self._activity} → {activity}")
         self._activity = activity
