@@ -129,6 +129,12 @@ class TranscriptView(ScrollView, can_focus=True):
         Binding("c", "next_call", "Next tool call", show=False, id="transcript.next_call"),
         Binding("C", "previous_call", "Previous tool call", show=False,
                 id="transcript.previous_call"),
+        Binding("m", "more", "More", show=False, id="transcript.more",
+                tooltip="Show the next page of a long expanded item"),
+        Binding("o", "open_text", "Pager", show=False, id="transcript.pager",
+                tooltip="Open the item's full text in $PAGER"),
+        Binding("O", "edit_text", "Editor", show=False, id="transcript.editor",
+                tooltip="Open the item's full text in $EDITOR"),
         Binding("n", "search_next", "Next match", show=False, id="transcript.next_match"),
         Binding("N", "search_previous", "Previous match", show=False,
                 id="transcript.previous_match"),
@@ -145,6 +151,8 @@ class TranscriptView(ScrollView, can_focus=True):
     | ], [ | Next / previous turn. |
     | e, E | Next / previous error (failed, denied or interrupted call, problem row, error notice, failed hook). |
     | c, C | Next / previous tool call. |
+    | m | Next page of a long expanded item. |
+    | o, O | The item's full text in $PAGER / $EDITOR. |
     | n, N | Next / previous search match. |
     """
 
@@ -156,6 +164,8 @@ results, hooks, compactions and turn footers.
 
 - **j / k**, arrows: move item by item; **PgUp / PgDn**: a page; **g / G**: top / bottom.
 - **Enter** or **space**: expand or fold the item; on a sub-agent call, open its transcript.
+  A long item expands a page at a time: **m** shows the next page.
+- **o**: the item's full text in `$PAGER` (`less -R`); **O**: in `$EDITOR`.
 - **] / [**: next / previous turn; **e / E**: errors; **c / C**: tool calls; **n / N**: search matches.
 - Scrolling up stops following the end; **G** or **End** follows again.
 - Click an item to select it; click it again to expand it.
@@ -230,6 +240,18 @@ results, hooks, compactions and turn footers.
             return self.transcript
 
     @dataclass
+    class OpenText(Message):
+        """``o`` / ``O``: show the full text of ``item`` outside the app."""
+
+        transcript: TranscriptView
+        item: Item
+        editor: bool
+
+        @property
+        def control(self) -> TranscriptView:
+            return self.transcript
+
+    @dataclass
     class FollowChanged(Message):
         """Following the end was switched on or off (by scrolling, ``G`` or End)."""
 
@@ -263,6 +285,8 @@ results, hooks, compactions and turn footers.
         self._last_palette: Palette | None = None
         self._palette_gen = 0
         self._expanded: set[Item] = set()
+        self._pages: dict[Item, int] = {}
+        """Pages shown of an expanded item, when more than one."""
         self._query = ""
         self._matches: list[int] = []
         self._match_set: set[int] = set()
@@ -346,7 +370,7 @@ results, hooks, compactions and turn footers.
     def _estimate(self, item: Item, width: int) -> int:
         if item.hidden:
             return 0
-        return margin_top(item) + estimate_height(item, width, item in self._expanded,
+        return margin_top(item) + estimate_height(item, width, self._expansion(item),
                                                   self.session)
 
     def _build(self, width: int) -> None:
@@ -445,14 +469,14 @@ results, hooks, compactions and turn footers.
             self._restore(anchor)
 
     def _measure_key(self, item: Item, width: int) -> tuple:
-        return (item.version, width, item in self._expanded, item.hidden,
+        return (item.version, width, self._expansion(item), item.hidden,
                 live_key(item, self.session))
 
     def _strips(self, index: int) -> list[Strip]:
         """The rendered rows of item ``index`` (margin excluded), from the cache."""
         item = self._items[index]
         width = self._width
-        expanded = item in self._expanded
+        expanded = self._expansion(item)
         live = live_key(item, self.session)
         context = self._render_context()  # resolves the palette: it may bump the generation
         key = (item, item.version, width, expanded, self._palette_gen, live)
@@ -616,6 +640,7 @@ results, hooks, compactions and turn footers.
         self.session = session
         self._cache.clear()
         self._expanded.clear()
+        self._pages.clear()
         self._matches, self._match_set = [], set()
         self._cursor = None
         self._reveal = None
@@ -823,15 +848,42 @@ results, hooks, compactions and turn footers.
             return
         self.toggle_expanded(item)
 
+    def _expansion(self, item: Item) -> int:
+        """0 for a collapsed item, else how many pages of it are shown."""
+        return self._pages.get(item, 1) if item in self._expanded else 0
+
     def toggle_expanded(self, item: Item) -> None:
         """Expand a collapsed item or collapse an expanded one."""
         if item in self._expanded:
             self._expanded.discard(item)
+            self._pages.pop(item, None)
         else:
             self._expanded.add(item)
+        self._remeasure(item)
+
+    def action_more(self) -> None:
+        """Show one more page of the expanded item under the cursor (expand it first)."""
+        item = self.cursor_item
+        if item is None:
+            return
+        if item not in self._expanded:
+            self.toggle_expanded(item)
+            return
+        self._pages[item] = self._pages.get(item, 1) + 1
+        self._remeasure(item, reveal=False)
+
+    def action_open_text(self) -> None:
+        if self.cursor_item is not None:
+            self.post_message(self.OpenText(self, self.cursor_item, editor=False))
+
+    def action_edit_text(self) -> None:
+        if self.cursor_item is not None:
+            self.post_message(self.OpenText(self, self.cursor_item, editor=True))
+
+    def _remeasure(self, item: Item, reveal: bool = True) -> None:
         if item.index < len(self._items) and self._items[item.index] is item:
             self._measure_now(item.index)
-            if item.index == self._cursor:
+            if reveal and item.index == self._cursor:
                 self._reveal = item.index
                 self._scroll_into_view(item.index)
         self.refresh()

@@ -196,6 +196,17 @@ class SessionScreen(Screen[None]):
     def _open_agent(self, event: TranscriptView.OpenAgent | TasksPanel.OpenAgent) -> None:
         self.cctv.open_agent(event.agent_id)
 
+    @on(TranscriptView.OpenText)
+    def _open_text(self, event: TranscriptView.OpenText) -> None:
+        from reducer.views import full_text
+        from viewer.external import editor_command, open_text, pager_command, write_cache_file
+
+        item = event.item
+        path = write_cache_file(full_text(item), f"line{item.line_no}-{item.kind}")
+        error = open_text(self.app, path, editor_command() if event.editor else pager_command())
+        if error:
+            self.notify(error, title="Editor" if event.editor else "Pager", severity="error")
+
     @on(TranscriptView.FollowChanged)
     @on(TranscriptView.CursorMoved)
     def _dirty(self) -> None:
