@@ -18,6 +18,7 @@ from typing import Any
 import msgspec
 
 from . import frames as F
+from .notes import parse_task_notification, task_note_line
 from .state import (
     MAIN,
     TERMINAL_TASK_STATUSES,
@@ -331,6 +332,14 @@ class Session:
             self._conversation_reset(e)
         elif isinstance(e, F.ToolUseSummary):
             self._notice(MAIN, e.line_no, "tool summary", e.summary)
+        elif isinstance(e, F.PromptSuggestion):
+            self._notice(MAIN, e.line_no, "suggestion", e.suggestion)
+        elif isinstance(e, F.ControlResponse):
+            response = e.response if isinstance(e.response, dict) else {}
+            if response.get("subtype") == "error":
+                self._notice(MAIN, e.line_no, "control",
+                             f"control request failed: {response.get('error') or 'no reason given'}",
+                             level="error", detail=f"request {response.get('request_id') or '?'}")
         elif isinstance(e, F.CostState):
             if e.totalCostUSD is not None and not self.results:
                 self.cost_usd = e.totalCostUSD
@@ -551,7 +560,7 @@ class Session:
             self._changed("session")
 
     def _open_turn(self, prompt: str | None, line_no: int, uuid: str | None = None,
-                   images: int = 0) -> Turn:
+                   images: tuple[Any, ...] = ()) -> Turn:
         turn = Turn(len(self.turns), prompt, line_no, session_id=self.session_id)
         self.turns.append(turn)
         if prompt is not None:
@@ -706,7 +715,8 @@ class Session:
                 self._tool_result(block, payload if len(results) == 1 else None, e)
             return
         text = block_text(content)
-        images = sum(1 for b in content if b.type == "image") if isinstance(content, list) else 0
+        images = tuple(b.source for b in content if b.type == "image") \
+            if isinstance(content, list) else ()
         if self._awaiting_summary and e.synthetic and self._last_compaction is not None:
             self._last_compaction.summary = text
             self._awaiting_summary = False
@@ -730,6 +740,8 @@ class Session:
             return
         if stripped.startswith("<command-name>"):
             self._open_turn(_command_text(stripped), e.line_no, e.uuid)
+            return
+        if stripped.startswith("<task-notification>") and self._task_note(stripped, e.line_no):
             return
         if stripped.startswith(NON_PROMPT_MARKERS):
             level = "warning" if stripped.startswith("[Request interrupted") else "info"
@@ -838,6 +850,9 @@ class Session:
                 self._changed("session")
             if turn is not None and e.parentUuid is not None:
                 self._close_turn_on_disk(turn, e.line_no)
+        elif isinstance(e, F.VcsStateChanged):
+            where = f" on {e.branch}" if e.branch else ""
+            self._notice(MAIN, e.line_no, "git", f"{e.change or 'change'}{where}", detail=e.cwd)
         elif isinstance(e, F.SessionStateChanged):
             if e.state == "idle" and self.status != "compacting":
                 self.status = "idle"
@@ -1135,9 +1150,25 @@ class Session:
             self._add(hook.item)
             self._changed("hook", key=hook_id)
         elif att.type == "queued_command":
-            if isinstance(att.prompt, str) and "<task-notification>" in att.prompt:
-                self._task_notification_text(att.prompt, e.line_no)
+            if isinstance(att.prompt, str) and "<task-notification>" in att.prompt \
+                    and self._task_note(att.prompt, e.line_no):
+                return
             self._notice(MAIN, e.line_no, "queued", _as_text(att.content) or "queued command")
+
+    def _task_note(self, text: str, line_no: int) -> bool:
+        """A ``<task-notification>`` on disk: fold it into its task and show it as one
+        ``task`` notice (``a3a5… completed · 1,217 tokens · …``, the result as detail)."""
+        note = parse_task_notification(text)
+        if note is None:
+            return False
+        self._task_notification_text(text, line_no)
+        task = self.tasks.get(note.task_id)
+        if task is not None and note.total_tokens is not None:
+            task.total_tokens, task.tool_uses = note.total_tokens, note.tool_uses
+            task.duration_ms = note.duration_ms
+        level = {"failed": "error", "killed": "warning", "stopped": "warning"}.get(note.status, "info")
+        self._notice(MAIN, line_no, "task", task_note_line(note), level, note.result or None)
+        return True
 
     def _task_notification_text(self, text: str, line_no: int) -> None:
         """On disk a background task's end is only a queued ``<task-notification>``

@@ -12,6 +12,7 @@ from typing import Any
 
 import msgspec
 
+from .images import ImageInfo, image_info, images_in
 from .session import block_text
 from .tools import Tool, tool_from_use, tool_summary
 from .state import (
@@ -31,7 +32,7 @@ from .state import (
 
 __all__ = [
     "BashResult", "ReadFile", "ReadResult", "Todo", "bash_result", "read_result", "result_text",
-    "todos", "search_text", "full_text", "canonical_tool", "structured_result", "is_error_item", "is_turn_start", "input_json",
+    "todos", "search_text", "full_text", "item_images", "canonical_tool", "structured_result", "is_error_item", "is_turn_start", "input_json",
 ]
 
 
@@ -209,6 +210,15 @@ def _full_tool_text(call: ToolCall) -> str:
     if call.denied_reason:
         parts += ["", f"denied: {call.denied_reason}"]
     return "\n".join(parts)
+
+
+def item_images(item: Item) -> list[ImageInfo]:
+    """The images of a prompt or of a tool call's result, with what their headers say."""
+    if isinstance(item, PromptItem):
+        return [info for info in map(image_info, item.images) if info is not None]
+    if isinstance(item, ToolItem):
+        return images_in(item.call.result)
+    return []
 
 
 def full_text(item: Item) -> str:

@@ -135,6 +135,8 @@ class TranscriptView(ScrollView, can_focus=True):
                 tooltip="Open the item's full text in $PAGER"),
         Binding("O", "edit_text", "Editor", show=False, id="transcript.editor",
                 tooltip="Open the item's full text in $EDITOR"),
+        Binding("v", "view_image", "View image", show=False, id="transcript.view_image",
+                tooltip="Save the item's images to the cache directory and open them"),
         Binding("n", "search_next", "Next match", show=False, id="transcript.next_match"),
         Binding("N", "search_previous", "Previous match", show=False,
                 id="transcript.previous_match"),
@@ -153,6 +155,7 @@ class TranscriptView(ScrollView, can_focus=True):
     | c, C | Next / previous tool call. |
     | m | Next page of a long expanded item. |
     | o, O | The item's full text in $PAGER / $EDITOR. |
+    | v | Open the item's images in the system viewer. |
     | n, N | Next / previous search match. |
     """
 
@@ -166,6 +169,7 @@ results, hooks, compactions and turn footers.
 - **Enter** or **space**: expand or fold the item; on a sub-agent call, open its transcript.
   A long item expands a page at a time: **m** shows the next page.
 - **o**: the item's full text in `$PAGER` (`less -R`); **O**: in `$EDITOR`.
+- **v**: open the images of a prompt or tool result in the system viewer.
 - **] / [**: next / previous turn; **e / E**: errors; **c / C**: tool calls; **n / N**: search matches.
 - Scrolling up stops following the end; **G** or **End** follows again.
 - Click an item to select it; click it again to expand it.
@@ -246,6 +250,17 @@ results, hooks, compactions and turn footers.
         transcript: TranscriptView
         item: Item
         editor: bool
+
+        @property
+        def control(self) -> TranscriptView:
+            return self.transcript
+
+    @dataclass
+    class ViewImages(Message):
+        """``v``: open the images of ``item`` outside the app."""
+
+        transcript: TranscriptView
+        item: Item
 
         @property
         def control(self) -> TranscriptView:
@@ -879,6 +894,10 @@ results, hooks, compactions and turn footers.
     def action_edit_text(self) -> None:
         if self.cursor_item is not None:
             self.post_message(self.OpenText(self, self.cursor_item, editor=True))
+
+    def action_view_image(self) -> None:
+        if self.cursor_item is not None:
+            self.post_message(self.ViewImages(self, self.cursor_item))
 
     def _remeasure(self, item: Item, reveal: bool = True) -> None:
         if item.index < len(self._items) and self._items[item.index] is item:

@@ -207,6 +207,22 @@ class SessionScreen(Screen[None]):
         if error:
             self.notify(error, title="Editor" if event.editor else "Pager", severity="error")
 
+    @on(TranscriptView.ViewImages)
+    def _view_images(self, event: TranscriptView.ViewImages) -> None:
+        from reducer.images import image_bytes
+        from reducer.views import item_images
+        from viewer.external import open_image, write_cache_file
+
+        images = item_images(event.item)
+        if not images:
+            self.notify("no image in this item", title="Images", severity="warning")
+            return
+        for n, info in enumerate(images, 1):
+            ext = info.media_type.rpartition("/")[2] or "bin"
+            name = f"line{event.item.line_no}-image{n}.{ext}"
+            path = write_cache_file(image_bytes(info), name, subdir="images")
+            self.notify(open_image(path), title="Images")
+
     @on(TranscriptView.FollowChanged)
     @on(TranscriptView.CursorMoved)
     def _dirty(self) -> None:

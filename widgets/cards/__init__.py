@@ -72,6 +72,7 @@ from .events import (
     _stop_summary_h,
 )
 from .text import _markdown, _markdown_h, _prompt, _prompt_h, _thinking, _thinking_h
+from .card import call_task
 from .tool import _tool, _tool_h
 
 if TYPE_CHECKING:
@@ -97,7 +98,7 @@ def live_key(item: Item, session: Session) -> tuple:
     if not isinstance(item, ToolItem):
         return ()
     call = item.call
-    task = session.tasks.get(call.task_id) if call.task_id else None
+    task = call_task(call, session)
     task_key = (task.status, task.total_tokens, task.tool_uses, task.last_tool,
                 task.summary) if task is not None else None
     if call.subagent or call.name in SUBAGENT_TOOLS:

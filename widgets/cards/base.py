@@ -15,6 +15,7 @@ from rich.style import Style
 from rich.text import Text
 from textual.strip import Strip
 
+from reducer.images import ImageInfo, describe
 from reducer.pretty import human_bytes
 
 if TYPE_CHECKING:
@@ -263,6 +264,13 @@ class _Body:
                 yield from part.lines()
             else:
                 yield part
+
+
+def image_lines(body: _Body, images: Iterable[ImageInfo], p: Palette) -> None:
+    """One line per image: ``▣ image/png · 1.2 MiB · 3000×2000 (v: view)``."""
+    for info in images:
+        body.add(Text.assemble(("▣ ", p.secondary), (describe(info), ""),
+                               (" (v: view)", p.muted)))
 
 
 def _content_end(value: str) -> int:

@@ -225,10 +225,33 @@ def _footer_label(item: TurnFooterItem) -> tuple[str, str]:
         parts.append(f"{t.tool_calls} tool{'s' if t.tool_calls != 1 else ''}")
     problem = ""
     if t.is_error or (t.subtype and t.subtype != "success"):
-        problem = f"⚠ {t.subtype or 'error'}"
+        problem = f"✗ failed · {_error_class(item)}"
     elif t.terminal_reason and t.terminal_reason not in ("completed",):
         problem = f"⚠ {t.terminal_reason}"
     return " · ".join(parts), problem
+
+
+_ERROR_CLASSES = {
+    "error_max_turns": "max turns reached",
+    "error_during_execution": "error during execution",
+    "error_max_budget_usd": "budget reached",
+    "error_max_structured_output_retries": "structured output retries exhausted",
+}
+
+
+def _error_class(item: TurnFooterItem) -> str:
+    """Why a turn failed, in words: its result subtype, and the terminal reason
+    when it says more (``error during execution (aborted_streaming)``)."""
+    t = item.turn_ref
+    subtype = t.subtype or "error"
+    if subtype == "success":  # is_error on a "success" result: an API error, in the text
+        first = (t.result_text or "").strip().split("\n", 1)[0]
+        return clean(first[:60]) or "error"
+    label = _ERROR_CLASSES.get(subtype, subtype.replace("_", " "))
+    reason = t.terminal_reason
+    if reason and reason != "completed" and reason.replace("_", " ") not in label:
+        label += f" ({clean(reason)})"
+    return label
 
 
 def _footer(item: TurnFooterItem, width: int, expanded: bool, ctx: RenderContext) -> list[Strip]:

@@ -10,6 +10,7 @@ from rich.text import Text
 from textual.strip import Strip
 
 from reducer.state import MAIN, PromptItem, TextItem, ThinkingItem
+from reducer.views import item_images
 
 from .base import (
     BODY_INDENT,
@@ -31,6 +32,7 @@ from .base import (
     _wrapped_rows,
     clean,
     fmt_tokens,
+    image_lines,
 )
 
 if TYPE_CHECKING:
@@ -45,21 +47,25 @@ def _prompt(item: PromptItem, width: int, expanded: bool, ctx: RenderContext) ->
     label = Text.assemble(("▌ ", p.band_label), (who, p.band_label))
     if item.turn is not None:
         label.append(f" · turn {item.turn + 1}", p.muted)
-    if item.images:
-        label.append(f" · {item.images} image{'s' if item.images != 1 else ''}", p.muted)
+    images = item_images(item)
+    if images:
+        label.append(f" · {len(images)} image{'s' if len(images) != 1 else ''}", p.muted)
     rows = [_crop(label, width, console)]
     body = _Body()
     body.add_output(item.text)
-    if not body.count:
+    if not body.count and not images:
         body.add(Text(""))
+    image_lines(body, images, p)
     rows += _layout_body(body, width, expanded, PROMPT_FOLD_LINES, ctx)
     return [row.extend_cell_length(width, p.band).apply_style(p.band) for row in rows]
 
 
 def _prompt_h(item: PromptItem, width: int, expanded: bool, session: Session) -> int:
+    images = len(item_images(item))
     if expanded:
-        return 1 + _expanded_rows(item.text, width - BODY_INDENT, expanded)
-    return 1 + _folded_height(max(_count_lines(item.text), 1), PROMPT_FOLD_LINES)
+        return 1 + _expanded_rows(item.text, width - BODY_INDENT, expanded) + images
+    lines = _count_lines(item.text) + images
+    return 1 + _folded_height(max(lines, 1), PROMPT_FOLD_LINES)
 
 
 # assistant text ----------------------------------------------------------------------------
