@@ -181,3 +181,13 @@ def test_the_cache_directory_is_xdg_cache_home(tmp_path: Path,
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     assert cache_dir() == tmp_path / "home" / ".cache" / "cctv"
     assert not os.path.exists(tmp_path / "home" / ".claude")
+
+
+def test_the_cache_keeps_a_bounded_number_of_files(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from viewer.external import KEEP_FILES, write_cache_file
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    paths = [write_cache_file(f"item {n}", f"line{n}") for n in range(KEEP_FILES + 5)]
+    left = sorted((tmp_path / "cctv" / "view").iterdir())
+    assert len(left) == KEEP_FILES and paths[-1] in left

@@ -61,7 +61,22 @@ def write_cache_file(data: str | bytes, name: str, subdir: str = "view") -> Path
         tmp = path.with_suffix(path.suffix + ".part")
         tmp.write_bytes(payload)
         tmp.replace(path)
+        _prune(folder, keep=path)
     return path
+
+
+KEEP_FILES = 20
+"""Files kept per cache subdirectory; older ones are removed as new ones are written."""
+
+
+def _prune(folder: Path, keep: Path) -> None:
+    try:
+        files = sorted((p for p in folder.iterdir() if p.is_file() and p != keep),
+                       key=lambda p: p.stat().st_mtime, reverse=True)
+        for old in files[KEEP_FILES - 1:]:
+            old.unlink(missing_ok=True)
+    except OSError:  # another cctv pruning at the same time, a file in use: keep it
+        pass
 
 
 def pager_command() -> list[str]:
