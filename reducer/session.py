@@ -1342,7 +1342,9 @@ class Session:
 
     def _set_title(self, text: str, rank: int) -> None:
         if rank <= self._title_rank and text:
-            self.title = " ".join(text.split())[:200]
+            head = text[:4096] if text[:4096].strip() else text.lstrip()[:4096]
+            self.title = " ".join(head.split())[:200]  # not the whole text: 12 MB of words
+            # split into a million strings took 13x the text in memory
             self._title_rank = rank
             self._changed("session")
 
