@@ -888,7 +888,8 @@ class Session:
             text = _as_text(e.content) if e.content is not None else ""
             level = e.level if e.level in ("warning", "error") else "info"
             self._notice(self._route(e.parent_tool_use_id, e, forced), e.line_no,
-                         f"system/{e.subtype}", text or e.subtype, level=level)
+                         f"system/{e.subtype}", text or _frame_fields(e.raw) or e.subtype,
+                         level=level)
 
     def _init(self, e: F.Init) -> None:
         self.cwd = e.cwd or self.cwd
@@ -1347,6 +1348,34 @@ class Session:
             # split into a million strings took 13x the text in memory
             self._title_rank = rank
             self._changed("session")
+
+
+_ENVELOPE_KEYS = frozenset({"type", "subtype", "uuid", "session_id", "sessionId", "timestamp",
+                            "parentUuid", "parent_tool_use_id", "isSidechain", "userType", "cwd",
+                            "version", "gitBranch", "level", "content"})
+
+
+def _frame_fields(raw: bytes) -> str:
+    """``key value · key value`` for the scalar fields of a frame the fold has no
+    rule for (a PR's ``url``, a state), so what it says is shown, not only its kind;
+    lists and objects are counted."""
+    if not raw or len(raw) > 64 * 1024:
+        return ""
+    try:
+        frame = msgspec.json.decode(raw)
+    except msgspec.DecodeError:
+        return ""
+    if not isinstance(frame, dict):
+        return ""
+    parts = []
+    for key, value in frame.items():
+        if key in _ENVELOPE_KEYS or value in (None, "", [], {}):
+            continue
+        if isinstance(value, (list, dict)):
+            parts.append(f"{key}: {len(value)} item{'s' if len(value) != 1 else ''}")
+        else:
+            parts.append(f"{key}: {value}")
+    return " · ".join(parts)
 
 
 def _looks_denied(text: str) -> bool:

@@ -187,3 +187,18 @@ def test_no_kind_in_the_recordings_is_unknown() -> None:
     reports = json.loads(out.getvalue())
     assert len(reports) == len(paths) > 200
     assert {r["path"]: r["unknown_kinds"] for r in reports if r["unknown_kinds"]} == {}
+
+
+def test_a_system_frame_without_a_rule_shows_its_fields() -> None:
+    path = FIXTURES / "forge" / "2.1.220" / "reload_plugins.jsonl"
+    session, item = next((s, i) for s, i in items(path, NoticeItem)
+                         if i.category == "system/commands_changed")
+    assert drawn(item, session)[0] == "· [system/commands_changed] commands: 104 items"
+    # code_change_published has no recording yet: whatever its fields, the PR's URL shows
+    from reducer.decode import decode_line
+
+    session = Session()
+    session.apply(decode_line(b'{"type":"system","subtype":"code_change_published",'
+                              b'"url":"https://github.com/o/r/pull/7","session_id":"s"}', 1))
+    notice = session.agents[MAIN].items[-1]
+    assert "url: https://github.com/o/r/pull/7" in drawn(notice, session)[0]
