@@ -202,3 +202,24 @@ def test_a_system_frame_without_a_rule_shows_its_fields() -> None:
                               b'"url":"https://github.com/o/r/pull/7","session_id":"s"}', 1))
     notice = session.agents[MAIN].items[-1]
     assert "url: https://github.com/o/r/pull/7" in drawn(notice, session)[0]
+
+
+@pytest.mark.parametrize("name, path, keys, size, theme", [
+    # the async agent's card, and its task line expanded to the agent's result
+    ("async_agent", ASYNC, ["g", "c", "j", "j", "enter"], (100, 30), "textual-dark"),
+    # a prompt with an image (type, size, dimensions), light theme, 80x24
+    ("image_prompt_light", IMAGE_SESSION, [], (80, 24), "textual-light"),
+])
+def test_snapshots(snap_compare, name: str, path: Path, keys: list[str],
+                   size: tuple[int, int], theme: str) -> None:
+    app = CctvApp(None, feed=load_path(path), clock=None)
+    app.theme = theme
+
+    async def to_image(pilot) -> None:
+        view = app.screen.query_one(TranscriptView)
+        view.move_cursor(next(i for i, it in enumerate(view.items)
+                              if isinstance(it, PromptItem) and it.images))
+        await pilot.pause()
+
+    assert snap_compare(app, press=keys, terminal_size=size,
+                        run_before=to_image if name == "image_prompt_light" else None)
