@@ -298,7 +298,7 @@ def _plain_rows(value: str, style: Style | None, width: int, rows: int,
     as one Segment each; ``None`` when the line needs Rich (wide characters,
     terminal colours, word wrapping)."""
     head = value[: rows * width]
-    if "\x1b" in head or not head.isascii():
+    if "\x1b" in head or "\t" in head or not head.isascii():
         return None
     head = clean(head)
     if len(value) <= width or len(value) > LONG_LINE:
