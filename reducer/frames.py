@@ -21,7 +21,7 @@ from msgspec import Raw, field
 __all__ = [
     "Frame", "Block", "Usage", "AssistantMessage", "UserMessage",
     "Assistant", "User", "Result", "StreamEvent", "ToolProgress", "RateLimitEvent",
-    "CommandLifecycle", "ConversationReset", "ToolUseSummary", "ControlRequest",
+    "CommandLifecycle", "ConversationReset", "ToolUseSummary", "PromptSuggestion", "ControlRequest",
     "ControlResponse", "ControlCancelRequest", "KeepAlive", "Progress", "Attachment", "Summary", "CustomTitle",
     "AiTitle", "LastPrompt", "CostState", "MetadataRow", "System", "Init", "Status", "CompactBoundary",
     "ApiRetry", "TaskStarted", "TaskProgress", "TaskUpdated", "TaskNotification",
@@ -266,6 +266,15 @@ class ToolUseSummary(Frame, tag="tool_use_summary", kw_only=True, gc=False):
     kind: ClassVar[str] = "tool_use_summary"
     summary: str = ""
     preceding_tool_use_ids: list[str] = []
+    uuid: str | None = None
+    session_id: str | None = None
+
+
+class PromptSuggestion(Frame, tag="prompt_suggestion", kw_only=True, gc=False):
+    """What the CLI suggests the user might type next."""
+
+    kind: ClassVar[str] = "prompt_suggestion"
+    suggestion: str = ""
     uuid: str | None = None
     session_id: str | None = None
 
@@ -554,6 +563,14 @@ class TurnDuration(System, tag="system", kw_only=True, gc=False):
     messageCount: int | None = None
 
 
+class VcsStateChanged(System, tag="system", kw_only=True, gc=False):
+    """``vcs_state_changed``: a commit, a push or another branch in the session's repository."""
+
+    change: str | None = msgspec.field(default=None, name="kind")
+    branch: str | None = None
+    cwd: str | None = None
+
+
 class SessionStateChanged(System, tag="system", kw_only=True, gc=False):
     state: str | None = None
 
@@ -609,6 +626,7 @@ SYSTEM_SUBTYPES: dict[str, type[System]] = {
     "stop_hook_summary": StopHookSummary,
     "turn_duration": TurnDuration,
     "session_state_changed": SessionStateChanged,
+    "vcs_state_changed": VcsStateChanged,
     "notification": Notification,
     "permission_denied": PermissionDenied,
     "informational": Informational,
@@ -618,7 +636,8 @@ SYSTEM_SUBTYPES: dict[str, type[System]] = {
 
 TOP_LEVEL: tuple[type[Frame], ...] = (
     Assistant, User, Result, StreamEvent, ToolProgress, RateLimitEvent, CommandLifecycle,
-    ConversationReset, ToolUseSummary, ControlRequest, ControlResponse, ControlCancelRequest,
+    ConversationReset, ToolUseSummary, PromptSuggestion, ControlRequest, ControlResponse,
+    ControlCancelRequest,
     KeepAlive,
     Progress, Attachment, Summary, CustomTitle, AiTitle, LastPrompt, CostState, System,
     *METADATA_CLASSES.values(),

@@ -106,11 +106,12 @@ class PromptItem(Item):
     __slots__ = ("text", "images")
     kind = "prompt"
 
-    def __init__(self, agent: str, line_no: int, turn: int | None, text: str, images: int = 0,
-                 uuid: str | None = None) -> None:
+    def __init__(self, agent: str, line_no: int, turn: int | None, text: str,
+                 images: tuple[Any, ...] = (), uuid: str | None = None) -> None:
         super().__init__(agent, line_no, turn, uuid)
         self.text = text
         self.images = images
+        """The ``source`` of each image block the prompt carried (base64 data kept)."""
 
 
 class TextItem(Item):

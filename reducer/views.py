@@ -12,8 +12,9 @@ from typing import Any
 
 import msgspec
 
+from .images import ImageInfo, image_info, images_in
 from .session import block_text
-from .tools import Tool, tool_from_use
+from .tools import Tool, tool_from_use, tool_summary
 from .state import (
     CompactionItem,
     HookItem,
@@ -31,7 +32,7 @@ from .state import (
 
 __all__ = [
     "BashResult", "ReadFile", "ReadResult", "Todo", "bash_result", "read_result", "result_text",
-    "todos", "search_text", "canonical_tool", "structured_result", "is_error_item", "is_turn_start", "input_json",
+    "todos", "search_text", "full_text", "item_images", "canonical_tool", "structured_result", "is_error_item", "is_turn_start", "input_json",
 ]
 
 
@@ -192,6 +193,47 @@ def search_text(item: Item) -> str:
         t = item.turn_ref
         return f"turn {t.index + 1} {t.subtype or ''} {' '.join(t.errors)}"
     return ""
+
+
+def _full_tool_text(call: ToolCall) -> str:
+    parts = [tool_summary(canonical_tool(call)), f"status: {call.status}"]
+    if call.input not in (None, {}, []):
+        parts += ["", "input:", input_json(call.input, 2)]
+    bash = bash_result(call) if call.name == "Bash" else None
+    if bash is not None:
+        if bash.stdout:
+            parts += ["", "stdout:", bash.stdout]
+        if bash.stderr:
+            parts += ["", "stderr:", bash.stderr]
+    elif call.result is not None:
+        parts += ["", "error:" if call.is_error else "result:", result_text(call)]
+    if call.denied_reason:
+        parts += ["", f"denied: {call.denied_reason}"]
+    return "\n".join(parts)
+
+
+def item_images(item: Item) -> list[ImageInfo]:
+    """The images of a prompt or of a tool call's result, with what their headers say."""
+    if isinstance(item, PromptItem):
+        return [info for info in map(image_info, item.images) if info is not None]
+    if isinstance(item, ToolItem):
+        return images_in(item.call.result)
+    return []
+
+
+def full_text(item: Item) -> str:
+    """All the text of an item, nothing cut, for reading outside the app (a pager):
+    a tool call's summary, input and whole output; a reply or prompt as written."""
+    if isinstance(item, ToolItem):
+        return _full_tool_text(item.call)
+    if isinstance(item, TurnFooterItem):
+        t = item.turn_ref
+        parts = [f"turn {t.index + 1}: {t.subtype or ('error' if t.is_error else 'done')}",
+                 *t.errors]
+        if t.result_text:
+            parts += ["", t.result_text]
+        return "\n".join(parts)
+    return search_text(item)
 
 
 def is_error_item(item: Item) -> bool:

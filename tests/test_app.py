@@ -293,5 +293,5 @@ async def test_a_pasted_million_line_prompt_expands_to_a_capped_body(tmp_path: P
         await pilot.pause()
         rows = [view.render_line(y).text for y in range(min(view.virtual_size.height, 6000))]
         assert sum("pasted line" in row for row in rows) == EXPAND_LINES
-        assert any(f"{1_000_000 - EXPAND_LINES:,} more lines (r: the raw frame has them all)" in row
-                   for row in rows)
+        assert any(f"{1_000_000 - EXPAND_LINES:,} more lines · " in row and "(m: more · o: pager)"
+                   in row for row in rows)

@@ -56,8 +56,8 @@ def test_recording_decodes_with_nothing_malformed(recording: Path) -> None:
 
 def test_generic_kinds_across_all_recordings(reference: Path) -> None:
     """The exact set of kinds that decode to a generic frame: no Unknown at all,
-    and two system subtypes that WIRE.md lists but the fold has no rule for
-    (``commands_changed``, 2.1.220; ``vcs_state_changed``, 2.1.328)."""
+    and a system subtype that WIRE.md lists but the fold has no rule for
+    (``commands_changed``, 2.1.220)."""
     unknown: Counter[str] = Counter()
     generic: Counter[str] = Counter()
     for path in recordings():
@@ -67,7 +67,7 @@ def test_generic_kinds_across_all_recordings(reference: Path) -> None:
             elif isinstance(e, F.SystemOther):
                 generic[e.kind_key] += 1
     assert unknown == Counter()
-    assert generic == Counter({"system/commands_changed": 2, "system/vcs_state_changed": 1})
+    assert generic == Counter({"system/commands_changed": 2})
 
 
 def test_recording_round_trips(recording: Path) -> None:
@@ -292,13 +292,13 @@ def test_blank_and_crlf_lines() -> None:
 
 
 def test_unknown_type_and_subtype_are_kept() -> None:
-    raw_type = b'{"type":"prompt_suggestion","suggestion":"try this","uuid":"u1"}'
+    raw_type = b'{"type":"ambient_hint","suggestion":"try this","uuid":"u1"}'
     raw_sub = b'{"type":"system","subtype":"memory_recall","mode":"select","memories":[]}'
     e1 = decode_line(raw_type, 5, 50)
     e2 = decode_line(raw_sub, 6, 120)
     assert isinstance(e1, F.Unknown)
     assert (e1.type, e1.subtype, e1.kind_key, e1.raw, e1.line_no) == \
-        ("prompt_suggestion", None, "prompt_suggestion", raw_type, 5)
+        ("ambient_hint", None, "ambient_hint", raw_type, 5)
     assert isinstance(e2, F.SystemOther) and not isinstance(e2, F.Unknown)
     assert (e2.subtype, e2.kind_key, e2.raw, e2.offset) == \
         ("memory_recall", "system/memory_recall", raw_sub, 120)

@@ -814,15 +814,15 @@ def test_malformed_lines_in_the_middle_of_a_real_file(tmp_path: Path) -> None:
 
 def test_unknown_kinds_are_shown_not_dropped() -> None:
     s = fold_frames([
-        {"type": "prompt_suggestion", "suggestion": "x"},
+        {"type": "ambient_hint", "suggestion": "x"},
         {"type": "system", "subtype": "memory_recall", "mode": "select", "memories": [],
          "session_id": "s"},
     ])
-    assert s.unknown == [(1, "prompt_suggestion")]
+    assert s.unknown == [(1, "ambient_hint")]
     (problem, notice) = s.main.items
     assert (problem.kind, problem.line_no, problem.problem) == ("problem", 1, "unknown")
     assert (notice.kind, notice.category, notice.line_no) == ("notice", "system/memory_recall", 2)
-    assert s.kinds == {"prompt_suggestion": 1, "system/memory_recall": 1}
+    assert s.kinds == {"ambient_hint": 1, "system/memory_recall": 1}
 
 
 def test_fold_survives_every_bad_frame_kind() -> None:

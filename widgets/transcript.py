@@ -145,6 +145,14 @@ class TranscriptView(ScrollView, can_focus=True):
         Binding("c", "next_call", "Next tool call", show=False, id="transcript.next_call"),
         Binding("C", "previous_call", "Previous tool call", show=False,
                 id="transcript.previous_call"),
+        Binding("m", "more", "More", show=False, id="transcript.more",
+                tooltip="Show the next page of a long expanded item"),
+        Binding("o", "open_text", "Pager", show=False, id="transcript.pager",
+                tooltip="Open the item's full text in $PAGER"),
+        Binding("O", "edit_text", "Editor", show=False, id="transcript.editor",
+                tooltip="Open the item's full text in $EDITOR"),
+        Binding("v", "view_image", "View image", show=False, id="transcript.view_image",
+                tooltip="Save the item's images to the cache directory and open them"),
         Binding("n", "search_next", "Next match", show=False, id="transcript.next_match"),
         Binding("N", "search_previous", "Previous match", show=False,
                 id="transcript.previous_match"),
@@ -177,6 +185,9 @@ class TranscriptView(ScrollView, can_focus=True):
     | T | Show or hide the time column. |
     | w | Wrap / unwrap long lines in expanded tool bodies. |
     | right, l / left, h | Scroll unwrapped bodies sideways (right unwraps them first). |
+    | m | Next page of a long expanded item. |
+    | o, O | The item's full text in $PAGER / $EDITOR. |
+    | v | Open the item's images in the system viewer. |
     """
 
     HELP = """
@@ -187,6 +198,9 @@ results, hooks, compactions and turn footers.
 
 - **j / k**, arrows: move item by item; **PgUp / PgDn**: a page; **g / G**: top / bottom.
 - **Enter** or **space**: expand or fold the item; on a sub-agent call, open its transcript.
+  A long item expands a page at a time: **m** shows the next page.
+- **o**: the item's full text in `$PAGER` (`less -R`); **O**: in `$EDITOR`.
+- **v**: open the images of a prompt or tool result in the system viewer.
 - **] / [**: next / previous turn; **e / E**: errors; **c / C**: tool calls; **n / N**: search matches.
 - **f**: cycle filters (everything, quiet, only errors); **F**: show everything; **T**: time column.
 - **w**: unwrap the long lines of expanded tool bodies; **← / →** (**h / l**) scroll them sideways.
@@ -268,6 +282,29 @@ results, hooks, compactions and turn footers.
             return self.transcript
 
     @dataclass
+    class OpenText(Message):
+        """``o`` / ``O``: show the full text of ``item`` outside the app."""
+
+        transcript: TranscriptView
+        item: Item
+        editor: bool
+
+        @property
+        def control(self) -> TranscriptView:
+            return self.transcript
+
+    @dataclass
+    class ViewImages(Message):
+        """``v``: open the images of ``item`` outside the app."""
+
+        transcript: TranscriptView
+        item: Item
+
+        @property
+        def control(self) -> TranscriptView:
+            return self.transcript
+
+    @dataclass
     class FollowChanged(Message):
         """Following the end was switched on or off (by scrolling, ``G`` or End)."""
 
@@ -312,6 +349,8 @@ results, hooks, compactions and turn footers.
         self._last_palette: Palette | None = None
         self._palette_gen = 0
         self._expanded: set[Item] = set()
+        self._pages: dict[Item, int] = {}
+        """Pages shown of an expanded item, when more than one."""
         self._query = ""
         self._query_text = ""
         self._matches: list[int] = []
@@ -411,7 +450,7 @@ results, hooks, compactions and turn footers.
     def _estimate(self, item: Item, width: int) -> int:
         if not self._accepts(item):
             return 0
-        return margin_top(item) + estimate_height(item, width, item in self._expanded,
+        return margin_top(item) + estimate_height(item, width, self._expansion(item),
                                                   self.session)
 
     def _build(self, width: int) -> None:
@@ -511,7 +550,7 @@ results, hooks, compactions and turn footers.
             self._restore(anchor)
 
     def _measure_key(self, item: Item, width: int) -> tuple:
-        return (item.version, width, item in self._expanded, self._accepts(item),
+        return (item.version, width, self._expansion(item), self._accepts(item),
                 self._unwrapped(item),
                 live_key(item, self.session))
 
@@ -519,7 +558,7 @@ results, hooks, compactions and turn footers.
         """The rendered rows of item ``index`` (margin excluded), from the cache."""
         item = self._items[index]
         width = self._width
-        expanded = item in self._expanded
+        expanded = self._expansion(item)
         live = live_key(item, self.session)
         context = self._render_context()  # resolves the palette: it may bump the generation
         unwrapped = self._unwrapped(item)
@@ -686,6 +725,7 @@ results, hooks, compactions and turn footers.
         self.session = session
         self._cache.clear()
         self._expanded.clear()
+        self._pages.clear()
         self._matches, self._match_set = [], set()
         self._cursor = None
         self._reveal = None
@@ -1025,15 +1065,46 @@ results, hooks, compactions and turn footers.
             return
         self.toggle_expanded(item)
 
+    def _expansion(self, item: Item) -> int:
+        """0 for a collapsed item, else how many pages of it are shown."""
+        return self._pages.get(item, 1) if item in self._expanded else 0
+
     def toggle_expanded(self, item: Item) -> None:
         """Expand a collapsed item or collapse an expanded one."""
         if item in self._expanded:
             self._expanded.discard(item)
+            self._pages.pop(item, None)
         else:
             self._expanded.add(item)
+        self._remeasure(item)
+
+    def action_more(self) -> None:
+        """Show one more page of the expanded item under the cursor (expand it first)."""
+        item = self.cursor_item
+        if item is None:
+            return
+        if item not in self._expanded:
+            self.toggle_expanded(item)
+            return
+        self._pages[item] = self._pages.get(item, 1) + 1
+        self._remeasure(item, reveal=False)
+
+    def action_open_text(self) -> None:
+        if self.cursor_item is not None:
+            self.post_message(self.OpenText(self, self.cursor_item, editor=False))
+
+    def action_edit_text(self) -> None:
+        if self.cursor_item is not None:
+            self.post_message(self.OpenText(self, self.cursor_item, editor=True))
+
+    def action_view_image(self) -> None:
+        if self.cursor_item is not None:
+            self.post_message(self.ViewImages(self, self.cursor_item))
+
+    def _remeasure(self, item: Item, reveal: bool = True) -> None:
         if item.index < len(self._items) and self._items[item.index] is item:
             self._measure_now(item.index)
-            if item.index == self._cursor:
+            if reveal and item.index == self._cursor:
                 self._reveal = item.index
                 self._scroll_into_view(item.index)
         self.refresh()

@@ -68,6 +68,7 @@ class Hooks(Kernel):
             self._add(hook.item)
             self._changed("hook", key=hook_id)
         elif att.type == "queued_command":
-            if isinstance(att.prompt, str) and "<task-notification>" in att.prompt:
-                self._task_notification_text(att.prompt, e.line_no)
+            if isinstance(att.prompt, str) and "<task-notification>" in att.prompt \
+                    and self._task_note(att.prompt, e.line_no):
+                return
             self._notice(agent, e.line_no, "queued", as_text(att.content) or "queued command")

@@ -133,7 +133,8 @@ class Messages(Kernel):
                 self._tool_result(block, payload if len(results) == 1 else None, e, agent_id)
             return
         text = block_text(content)
-        images = sum(1 for b in content if b.type == "image") if isinstance(content, list) else 0
+        images = tuple(b.source for b in content if b.type == "image") \
+            if isinstance(content, list) else ()
         if self._awaiting_summary and e.synthetic and self._last_compaction is not None:
             self._last_compaction.summary = text
             self._awaiting_summary = False
@@ -157,6 +158,8 @@ class Messages(Kernel):
             return
         if stripped.startswith("<command-name>"):
             self._open_turn(_command_text(stripped), e.line_no, e.uuid)
+            return
+        if stripped.startswith("<task-notification>") and self._task_note(stripped, e.line_no):
             return
         if stripped.startswith(NON_PROMPT_MARKERS):
             level = "warning" if stripped.startswith("[Request interrupted") else "info"
@@ -220,7 +223,9 @@ class Messages(Kernel):
 
     def _set_title(self, text: str, rank: int) -> None:
         if rank <= self._title_rank and text:
-            self.title = " ".join(text.split())[:200]
+            head = text[:4096] if text[:4096].strip() else text.lstrip()[:4096]
+            self.title = " ".join(head.split())[:200]  # not the whole text: 12 MB of words
+            # split into a million strings took 13x the text in memory
             self._title_rank = rank
             self._changed("session")
 

@@ -4,6 +4,8 @@ rule of its own (shown generically)."""
 
 from __future__ import annotations
 
+import msgspec
+
 from .. import frames as F
 from ..state import MAIN
 from .kernel import Kernel, as_text
@@ -57,7 +59,51 @@ class Notices(Kernel):
         """A subtype with no rule of its own: show it, generically."""
         text = as_text(e.content) if e.content is not None else ""
         level = e.level if e.level in ("warning", "error") else "info"
-        self._notice(agent, e.line_no, f"system/{e.subtype}", text or e.subtype, level=level)
+        self._notice(agent, e.line_no, f"system/{e.subtype}",
+                     text or _frame_fields(e.raw) or e.subtype, level=level)
 
     def _tool_use_summary(self, e: F.ToolUseSummary, agent: str) -> None:
         self._notice(MAIN, e.line_no, "tool summary", e.summary)
+
+    def _prompt_suggestion(self, e: F.PromptSuggestion, agent: str) -> None:
+        self._notice(MAIN, e.line_no, "suggestion", e.suggestion)
+
+    def _vcs_state(self, e: F.VcsStateChanged, agent: str) -> None:
+        where = f" on {e.branch}" if e.branch else ""
+        self._notice(agent, e.line_no, "git", f"{e.change or 'change'}{where}", detail=e.cwd)
+
+    def _control_response(self, e: F.ControlResponse, agent: str) -> None:
+        """A failed control request (``set_model``, ``interrupt``…) is an error the user sees."""
+        response = e.response if isinstance(e.response, dict) else {}
+        if response.get("subtype") == "error":
+            self._notice(MAIN, e.line_no, "control",
+                         f"control request failed: {response.get('error') or 'no reason given'}",
+                         level="error", detail=f"request {response.get('request_id') or '?'}")
+
+
+_ENVELOPE_KEYS = frozenset({"type", "subtype", "uuid", "session_id", "sessionId", "timestamp",
+                            "parentUuid", "parent_tool_use_id", "isSidechain", "userType", "cwd",
+                            "version", "gitBranch", "level", "content"})
+
+
+def _frame_fields(raw: bytes) -> str:
+    """``key value · key value`` for the scalar fields of a frame the fold has no
+    rule for (a PR's ``url``, a state), so what it says is shown, not only its kind;
+    lists and objects are counted."""
+    if not raw or len(raw) > 64 * 1024:
+        return ""
+    try:
+        frame = msgspec.json.decode(raw)
+    except msgspec.DecodeError:
+        return ""
+    if not isinstance(frame, dict):
+        return ""
+    parts = []
+    for key, value in frame.items():
+        if key in _ENVELOPE_KEYS or value in (None, "", [], {}):
+            continue
+        if isinstance(value, (list, dict)):
+            parts.append(f"{key}: {len(value)} item{'s' if len(value) != 1 else ''}")
+        else:
+            parts.append(f"{key}: {value}")
+    return " · ".join(parts)

@@ -76,6 +76,9 @@ HANDLERS: dict[type, Handler] = {
     F.Informational: Session._informational,
     F.LocalCommandOutput: Session._local_command_output,
     F.ToolUseSummary: Session._tool_use_summary,
+    F.PromptSuggestion: Session._prompt_suggestion,
+    F.VcsStateChanged: Session._vcs_state,
+    F.ControlResponse: Session._control_response,
     F.SystemOther: Session._system_other,
     F.System: Session._system_other,
     # what is not a frame the fold reads
@@ -83,7 +86,6 @@ HANDLERS: dict[type, Handler] = {
     F.Unknown: Session._unknown,
     F.Blank: Session._nothing,
     F.KeepAlive: Session._nothing,
-    F.ControlResponse: Session._nothing,
     F.ControlCancelRequest: Session._nothing,
     **{cls: Session._nothing for cls in F.METADATA_CLASSES.values()},
 }

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 from .. import frames as F
+from ..notes import parse_task_notification, task_note_line
 from ..state import MAIN, TERMINAL_TASK_STATUSES, Task, ToolCall
 from .kernel import Kernel
 
@@ -136,6 +137,21 @@ class Tasks(Kernel):
                 task.in_roster = task_id in ids
                 self._changed("task", key=task_id)
         self.roster = ids
+
+    def _task_note(self, text: str, line_no: int) -> bool:
+        """A ``<task-notification>`` on disk: fold it into its task and show it as one
+        ``task`` notice (``a3a5… completed · 1,217 tokens · …``, the result as detail)."""
+        note = parse_task_notification(text)
+        if note is None:
+            return False
+        self._task_notification_text(text, line_no)
+        task = self.tasks.get(note.task_id)
+        if task is not None and note.total_tokens is not None:
+            task.total_tokens, task.tool_uses = note.total_tokens, note.tool_uses
+            task.duration_ms = note.duration_ms
+        level = {"failed": "error", "killed": "warning", "stopped": "warning"}.get(note.status, "info")
+        self._notice(MAIN, line_no, "task", task_note_line(note), level, note.result or None)
+        return True
 
     def _task_notification_text(self, text: str, line_no: int) -> None:
         """On disk a background task's end is only a queued ``<task-notification>``

@@ -5,6 +5,8 @@ thinking, cost and session resets.
 
 from __future__ import annotations
 
+from typing import Any
+
 from .. import frames as F
 from ..state import MAIN, CompactionItem, PromptItem, Turn, TurnFooterItem
 from .kernel import Kernel, usage_totals
@@ -16,7 +18,7 @@ class Turns(Kernel):
     """Turn lifecycle, results and cost, session-level system frames."""
 
     def _open_turn(self, prompt: str | None, line_no: int, uuid: str | None = None,
-                   images: int = 0) -> Turn:
+                   images: tuple[Any, ...] = ()) -> Turn:
         turn = Turn(len(self.turns), prompt, line_no, session_id=self.session_id)
         self.turns.append(turn)
         if prompt is not None:

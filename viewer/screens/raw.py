@@ -16,18 +16,25 @@ from reducer.pretty import human_bytes, raw_view
 
 __all__ = ["RawScreen"]
 
+GIANT_FRAME = 200_000
+RAW_HEAD = 16 * 1024
+"""Bytes of a frame longer than :data:`GIANT_FRAME` drawn at once (laying out more
+takes seconds); ``o`` shows the whole frame in the pager."""
+
 
 class RawScreen(ModalScreen[None]):
     """One line of the source as it was read: its place, its kind and its JSON.
 
     The JSON is re-indented with every value kept byte for byte (string escapes
     and numbers as written) and highlighted with the theme's colours. A line that
-    is not JSON shows its bytes escaped, with the reason. Past 200 KB only the
-    start is shown; copying always takes the whole line.
+    is not JSON shows its bytes escaped, with the reason. Of a frame over 200 KB only the
+    first 16 KB are shown, at once; ``o`` shows it all in the pager, copying takes the
+    whole line.
 
     | Key(s) | Description |
     | :- | :- |
     | y, c | Copy the raw line to the clipboard |
+    | o, O | The whole frame, pretty-printed, in $PAGER / $EDITOR |
     | escape, q, r | Close |
     | up/down, j/k, pgup/pgdn, g/G | Scroll |
     | ], [ | Next / previous paired frame (a call's result, task frames, heartbeats; a hook's response) |
@@ -38,6 +45,9 @@ class RawScreen(ModalScreen[None]):
         Binding("y", "copy", "Copy line", id="raw.copy",
                 tooltip="Copy the exact line (UTF-8) to the clipboard"),
         Binding("c", "copy", "Copy line", show=False),
+        Binding("o", "open_text(False)", "Pager", show=False, id="raw.pager",
+                tooltip="The whole frame, pretty-printed, in $PAGER"),
+        Binding("O", "open_text(True)", "Editor", show=False, id="raw.editor"),
         Binding("escape", "dismiss", "Close", id="raw.close"),
         Binding("q", "dismiss", "Close", show=False),
         Binding("r", "dismiss", "Close", show=False),
@@ -90,7 +100,8 @@ class RawScreen(ModalScreen[None]):
         self.stepper = stepper
         """Where ``[`` / ``]`` and ``n`` / ``p`` go (``None``: this frame only)."""
         reason = getattr(entry, "reason", None) if entry.kind == "malformed" else None
-        self.view = raw_view(entry.raw, reason=reason)
+        limit = RAW_HEAD if len(entry.raw) > GIANT_FRAME else GIANT_FRAME
+        self.view = raw_view(entry.raw, reason=reason, limit=limit)
 
     @property
     def title_text(self) -> str:
@@ -103,7 +114,8 @@ class RawScreen(ModalScreen[None]):
         with Vertical(id="raw-box") as box:
             box.border_title = self.title_text
             box.border_subtitle = self.source_label
-            notes = Static(Content("\n".join(f"⚠ {n}" for n in self.view.notes)),
+            more = ("o: the whole frame in $PAGER, O: in $EDITOR",) if self.view.truncated else ()
+            notes = Static(Content("\n".join(f"⚠ {n}" for n in (*self.view.notes, *more))),
                            id="raw-notes", classes="-shown" if self.view.notes else "")
             yield notes
             with VerticalScroll(id="raw-scroll"):
@@ -161,6 +173,20 @@ class RawScreen(ModalScreen[None]):
         raw = self.entry.raw
         self.app.copy_to_clipboard(raw.decode("utf-8", "replace"))
         self.notify(f"copied {len(raw)} bytes (line {self.entry.line_no})", title="Raw line")
+
+    def action_open_text(self, editor: bool) -> None:
+        from reducer.pretty import escape_bytes, pretty_json
+        from viewer.external import editor_command, open_text, pager_command, write_cache_file
+
+        e = self.entry
+        try:
+            text = pretty_json(e.raw)
+        except Exception:  # not JSON: its bytes, escaped
+            text = escape_bytes(e.raw, keep_newlines=True)
+        path = write_cache_file(text, f"line{e.line_no}-{e.kind_key}.json")
+        error = open_text(self.app, path, editor_command() if editor else pager_command())
+        if error:
+            self.notify(error, title="Editor" if editor else "Pager", severity="error")
 
     def action_scroll(self, where: str) -> None:
         scroll = self.query_one("#raw-scroll", VerticalScroll)

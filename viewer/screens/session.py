@@ -237,6 +237,33 @@ class SessionScreen(Screen[None]):
         self.app.push_screen(OutputScreen(row.output_file,
                                           f"{row.kind_label} · {row.description or row.key}"))
 
+    @on(TranscriptView.OpenText)
+    def _open_text(self, event: TranscriptView.OpenText) -> None:
+        from reducer.views import full_text
+        from viewer.external import editor_command, open_text, pager_command, write_cache_file
+
+        item = event.item
+        path = write_cache_file(full_text(item), f"line{item.line_no}-{item.kind}")
+        error = open_text(self.app, path, editor_command() if event.editor else pager_command())
+        if error:
+            self.notify(error, title="Editor" if event.editor else "Pager", severity="error")
+
+    @on(TranscriptView.ViewImages)
+    def _view_images(self, event: TranscriptView.ViewImages) -> None:
+        from reducer.images import image_bytes
+        from reducer.views import item_images
+        from viewer.external import open_image, write_cache_file
+
+        images = item_images(event.item)
+        if not images:
+            self.notify("no image in this item", title="Images", severity="warning")
+            return
+        for n, info in enumerate(images, 1):
+            ext = info.media_type.rpartition("/")[2] or "bin"
+            name = f"line{event.item.line_no}-image{n}.{ext}"
+            path = write_cache_file(image_bytes(info), name, subdir="images")
+            self.notify(open_image(path), title="Images")
+
     @on(TranscriptView.FollowChanged)
     @on(TranscriptView.CursorMoved)
     @on(TranscriptView.FilterChanged)

@@ -27,7 +27,7 @@ One module per family: :mod:`.text` (prompts, replies, thinking), :mod:`.tool`
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from rich.text import Text
 from textual.strip import Strip
@@ -72,6 +72,7 @@ from .events import (
     _stop_summary_h,
 )
 from .text import _markdown, _markdown_h, _prompt, _prompt_h, _thinking, _thinking_h
+from .card import call_task
 from .tool import _tool, _tool_h
 
 if TYPE_CHECKING:
@@ -97,7 +98,7 @@ def live_key(item: Item, session: Session) -> tuple:
     if not isinstance(item, ToolItem):
         return ()
     call = item.call
-    task = session.tasks.get(call.task_id) if call.task_id else None
+    task = call_task(call, session)
     task_key = (task.status, task.total_tokens, task.tool_uses, task.last_tool,
                 task.summary) if task is not None else None
     if call.subagent or call.name in SUBAGENT_TOOLS:
@@ -108,36 +109,43 @@ def live_key(item: Item, session: Session) -> tuple:
     return (task_key,)
 
 
-def render_item(item: Item, width: int, expanded: bool, ctx: RenderContext) -> list[Strip]:
-    """The rows of ``item`` at ``width`` cells (margin excluded)."""
+def render_item(item: Item, width: int, expanded: bool | int, ctx: RenderContext) -> list[Strip]:
+    """The rows of ``item`` at ``width`` cells (margin excluded); ``expanded`` is
+    ``False`` or how many pages of a long body to show."""
     width = max(width, 8)
-    renderer = _RENDERERS.get(type(item))
-    if renderer is None:
+    kind = ITEM_KINDS.get(type(item))
+    if kind is None:
         return [_crop(Text(f"{item.kind}", ctx.palette.muted), width, ctx.console)]
-    return renderer(item, width, expanded, ctx)
+    return kind.draw(item, width, expanded, ctx)
 
 
-def estimate_height(item: Item, width: int, expanded: bool, session: Session) -> int:
+def estimate_height(item: Item, width: int, expanded: bool | int, session: Session) -> int:
     """A cheap guess at ``len(render_item(...))`` (margin excluded)."""
     width = max(width, 8)
-    estimator = _ESTIMATORS.get(type(item))
-    return estimator(item, width, expanded, session) if estimator is not None else 1
+    kind = ITEM_KINDS.get(type(item))
+    return kind.rows(item, width, expanded, session) if kind is not None else 1
 
 
+class ItemKind(NamedTuple):
+    """How one item type is drawn and how many rows that takes, cheaply (kept side
+    by side in its family's module; tool calls dispatch further to their card)."""
 
-Renderer = Callable[[Item, int, bool, RenderContext], list[Strip]]
-Estimator = Callable[[Item, int, bool, "Session"], int]
+    draw: Callable[[Any, int, bool | int, RenderContext], list[Strip]]
+    rows: Callable[[Any, int, bool | int, Session], int]
 
-_RENDERERS: dict[type, Renderer] = {
-    PromptItem: _prompt, TextItem: _markdown, ThinkingItem: _thinking, ToolItem: _tool,
-    CompactionItem: _compaction, HookItem: _hook, StopSummaryItem: _stop_summary,
-    NoticeItem: _notice, TurnFooterItem: _footer, ProblemItem: _problem,
-}  # type: ignore[dict-item]
-_ESTIMATORS: dict[type, Estimator] = {
-    PromptItem: _prompt_h, TextItem: _markdown_h, ThinkingItem: _thinking_h, ToolItem: _tool_h,
-    CompactionItem: _compaction_h, HookItem: _hook_h, StopSummaryItem: _stop_summary_h,
-    NoticeItem: _notice_h, TurnFooterItem: _footer_h, ProblemItem: _problem_h,
-}  # type: ignore[dict-item]
+
+ITEM_KINDS: dict[type, ItemKind] = {
+    PromptItem: ItemKind(_prompt, _prompt_h),
+    TextItem: ItemKind(_markdown, _markdown_h),
+    ThinkingItem: ItemKind(_thinking, _thinking_h),
+    ToolItem: ItemKind(_tool, _tool_h),
+    CompactionItem: ItemKind(_compaction, _compaction_h),
+    HookItem: ItemKind(_hook, _hook_h),
+    StopSummaryItem: ItemKind(_stop_summary, _stop_summary_h),
+    NoticeItem: ItemKind(_notice, _notice_h),
+    TurnFooterItem: ItemKind(_footer, _footer_h),
+    ProblemItem: ItemKind(_problem, _problem_h),
+}
 
 
 def plain_rows(strips: Iterable[Strip]) -> list[str]:

@@ -3,14 +3,20 @@ formatting, text cleaning, Strip helpers and the body layout with its fold."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from itertools import islice
 from typing import TYPE_CHECKING
 
+from rich.cells import chop_cells
 from rich.console import Console, RenderableType
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual.strip import Strip
+
+from reducer.images import ImageInfo, describe
+from reducer.pretty import human_bytes
 
 if TYPE_CHECKING:
     from reducer.session import Session
@@ -19,8 +25,13 @@ FOLD_LINES = 8
 """Body lines a collapsed card shows before "… N more lines"."""
 READ_FOLD_LINES = 4
 PROMPT_FOLD_LINES = 12
-EXPAND_LINES = 5000
-"""An expanded body draws at most this many lines (a pasted log can have millions)."""
+EXPAND_ROWS = 2000
+"""Rows an expanded body draws per page (``m`` adds a page): a pasted log can have
+millions of lines, a single line 50 MB."""
+EXPAND_LINES = EXPAND_ROWS
+LONG_LINE = 4096
+"""Lines longer than this many characters are hard-wrapped at the width, from
+their head alone, instead of word-wrapped whole."""
 BODY_INDENT = 2
 
 STATUS_GLYPHS = {
@@ -123,8 +134,9 @@ def _lines(value: str) -> list[str]:
 
 
 def _count_lines(value: str) -> int:
-    value = value.rstrip("\n")
-    return value.count("\n") + 1 if value else 0
+    """``len(_lines(value))`` without splitting or copying."""
+    end = _content_end(value)
+    return value.count("\n", 0, end) + 1 if end else 0
 
 
 def _no_bg(style: Style) -> Style:
@@ -183,29 +195,93 @@ def _rule(label: Text, width: int, style: Style, console: Console) -> Strip:
     return _crop(row, width, console)
 
 
+Line = Text | tuple[str, Style | str]
+"""One logical body line: drawn Text, or a plain string and its style (made Text
+only when shown)."""
+
+
+class _Run:
+    """Many output lines kept as the one string they came in, split only as far
+    as they are shown (a 50 MB output is never split into a million strings)."""
+
+    __slots__ = ("text", "style", "end", "count")
+
+    def __init__(self, text: str, style: Style | str, end: int, count: int) -> None:
+        self.text, self.style, self.end, self.count = text, style, end, count
+
+    def lines(self) -> Iterator[tuple[str, Style | str]]:
+        text, style, end, pos = self.text, self.style, self.end, 0
+        while pos <= end:
+            cut = text.find("\n", pos, end)
+            if cut < 0:
+                cut = end
+            yield text[pos:cut], style
+            pos = cut + 1
+
+
 class _Body:
     """Logical lines of a card body: each drawn on one cropped row when folded,
-    wrapped when expanded. Output lines stay plain strings until shown, so a
-    folded card over a megabyte of output costs what its eight rows cost."""
+    wrapped when expanded. Output stays one plain string until shown, so a
+    folded card over a megabyte of output costs what its eight rows cost, and an
+    expanded one what its first page costs."""
 
-    __slots__ = ("lines",)
+    __slots__ = ("parts", "count", "chars")
 
-    def __init__(self) -> None:
-        self.lines: list[Text | tuple[str, Style | str]] = []
+    def __init__(self, lines: Iterable[Line] = ()) -> None:
+        self.parts: list[Line | _Run] = []
+        self.count = 0
+        """Logical lines."""
+        self.chars = 0
+        """Characters of all lines, line breaks included."""
+        self.extend(lines)
+
+    def __len__(self) -> int:
+        return self.count
 
     def add(self, value: str | Text, style: Style | str = "") -> None:
-        if isinstance(value, Text):
-            self.lines.append(value)
-        else:
-            self.lines.append(_text(value, style))
+        """One line (a string is made Text now: keep it short)."""
+        self.extend((value if isinstance(value, Text) else _text(value, style),))
+
+    def extend(self, lines: Iterable[Line]) -> None:
+        for line in lines:
+            self.parts.append(line)
+            self.count += 1
+            self.chars += (len(line.plain) if isinstance(line, Text) else len(line[0])) + 1
 
     def add_output(self, value: str, style: Style | str = "") -> None:
-        value = value.rstrip("\n")
-        if value:
-            self.lines.extend((line, style) for line in value.split("\n"))
+        """Every line of an output (trailing line breaks dropped), split lazily."""
+        end = _content_end(value)
+        if not end:
+            return
+        count = value.count("\n", 0, end) + 1
+        self.parts.append(_Run(value, style, end, count) if count > 1 else (value[:end], style))
+        self.count += count
+        self.chars += end + 1
+
+    def lines(self) -> Iterator[Line]:
+        for part in self.parts:
+            if isinstance(part, _Run):
+                yield from part.lines()
+            else:
+                yield part
 
 
-def _line_text(line: Text | tuple[str, Style | str], limit: int | None) -> Text:
+def image_lines(body: _Body, images: Iterable[ImageInfo], p: Palette) -> None:
+    """One line per image: ``▣ image/png · 1.2 MiB · 3000×2000 (v: view)``."""
+    for info in images:
+        body.add(Text.assemble(("▣ ", p.secondary), (describe(info), ""),
+                               (" (v: view)", p.muted)))
+
+
+def _content_end(value: str) -> int:
+    """Length of ``value`` without its trailing line breaks (no copy is made)."""
+    end = len(value)
+    while end and value[end - 1] == "\n":
+        end -= 1
+    return end
+
+
+def _line_text(line: Line, limit: int | None) -> Text:
     """A body line as Text; a plain line longer than ``limit`` characters is cut
     first (it is cropped to fewer cells than that anyway)."""
     if isinstance(line, Text):
@@ -216,25 +292,102 @@ def _line_text(line: Text | tuple[str, Style | str], limit: int | None) -> Text:
     return _text(value, style)
 
 
-def _layout_body(body: list[Text | tuple[str, Style | str]], width: int, expanded: bool,
+def _plain_rows(value: str, style: Style | None, width: int, rows: int,
+                indent: int) -> list[Strip] | None:
+    """The rows of a plain ASCII line without escapes, hard-wrapped at ``width``,
+    as one Segment each; ``None`` when the line needs Rich (wide characters,
+    terminal colours, word wrapping)."""
+    head = value[: rows * width]
+    if "\x1b" in head or "\t" in head or not head.isascii():
+        return None
+    head = clean(head)
+    if len(value) <= width or len(value) > LONG_LINE:
+        pad = Segment(" " * indent) if indent else None
+        out = []
+        for at in range(0, max(len(head), 1), width):
+            chunk = head[at: at + width]
+            segments = [Segment(chunk, style)] if pad is None else [pad, Segment(chunk, style)]
+            out.append(Strip(segments, indent + len(chunk)))
+        return out[:rows]
+    return None
+
+
+def _line_rows(line: Line, width: int, rows: int, console: Console,
+               indent: int) -> tuple[list[Strip], int]:
+    """At most ``rows`` rows of ``line`` wrapped at ``width`` and indented, and how
+    many of its characters they hold (-1 when they do not hold it all). A line
+    longer than :data:`LONG_LINE` is hard-wrapped at the width from its head
+    alone: a 50 MB word costs what its rows cost."""
+    size = len(line.plain) if isinstance(line, Text) else len(line[0])
+    if not isinstance(line, Text):
+        value, style = line
+        style_obj = console.get_style(style) if isinstance(style, str) and style else \
+            (style or None)
+        fast = _plain_rows(value, style_obj, width, rows, indent)  # type: ignore[arg-type]
+        if fast is not None:
+            return fast, size if len(fast) * width >= size else -1
+    if size <= LONG_LINE:
+        strips = _wrap(_line_text(line, None), width, console)
+        return [_indent(s, indent) for s in strips[:rows]], size if len(strips) <= rows else -1
+    if isinstance(line, Text):
+        text = line[: rows * width]
+    else:
+        value, style = line
+        head = value[: rows * width * 4] if "\x1b" in value[: rows * width * 4] else \
+            value[: rows * width]
+        text = _text(head, style)
+    cuts, at = [], 0
+    for piece in chop_cells(text.plain, width)[:-1]:
+        at += len(piece)
+        cuts.append(at)
+    pieces = text.divide(cuts)[:rows]
+    shown = sum(len(piece.plain) for piece in pieces)
+    return [_indent(_strip(piece, console), indent) for piece in pieces], \
+        shown if shown >= size else -1
+
+
+def _layout_body(body: _Body | list[Line], width: int, expanded: bool | int,
                  fold: int | None, ctx: RenderContext, indent: int = BODY_INDENT) -> list[Strip]:
+    """The rows of a body: while folded, one cropped row per line up to ``fold``
+    lines; expanded, wrapped, up to ``expanded`` pages of :data:`EXPAND_ROWS` rows.
+    Whatever is left is one hint row saying how much."""
+    if not isinstance(body, _Body):
+        body = _Body(body)
     console = ctx.console
     inner = max(width - indent, 1)
     out: list[Strip] = []
-    # one hidden line would take the hint's own row: show it instead
-    if expanded:
-        shown = body if len(body) <= EXPAND_LINES else body[:EXPAND_LINES]
-    else:
-        shown = body if fold is None or len(body) <= fold + 1 else body[:fold]
-    for line in shown:
-        if expanded:
-            out.extend(_indent(s, indent) for s in _wrap(_line_text(line, None), inner, console))
-        else:
+    lines = body.lines()
+    if not expanded:
+        # one hidden line would take the hint's own row: show it instead
+        shown = body.count if fold is None or body.count <= fold + 1 else fold
+        for line in islice(lines, shown):
             out.append(_indent(_crop(_line_text(line, inner * 2 + 2), inner, console), indent))
-    if len(shown) < len(body):
-        more = len(body) - len(shown)
-        how = "r: the raw frame has them all" if expanded else "enter to expand"
-        hint = Text(f"… {more:,} more line{'s' if more != 1 else ''} ({how})", ctx.palette.muted)
+        if shown < body.count:
+            more = body.count - shown
+            hint = Text(f"… {more:,} more line{'s' if more != 1 else ''} (enter to expand)",
+                        ctx.palette.muted)
+            out.append(_indent(_crop(hint, inner, console), indent))
+        return out
+    budget = EXPAND_ROWS * int(expanded)
+    done_lines = done_chars = 0
+    cut_line = False
+    for line in lines:
+        rows, used = _line_rows(line, inner, budget - len(out), console, indent)
+        out.extend(rows)
+        if used < 0:  # the line did not fit in what is left of the page
+            cut_line = True
+            done_chars += sum(len(s.text) for s in rows)
+            break
+        done_lines += 1
+        done_chars += used + 1
+        if len(out) >= budget:
+            break
+    if done_lines < body.count:
+        more_lines = body.count - done_lines - cut_line
+        left = human_bytes(max(body.chars - done_chars - 1, 0))
+        what = (f"{more_lines:,} more line{'s' if more_lines != 1 else ''} · {left}"
+                if more_lines else f"{left} more")
+        hint = Text(f"… {what} (m: more · o: pager)", ctx.palette.muted)
         out.append(_indent(_crop(hint, inner, console), indent))
     return out
 
@@ -246,36 +399,36 @@ def _folded_height(n: int, fold: int | None) -> int:
 
 
 
-def _wrapped_rows(value: str, width: int) -> int:
-    """Rows ``value`` takes when wrapped at ``width`` (exact for ASCII without long words)."""
-    if not value:
+def _wrapped_rows(value: str, width: int, limit: int | None = None,
+                  end: int | None = None) -> int:
+    """Rows ``value[:end]`` takes when wrapped at ``width`` (exact for ASCII without
+    long words); counting stops at ``limit`` rows."""
+    end = len(value) if end is None else end
+    if not end:
         return 1
-    rows = 0
-    for line in value.split("\n"):
-        n = len(line)
+    rows = pos = 0
+    while True:
+        cut = value.find("\n", pos, end)
+        n = (end if cut < 0 else cut) - pos
         rows += 1 if n <= width else -(-n // width)
-    return rows
+        if cut < 0 or (limit is not None and rows >= limit):
+            return rows if limit is None else min(rows, limit)
+        pos = cut + 1
 
+
+def _expanded_rows(value: str, width: int, expanded: bool | int) -> int:
+    """The estimate for a body of ``value`` laid out by :func:`_layout_body` when
+    expanded: its wrapped rows, at most its pages, and the hint row."""
+    budget = EXPAND_ROWS * int(expanded)
+    rows = _wrapped_rows(value, width, budget + 1, _content_end(value))
+    return rows if rows <= budget else budget + 1
 
 
 MARKDOWN_LIMIT = 64 * 1024
 """Longer replies show their first part as Markdown; ``enter`` shows it all as plain text."""
-PLAIN_LIMIT = 1024 * 1024
-"""Even expanded, a reply is drawn up to this many characters (the raw view has the rest)."""
 
 
 def _head(text: str, limit: int) -> str:
     """``text`` cut at the last line break before ``limit`` characters."""
     cut = text.rfind("\n", 0, limit)
     return text[: cut if cut > limit // 2 else limit]
-
-
-def _head_lines(text: str, count: int) -> str:
-    """The first ``count`` lines of ``text``."""
-    end = -1
-    for _ in range(count):
-        end = text.find("\n", end + 1)
-        if end < 0:
-            return text
-    return text[:end]
-

@@ -19,16 +19,17 @@ from typing import TYPE_CHECKING, ClassVar
 
 from rich.style import Style
 
-from reducer.state import ToolCall
+from reducer.state import Task, ToolCall
 from reducer.tools import Tool, tool_summary
+from reducer.images import images_in
 from reducer.views import result_text
 
-from .base import FOLD_LINES, Palette, RenderContext, _Body, _count_lines
+from .base import FOLD_LINES, Palette, RenderContext, _Body, _count_lines, image_lines
 
 if TYPE_CHECKING:
     from reducer.session import Session
 
-__all__ = ["ToolCard", "register", "card_for", "result_lines", "CARDS"]
+__all__ = ["ToolCard", "register", "card_for", "result_lines", "call_task", "CARDS"]
 
 
 class ToolCard:
@@ -63,7 +64,7 @@ class ToolCard:
     def rows(self, call: ToolCall, tool: Tool, width: int, expanded: bool,
              session: Session) -> int:
         """How many logical lines :meth:`body` adds, cheaply (see the module docstring)."""
-        return _count_lines(result_text(call)) if call.result is not None else 0
+        return result_rows(call) if call.result is not None else 0
 
 
 CARDS: list[ToolCard] = []
@@ -85,7 +86,25 @@ def card_for(call: ToolCall, tool: Tool) -> ToolCard:
     raise LookupError(f"no card claims {call.name!r}")  # the generic card claims all
 
 
+def call_task(call: ToolCall, session: Session) -> Task | None:
+    """The task a call became: by the id its result named, else (an async sub-agent
+    on disk) by its agent's file id, which is the task id of its notification."""
+    if call.task_id:
+        return session.tasks.get(call.task_id)
+    agent = session.agents.get(call.subagent) if call.subagent else None
+    return session.tasks.get(agent.agent_file_id) if agent and agent.agent_file_id else None
+
+
 def result_lines(body: _Body, call: ToolCall, p: Palette, *, style: Style | str = "") -> None:
-    """The call's result text as body lines (in the error colour when it failed)."""
+    """The call's result text as body lines (in the error colour when it failed),
+    then a line for each image in it."""
     body.add_output(result_text(call), p.error if call.is_error else style)
+    if isinstance(call.result, list):
+        image_lines(body, images_in(call.result), p)
+
+
+def result_rows(call: ToolCall) -> int:
+    """The lines :func:`result_lines` adds."""
+    images = len(images_in(call.result)) if isinstance(call.result, list) else 0
+    return _count_lines(result_text(call)) + images
 

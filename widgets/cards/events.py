@@ -20,15 +20,15 @@ from reducer.state import (
 
 from .base import (
     BODY_INDENT,
+    LONG_LINE,
     Palette,
     RenderContext,
     _Body,
     _crop,
-    _indent,
+    _expanded_rows,
     _layout_body,
     _lines,
     _rule,
-    _text,
     _wrap,
     _wrapped_rows,
     clean,
@@ -62,14 +62,15 @@ def _compaction(item: CompactionItem, width: int, expanded: bool, ctx: RenderCon
     style = p.error if item.failed else p.secondary
     rows = [_rule(Text(clean(_compaction_label(item)), style), width, style, console)]
     if expanded and item.summary:
-        text = _text(item.summary.strip("\n"), p.muted)
-        rows += [_indent(s, BODY_INDENT) for s in _wrap(text, width - BODY_INDENT, console)]
+        body = _Body()
+        body.add_output(item.summary.lstrip("\n"), p.muted)
+        rows += _layout_body(body, width, expanded, None, ctx)
     return rows
 
 
 def _compaction_h(item: CompactionItem, width: int, expanded: bool, session: Session) -> int:
     if expanded and item.summary:
-        return 1 + _wrapped_rows(item.summary.strip("\n"), width - BODY_INDENT)
+        return 1 + _expanded_rows(item.summary.lstrip("\n"), width - BODY_INDENT, expanded)
     return 1
 
 
@@ -112,7 +113,7 @@ def _hook(item: HookItem, width: int, expanded: bool, ctx: RenderContext) -> lis
         lines = _Body()
         for text, role in body:
             lines.add_output(text, (p.error if h.status == "error" else p.warning) if role else "")
-        rows += _layout_body(lines.lines, width, True, None, ctx)
+        rows += _layout_body(lines, width, True, None, ctx)
     return rows
 
 
@@ -144,7 +145,7 @@ def _stop_summary(item: StopSummaryItem, width: int, expanded: bool,
             body.add(cmd)
         for err in item.errors:
             body.add_output(str(err), p.error)
-        rows += _layout_body(body.lines, width, True, None, ctx)
+        rows += _layout_body(body, width, True, None, ctx)
     return rows
 
 
@@ -170,33 +171,39 @@ def _notice(item: NoticeItem, width: int, expanded: bool, ctx: RenderContext) ->
     p, console = ctx.palette, ctx.console
     style = _level_style(item.level, p)
     glyph = {"error": "✗", "warning": "!"}.get(item.level, "·")
-    lines = _lines(item.text) or [""]
+    first, rest = _notice_parts(item)
     head = Text.assemble((f"{glyph} ", style), (f"[{item.category}] ", p.muted),
-                         (clean(lines[0]), style))
+                         (clean(first), style))
     if not expanded:
-        if len(lines) > 1 or item.detail:
+        if rest:
             head.append(" …", p.muted)
         return [_crop(head, width, console)]
     rows = _wrap(head, width, console)
-    rest = "\n".join(lines[1:])
+    if rest:
+        body = _Body()
+        body.add_output(rest, style)
+        rows += _layout_body(body, width, expanded, None, ctx)
+    return rows
+
+
+def _notice_parts(item: NoticeItem) -> tuple[str, str]:
+    """The first line of a notice (its chip) and the rest with the detail (its body)."""
+    text = item.text.strip("\n")
+    cut = text.find("\n")
+    first, rest = (text, "") if cut < 0 else (text[:cut], text[cut + 1:])
     if item.detail:
         rest = f"{rest}\n{item.detail}" if rest else item.detail
-    if rest:
-        rows += [_indent(s, BODY_INDENT) for s in _wrap(_text(rest, style), width - BODY_INDENT, console)]
-    return rows
+    return first[:LONG_LINE], rest
 
 
 def _notice_h(item: NoticeItem, width: int, expanded: bool, session: Session) -> int:
     if not expanded:
         return 1
-    lines = _lines(item.text) or [""]
-    head = 4 + len(item.category) + len(lines[0])
+    first, rest = _notice_parts(item)
+    head = 4 + len(item.category) + len(first)
     rows = 1 if head <= width else -(-head // width)
-    rest = "\n".join(lines[1:])
-    if item.detail:
-        rest = f"{rest}\n{item.detail}" if rest else item.detail
     if rest:
-        rows += _wrapped_rows(rest, width - BODY_INDENT)
+        rows += _expanded_rows(rest, width - BODY_INDENT, expanded)
     return rows
 
 
@@ -218,10 +225,33 @@ def _footer_label(item: TurnFooterItem) -> tuple[str, str]:
         parts.append(f"{t.tool_calls} tool{'s' if t.tool_calls != 1 else ''}")
     problem = ""
     if t.is_error or (t.subtype and t.subtype != "success"):
-        problem = f"⚠ {t.subtype or 'error'}"
+        problem = f"✗ failed · {_error_class(item)}"
     elif t.terminal_reason and t.terminal_reason not in ("completed",):
         problem = f"⚠ {t.terminal_reason}"
     return " · ".join(parts), problem
+
+
+_ERROR_CLASSES = {
+    "error_max_turns": "max turns reached",
+    "error_during_execution": "error during execution",
+    "error_max_budget_usd": "budget reached",
+    "error_max_structured_output_retries": "structured output retries exhausted",
+}
+
+
+def _error_class(item: TurnFooterItem) -> str:
+    """Why a turn failed, in words: its result subtype, and the terminal reason
+    when it says more (``error during execution (aborted_streaming)``)."""
+    t = item.turn_ref
+    subtype = t.subtype or "error"
+    if subtype == "success":  # is_error on a "success" result: an API error, in the text
+        first = (t.result_text or "").strip().split("\n", 1)[0]
+        return clean(first[:60]) or "error"
+    label = _ERROR_CLASSES.get(subtype, subtype.replace("_", " "))
+    reason = t.terminal_reason
+    if reason and reason != "completed" and reason.replace("_", " ") not in label:
+        label += f" ({clean(reason)})"
+    return label
 
 
 def _footer(item: TurnFooterItem, width: int, expanded: bool, ctx: RenderContext) -> list[Strip]:
@@ -242,7 +272,7 @@ def _footer(item: TurnFooterItem, width: int, expanded: bool, ctx: RenderContext
             body.add_output(err, p.error)
         if t.result_text:
             body.add_output(t.result_text, p.muted)
-        rows += _layout_body(body.lines, width, True, None, ctx)
+        rows += _layout_body(body, width, True, None, ctx)
     return rows
 
 

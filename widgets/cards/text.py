@@ -10,29 +10,29 @@ from rich.text import Text
 from textual.strip import Strip
 
 from reducer.state import MAIN, PromptItem, TextItem, ThinkingItem
+from reducer.views import item_images
 
 from .base import (
     BODY_INDENT,
-    EXPAND_LINES,
     MARKDOWN_LIMIT,
-    PLAIN_LIMIT,
     PROMPT_FOLD_LINES,
     Palette,
     RenderContext,
+    _Body,
     _count_lines,
     _crop,
+    _expanded_rows,
     _folded_height,
     _head,
-    _head_lines,
     _indent,
     _layout_body,
-    _lines,
     _render,
     _text,
     _wrap,
     _wrapped_rows,
     clean,
     fmt_tokens,
+    image_lines,
 )
 
 if TYPE_CHECKING:
@@ -47,40 +47,44 @@ def _prompt(item: PromptItem, width: int, expanded: bool, ctx: RenderContext) ->
     label = Text.assemble(("▌ ", p.band_label), (who, p.band_label))
     if item.turn is not None:
         label.append(f" · turn {item.turn + 1}", p.muted)
-    if item.images:
-        label.append(f" · {item.images} image{'s' if item.images != 1 else ''}", p.muted)
+    images = item_images(item)
+    if images:
+        label.append(f" · {len(images)} image{'s' if len(images) != 1 else ''}", p.muted)
     rows = [_crop(label, width, console)]
-    body: list[Text | tuple[str, Style | str]] = [(line, "") for line in _lines(item.text)]
-    rows += _layout_body(body or [Text("")], width, expanded, PROMPT_FOLD_LINES, ctx)
+    body = _Body()
+    body.add_output(item.text)
+    if not body.count and not images:
+        body.add(Text(""))
+    image_lines(body, images, p)
+    rows += _layout_body(body, width, expanded, PROMPT_FOLD_LINES, ctx)
     return [row.extend_cell_length(width, p.band).apply_style(p.band) for row in rows]
 
 
 def _prompt_h(item: PromptItem, width: int, expanded: bool, session: Session) -> int:
-    n = max(_count_lines(item.text), 1)
+    images = len(item_images(item))
     if expanded:
-        if n > EXPAND_LINES:
-            return 2 + _wrapped_rows(_head_lines(item.text, EXPAND_LINES), width - BODY_INDENT)
-        return 1 + _wrapped_rows(item.text.rstrip("\n"), width - BODY_INDENT)
-    return 1 + _folded_height(n, PROMPT_FOLD_LINES)
+        return 1 + _expanded_rows(item.text, width - BODY_INDENT, expanded) + images
+    lines = _count_lines(item.text) + images
+    return 1 + _folded_height(max(lines, 1), PROMPT_FOLD_LINES)
 
+
+# assistant text ----------------------------------------------------------------------------
 
 def _huge_text(item: TextItem, width: int, expanded: bool, ctx: RenderContext) -> list[Strip]:
-    """A reply too long to lay out as Markdown at every redraw."""
+    """A reply too long to lay out as Markdown at every redraw: the Markdown of its
+    start while folded, all of it as plain text (page by page) when expanded."""
     text = item.text
     if expanded:
-        shown = _head(text, PLAIN_LIMIT)
-        rows = _layout_body([_text(line) for line in _lines(shown)], width, True, None, ctx, 0)
-        what = "r: the raw frame has it all" if len(shown) < len(text) else "enter: fold"
-    else:
-        shown = _head(text, MARKDOWN_LIMIT)
-        theme = ctx.palette.code_theme
-        rows = _render(Markdown(clean(shown), code_theme=theme, inline_code_lexer="text",
-                                inline_code_theme=theme), width, ctx.console)
-        what = "enter: show all as plain text"
-    hidden = len(text) - len(shown)
-    if hidden > 0:
-        hint = Text(f"… {hidden:,} more characters ({what})", ctx.palette.muted)
-        rows.append(_crop(hint, width, ctx.console))
+        body = _Body()
+        body.add_output(text)
+        return _layout_body(body, width, expanded, None, ctx, 0)
+    shown = _head(text, MARKDOWN_LIMIT)
+    theme = ctx.palette.code_theme
+    rows = _render(Markdown(clean(shown), code_theme=theme, inline_code_lexer="text",
+                            inline_code_theme=theme), width, ctx.console)
+    hint = Text(f"… {len(text) - len(shown):,} more characters (enter: show all as plain text)",
+                ctx.palette.muted)
+    rows.append(_crop(hint, width, ctx.console))
     return rows
 
 
@@ -104,8 +108,9 @@ def _markdown_h(item: TextItem, width: int, expanded: bool, session: Session) ->
     if len(text) < width and "\n" not in text:
         return 1
     if len(text) > MARKDOWN_LIMIT:
-        shown = _head(text, PLAIN_LIMIT if expanded else MARKDOWN_LIMIT)
-        return _wrapped_rows(shown.strip("\n"), width) + (len(shown) < len(text))
+        if expanded:
+            return _expanded_rows(text, width, expanded)
+        return _wrapped_rows(_head(text, MARKDOWN_LIMIT).strip("\n"), width) + 1
     return _wrapped_rows(text.strip("\n"), width)
 
 
@@ -131,16 +136,18 @@ def _thinking(item: ThinkingItem, width: int, expanded: bool, ctx: RenderContext
         if len(item.text) <= MARKDOWN_LIMIT:
             body = _text(item.text.strip("\n"), p.muted + Style(italic=True))
             rows += [_indent(s, BODY_INDENT) for s in _wrap(body, width - BODY_INDENT, console)]
-        else:  # a huge block: its lines, capped like any expanded body
-            style = p.muted + Style(italic=True)
-            text = _head(item.text.strip("\n"), PLAIN_LIMIT)
-            rows += _layout_body([(line, style) for line in _lines(text)], width, True, None, ctx)
+        else:  # a huge block: its lines, page by page like any expanded body
+            body = _Body()
+            body.add_output(item.text, p.muted + Style(italic=True))
+            rows += _layout_body(body, width, expanded, None, ctx)
     return rows
 
 
 def _thinking_h(item: ThinkingItem, width: int, expanded: bool, session: Session) -> int:
     if expanded and item.text:
-        return 1 + _wrapped_rows(_head(item.text.strip("\n"), PLAIN_LIMIT), width - BODY_INDENT)
+        if len(item.text) <= MARKDOWN_LIMIT:
+            return 1 + _wrapped_rows(item.text.strip("\n"), width - BODY_INDENT)
+        return 1 + _expanded_rows(item.text, width - BODY_INDENT, expanded)
     return 1
 
 

@@ -15,6 +15,7 @@ from reducer.views import canonical_tool
 
 from . import tools as _tools  # noqa: F401  (registers every card)
 from .base import (
+    EXPAND_ROWS,
     STATUS_GLYPHS,
     Palette,
     RenderContext,
@@ -79,7 +80,7 @@ def _header(call: ToolCall, name: str, summary: str, width: int, ctx: RenderCont
     return _crop(Text.assemble(left, " " * gap, status), width, ctx.console)
 
 
-def _tool(item: ToolItem, width: int, expanded: bool, ctx: RenderContext) -> list[Strip]:
+def _tool(item: ToolItem, width: int, expanded: bool | int, ctx: RenderContext) -> list[Strip]:
     call = item.call
     tool = canonical_tool(call)
     card = card_for(call, tool)
@@ -90,7 +91,7 @@ def _tool(item: ToolItem, width: int, expanded: bool, ctx: RenderContext) -> lis
     card.body(call, tool, body, width, expanded, ctx)
     if call.status == "denied":
         body.add(f"⊘ {call.denied_reason or 'permission denied'}", p.warning)
-    rows += _layout_body(body.lines, width, expanded, card.fold, ctx)
+    rows += _layout_body(body, width, expanded, card.fold, ctx)
     return rows
 
 
@@ -99,4 +100,6 @@ def _tool_h(item: ToolItem, width: int, expanded: bool, session: Session) -> int
     tool = canonical_tool(call)
     card = card_for(call, tool)
     n = card.rows(call, tool, width, expanded, session) + (call.status == "denied")
-    return 1 + (n if expanded else _folded_height(n, card.fold))
+    if expanded:  # logical lines, at most a page: the view corrects it once drawn
+        return 1 + min(n, EXPAND_ROWS * int(expanded) + 1)
+    return 1 + _folded_height(n, card.fold)

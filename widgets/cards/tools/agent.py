@@ -10,31 +10,45 @@ from rich.text import Text
 from reducer.session import SUBAGENT_TOOLS
 from reducer.state import ToolCall
 from reducer.tools import Raw, Tool
+from reducer.notes import agent_reply
 from reducer.views import result_text
 
-from ..base import RenderContext, _Body, _lines, clean, fmt_duration, fmt_tokens
-from ..card import ToolCard, register
+from ..base import RenderContext, _Body, clean, fmt_duration, fmt_tokens
+from ..card import ToolCard, call_task, register
 
 if TYPE_CHECKING:
     from reducer.session import Session
 
 
-def _answer_line(call: ToolCall, session: Session) -> str:
-    """The first line of what the sub-agent handed back ("" while there is none)."""
-    task = session.tasks.get(call.task_id) if call.task_id else None
+def _answer(call: ToolCall, session: Session) -> tuple[str, bool]:
+    """What the sub-agent handed back, without the CLI's frame ("" while there is
+    none), and whether the call only launched it in the background."""
+    task = call_task(call, session)
+    reply = agent_reply(result_text(call)) if call.result is not None and call.finished \
+        else None
+    if reply is not None and reply.answer:
+        return reply.answer, False
     summary = (task.summary if task is not None else None) or ""
-    if not summary and call.result is not None and call.finished:
-        summary = result_text(call)
-    first = next((ln for ln in _lines(summary) if ln.strip() and not ln.lstrip().startswith("<")),
-                 "")
-    return first.strip()
+    return summary.strip("\n"), reply is not None and reply.launched
 
 
-def _agent_body(call: ToolCall, body: _Body, ctx: RenderContext) -> None:
+def _answer_lines(call: ToolCall, session: Session, expanded: bool | int) -> list[str]:
+    """The answer lines the card shows: the first while folded, all when expanded."""
+    answer, launched = _answer(call, session)
+    if launched and not answer:
+        return []
+    lines = [ln for ln in answer.split("\n")] if answer else []
+    if not expanded:
+        first = next((ln.strip() for ln in lines if ln.strip()), "")
+        return [first] if first else []
+    return lines
+
+
+def _agent_body(call: ToolCall, body: _Body, expanded: bool | int, ctx: RenderContext) -> None:
     p, session = ctx.palette, ctx.session
     inp = call.input if isinstance(call.input, dict) else {}
     agent = session.agents.get(call.subagent) if call.subagent else None
-    task = session.tasks.get(call.task_id) if call.task_id else None
+    task = call_task(call, session)
     kind = (agent.subagent_type if agent else None) or inp.get("subagent_type") \
         or (task.subagent_type if task else None) or "agent"
     desc = (agent.description if agent else "") or str(inp.get("description") or "")
@@ -63,9 +77,12 @@ def _agent_body(call: ToolCall, body: _Body, ctx: RenderContext) -> None:
     elif call.elapsed is not None and status == "running":
         line.append(f" · {fmt_duration(call.elapsed)}", p.muted)
     body.add(line)
-    first = _answer_line(call, session)
-    if first:
-        body.add(Text.assemble(("↳ ", p.muted), (clean(first), p.error if call.is_error else "")))
+    answer, launched = _answer(call, session)
+    if launched and not answer:
+        body.add("→ launched in the background", p.secondary)
+    style = p.error if call.is_error else ""
+    for i, line in enumerate(_answer_lines(call, session, expanded)):
+        body.add(Text.assemble(("↳ " if i == 0 else "  ", p.muted), (clean(line), style)))
     if call.subagent:
         body.add("enter: open sub-agent", p.muted + Style(italic=True))
 
@@ -88,8 +105,10 @@ class AgentCard(ToolCard):
 
     def body(self, call: ToolCall, tool: Tool, body: _Body, width: int, expanded: bool,
              ctx: RenderContext) -> None:
-        _agent_body(call, body, ctx)
+        _agent_body(call, body, expanded, ctx)
 
     def rows(self, call: ToolCall, tool: Tool, width: int, expanded: bool,
              session: Session) -> int:
-        return 2 + bool(_answer_line(call, session)) + bool(call.subagent)
+        answer = _answer_lines(call, session, expanded)
+        launched = not answer and _answer(call, session)[1]
+        return 2 + len(answer) + launched + bool(call.subagent)

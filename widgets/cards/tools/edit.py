@@ -21,6 +21,11 @@ DIFF_LIMIT = 4_000_000
 trimmed at both ends) instead of a full diff, which would take seconds."""
 
 
+TRIM_LIMIT = 64
+"""Up to this many lines the estimate leaves out the lines an edit keeps at either
+end (exact for a one-block edit); a bigger edit is counted whole, an upper bound."""
+
+
 def _trim(a: list[str], b: list[str]) -> tuple[int, int]:
     """How many lines ``a`` and ``b`` share at their start and (after that) at their end."""
     head = 0
@@ -79,9 +84,13 @@ class EditCard(ToolCard):
         hunks = edit_hunks(tool)
         rows = len(hunks) - 1 if hunks else 0
         for old, new in hunks:
+            lines = old.count("\n") + new.count("\n") + 2
+            if lines > TRIM_LIMIT:  # folded it shows its first rows anyway
+                rows += lines
+                continue
             a, b = old.split("\n"), new.split("\n")
             head, tail = _trim(a, b)
-            rows += len(a) + len(b) - head - tail
+            rows += lines - head - tail
         if call.is_error or call.status == "failed":
             rows += super().rows(call, tool, width, expanded, session)
         return rows

@@ -72,8 +72,8 @@ class WriteCard(ToolCard):
             lines = content.split("\n")
             limit = EXPAND_LINES if expanded else FOLD_LINES
             shown = lines if len(lines) <= limit + 1 else lines[:limit]
-            body.lines.extend(_highlighted(shown, tool.file_path, ctx.palette))
-            body.lines.extend(("", "") for _ in range(len(lines) - len(shown)))
+            body.extend(_highlighted(shown, tool.file_path, ctx.palette))
+            body.extend(("", "") for _ in range(len(lines) - len(shown)))
         if call.is_error:
             result_lines(body, call, ctx.palette)
 

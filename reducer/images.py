@@ -1,0 +1,132 @@
+"""Images in prompts and tool results: what they are, read from their first bytes.
+
+An image content block carries its bytes as base64 (``source.data``). Its media
+type, size and pixel dimensions are read from the header alone (PNG, GIF, WebP:
+the first bytes; JPEG: the frame marker, found by decoding only as far as it) —
+no image library, no full decode. :func:`image_bytes` decodes the whole image
+when the user asks to see it.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import struct
+from typing import Any, NamedTuple
+
+__all__ = ["ImageInfo", "image_info", "images_in", "image_bytes", "describe"]
+
+
+class ImageInfo(NamedTuple):
+    media_type: str
+    size: int
+    """Bytes of the image (its base64 text is a third longer)."""
+    width: int | None
+    height: int | None
+    data: str
+    """The base64 text, as the block holds it (not copied)."""
+
+
+def _decode(data: str, chars: int) -> bytes:
+    chars -= chars % 4
+    try:
+        return base64.b64decode(data[:chars], validate=False)
+    except (binascii.Error, ValueError):
+        return b""
+
+
+def _png(head: bytes) -> tuple[int, int] | None:
+    if head[:8] == b"\x89PNG\r\n\x1a\n" and head[12:16] == b"IHDR":
+        return struct.unpack(">II", head[16:24])
+    return None
+
+
+def _gif(head: bytes) -> tuple[int, int] | None:
+    if head[:6] in (b"GIF87a", b"GIF89a"):
+        return struct.unpack("<HH", head[6:10])
+    return None
+
+
+def _webp(head: bytes) -> tuple[int, int] | None:
+    if head[:4] != b"RIFF" or head[8:12] != b"WEBP":
+        return None
+    chunk = head[12:16]
+    if chunk == b"VP8X":
+        return (int.from_bytes(head[24:27], "little") + 1, int.from_bytes(head[27:30], "little") + 1)
+    if chunk == b"VP8L":
+        bits = int.from_bytes(head[21:25], "little")
+        return (bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1
+    if chunk == b"VP8 ":
+        w, h = struct.unpack("<HH", head[26:30])
+        return w & 0x3FFF, h & 0x3FFF
+    return None
+
+
+def _jpeg(data: str) -> tuple[int, int] | None:
+    """The size in the first SOF marker, decoding the base64 in growing pieces."""
+    chars = 64 * 1024
+    while True:
+        head = _decode(data, chars)
+        if head[:2] != b"\xff\xd8":
+            return None
+        i = 2
+        while i + 9 <= len(head):
+            if head[i] != 0xFF:
+                return None
+            marker = head[i + 1]
+            if marker in (0xD8, 0x01) or 0xD0 <= marker <= 0xD7:
+                i += 2
+                continue
+            length = int.from_bytes(head[i + 2:i + 4], "big")
+            if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
+                h, w = struct.unpack(">HH", head[i + 5:i + 9])
+                return w, h
+            i += 2 + length
+        if chars >= len(data):
+            return None
+        chars *= 4
+
+
+def image_info(source: Any) -> ImageInfo | None:
+    """What an image block's ``source`` holds (``None`` when it holds no base64 data)."""
+    if not isinstance(source, dict) or not isinstance(source.get("data"), str):
+        return None
+    data = source["data"]
+    media = str(source.get("media_type") or "image")
+    size = len(data) * 3 // 4 - data[-2:].count("=")
+    head = _decode(data, 64)
+    dims = _png(head) or _gif(head) or _webp(head) or (_jpeg(data) if head[:2] == b"\xff\xd8" else None)
+    return ImageInfo(media, size, *(dims or (None, None)), data)
+
+
+def images_in(content: Any) -> list[ImageInfo]:
+    """The images of a message's or tool result's content blocks (nested ones too)."""
+    out: list[ImageInfo] = []
+    if not isinstance(content, list):
+        return out
+    for block in content:
+        kind = getattr(block, "type", None) if not isinstance(block, dict) else block.get("type")
+        if kind == "image":
+            source = getattr(block, "source", None) if not isinstance(block, dict) else block.get("source")
+            info = image_info(source)
+            if info is not None:
+                out.append(info)
+        else:
+            inner = getattr(block, "content", None) if not isinstance(block, dict) else block.get("content")
+            out += images_in(inner)
+    return out
+
+
+def image_bytes(info: ImageInfo) -> bytes:
+    """The image itself (its base64 decoded; bad characters skipped)."""
+    return base64.b64decode(info.data + "=" * (-len(info.data) % 4), validate=False)
+
+
+def describe(info: ImageInfo) -> str:
+    """``image/png · 1.2 MiB · 3000×2000``."""
+    from .pretty import human_bytes
+
+    parts = [info.media_type, human_bytes(info.size)]
+    if info.width is not None and info.height is not None:
+        parts.append(f"{info.width}×{info.height}")
+    return " · ".join(parts)

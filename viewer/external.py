@@ -1,0 +1,132 @@
+"""Showing text outside the app: an item's or a frame's full text in ``$PAGER`` or
+``$EDITOR``, an image in the system viewer.
+
+Everything goes through a file in cctv's cache directory (``$XDG_CACHE_HOME/cctv``,
+by default ``~/.cache/cctv``), never beside the session. Text written for a pager
+has its control characters made visible (``\\x1b``), so ``less -R`` shows the bytes
+of the session and never acts on them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from textual.app import App
+
+__all__ = ["cache_dir", "visible_controls", "write_cache_file", "pager_command",
+           "editor_command", "open_text", "open_image"]
+
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def cache_dir() -> Path:
+    """``$XDG_CACHE_HOME/cctv`` (``~/.cache/cctv``), created when missing."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    path = Path(base) / "cctv"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _escape(match: re.Match[str]) -> str:
+    c = ord(match.group())
+    return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
+
+
+def visible_controls(text: str) -> str:
+    """``text`` with every control character but tab and line feed (ESC, CR, C1,
+    bidi overrides) written as an escape, so no terminal acts on it."""
+    return _CONTROLS.sub(_escape, text)
+
+
+def write_cache_file(data: str | bytes, name: str, subdir: str = "view") -> Path:
+    """Write ``data`` (text has its controls made visible) to a file of the cache
+    directory named after ``name`` and its content, and return its path."""
+    folder = cache_dir() / subdir
+    folder.mkdir(parents=True, exist_ok=True)
+    payload = visible_controls(data).encode("utf-8", "replace") if isinstance(data, str) else data
+    digest = hashlib.blake2b(payload, digest_size=6).hexdigest()
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-")[:60] or "item"
+    stem, dot, ext = safe.rpartition(".")
+    path = folder / (f"{stem}-{digest}.{ext}" if dot and stem else f"{safe}-{digest}.txt")
+    if not path.exists():
+        tmp = path.with_suffix(path.suffix + ".part")
+        tmp.write_bytes(payload)
+        tmp.replace(path)
+        _prune(folder, keep=path)
+    return path
+
+
+KEEP_FILES = 20
+"""Files kept per cache subdirectory; older ones are removed as new ones are written."""
+
+
+def _prune(folder: Path, keep: Path) -> None:
+    try:
+        files = sorted((p for p in folder.iterdir() if p.is_file() and p != keep),
+                       key=lambda p: p.stat().st_mtime, reverse=True)
+        for old in files[KEEP_FILES - 1:]:
+            old.unlink(missing_ok=True)
+    except OSError:  # another cctv pruning at the same time, a file in use: keep it
+        pass
+
+
+def pager_command() -> list[str]:
+    """``$PAGER`` split as a shell would, ``less -R`` when unset."""
+    return shlex.split(os.environ.get("PAGER") or "less -R")
+
+
+def editor_command() -> list[str]:
+    """``$VISUAL`` or ``$EDITOR``, ``vi`` when neither is set."""
+    return shlex.split(os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi")
+
+
+def open_text(app: App, path: Path, command: list[str]) -> str | None:
+    """Run ``command path`` with the terminal handed over (``App.suspend``); the
+    error to show, or ``None``. Where the app cannot hand over the terminal (a
+    headless run), the command runs without it."""
+    from textual.app import SuspendNotSupported
+
+    argv = [*command, str(path)]
+    try:
+        try:
+            with app.suspend():
+                subprocess.run(argv, check=False)
+        except SuspendNotSupported:
+            subprocess.run(argv, check=False, stdin=subprocess.DEVNULL,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    except OSError as exc:  # not found, not executable
+        return f"cannot run {command[0] if command else '?'}: {exc.strerror or exc}"
+    return None
+
+
+def _viewer() -> list[str] | None:
+    if sys.platform == "darwin" and shutil.which("open"):
+        return ["open"]
+    for name in ("xdg-open", "open"):
+        if shutil.which(name):
+            return [name]
+    return None
+
+
+def open_image(path: Path) -> str:
+    """Open ``path`` in the system image viewer, in the background; what to tell
+    the user (the path, and whether a viewer was started)."""
+    viewer = _viewer()
+    if viewer is None:
+        return f"saved to {path} (no xdg-open or open to show it)"
+    try:
+        subprocess.Popen([*viewer, str(path)], stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         start_new_session=True)
+    except OSError as exc:
+        return f"saved to {path} ({viewer[0]} failed: {exc.strerror or exc})"
+    return f"opened {path}"
