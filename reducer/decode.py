@@ -15,14 +15,19 @@ from typing import Any, Literal
 import msgspec
 
 from .frames import (
+    MAX_DEPTH,
+    SHAPES,
     SYSTEM_SUBTYPES,
+    TOOL_INPUT_SHAPES,
     TOP_LEVEL,
+    Assistant,
     Blank,
     Entry,
     Malformed,
     SystemOther,
     System,
     Unknown,
+    dec_hook,
 )
 from .lines import LineSplitter, RawLine
 
@@ -43,9 +48,9 @@ def _make_union() -> Any:
     return union
 
 
-_FRAME_DECODER = msgspec.json.Decoder(_make_union())
-_SYSTEM_DECODERS = {name: msgspec.json.Decoder(cls) for name, cls in SYSTEM_SUBTYPES.items()}
-_OTHER_SYSTEM_DECODER = msgspec.json.Decoder(SystemOther)
+_FRAME_DECODER = msgspec.json.Decoder(_make_union(), dec_hook=dec_hook)
+_SYSTEM_DECODERS = {name: msgspec.json.Decoder(cls, dec_hook=dec_hook) for name, cls in SYSTEM_SUBTYPES.items()}
+_OTHER_SYSTEM_DECODER = msgspec.json.Decoder(SystemOther, dec_hook=dec_hook)
 
 
 class _Envelope(msgspec.Struct, gc=False):
@@ -61,6 +66,8 @@ def decode_line(data: bytes, line_no: int = 0, offset: int = 0) -> Entry:
     """Decode one line (without its newline). Never raises."""
     try:
         entry = _decode(data)
+    except RecursionError:  # msgspec's own limit, far past MAX_DEPTH
+        entry = Malformed(reason=f"nested too deep (more than {MAX_DEPTH} levels)")
     except Exception as exc:  # pragma: no cover - defensive: msgspec should not raise others
         entry = Malformed(reason=f"decoder error: {exc}")
     entry.line_no = line_no
@@ -105,8 +112,8 @@ def _init_twin() -> Any:
 
 
 if _INIT_LISTS:
-    _INIT_TWIN_DECODER = msgspec.json.Decoder(_init_twin())
-    _INIT_LIST_DECODERS = {f.name: msgspec.json.Decoder(f.type)
+    _INIT_TWIN_DECODER = msgspec.json.Decoder(_init_twin(), dec_hook=dec_hook)
+    _INIT_LIST_DECODERS = {f.name: msgspec.json.Decoder(f.type, dec_hook=dec_hook)
                            for f in msgspec.structs.fields(_INIT) if f.name in _INIT_LISTS}
 _INIT_LIST_CACHE: dict[tuple[str, bytes], Any] = {}
 
@@ -147,6 +154,61 @@ _SYSTEM_BY_HEAD = {name.encode(): (name, dec) for name, dec in _SYSTEM_DECODERS.
 def _decode(data: bytes) -> Entry:
     if len(data) > MAX_LINE_BYTES:
         return Malformed(reason=f"line too long ({len(data):,} bytes; limit {MAX_LINE_BYTES:,})")
+    if not data.isascii():
+        # msgspec checks UTF-8 only in the strings it decodes, not in skipped
+        # fields or Raw ones; a line is JSON only if all of it is UTF-8
+        bad = _not_utf8(data)
+        if bad is not None:
+            return bad
+    entry = _decode_frame(data)
+    shapes = SHAPES.get(type(entry))
+    if shapes is not None:
+        return _check_shapes(entry, shapes)
+    if type(entry) is Assistant:
+        return _check_tool_inputs(entry)
+    return entry
+
+
+def _not_utf8(data: bytes) -> Malformed | None:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return Malformed(reason=f"not UTF-8: invalid byte at column {exc.start + 1}")
+    return None
+
+
+def _shape_error(exc: msgspec.ValidationError, kind: str, path: str) -> Malformed:
+    message = str(exc).replace("`$", f"`$.{path}", 1)
+    return Malformed(reason=f"{kind}: {message}")
+
+
+def _check_shapes(entry: Entry, shapes: tuple[tuple[str, Any], ...]) -> Entry:
+    """The frame, or a Malformed one when a key it reads has the wrong type."""
+    for name, shape in shapes:
+        value = getattr(entry, name)
+        if value:
+            try:
+                msgspec.convert(value, shape)
+            except msgspec.ValidationError as exc:
+                field = msgspec.structs.fields(type(entry))
+                wire = next((f.encode_name for f in field if f.name == name), name)
+                return _shape_error(exc, entry.kind_key, wire)
+    return entry
+
+
+def _check_tool_inputs(entry: Assistant) -> Entry:
+    """The frame, or a Malformed one when a sub-agent call's input has a key of the wrong type."""
+    for i, block in enumerate(entry.message.content):
+        shape = TOOL_INPUT_SHAPES.get(block.name) if block.name else None
+        if shape is not None and block.input is not None:
+            try:
+                msgspec.convert(block.input, shape)
+            except msgspec.ValidationError as exc:
+                return _shape_error(exc, entry.kind_key, f"message.content[{i}].input")
+    return entry
+
+
+def _decode_frame(data: bytes) -> Entry:
     if data.startswith(_SYSTEM_HEAD):
         # The CLI writes system frames as {"type":"system","subtype":"<name>",…}:
         # decode them once, with their subtype's Struct, instead of as System
@@ -187,10 +249,9 @@ def _decode(data: bytes) -> Entry:
 def _bad_json(data: bytes, exc: Exception) -> Entry:
     if not data.strip():
         return Blank()
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError as uexc:
-        return Malformed(reason=f"not UTF-8: invalid byte at column {uexc.start + 1}")
+    bad = _not_utf8(data)
+    if bad is not None:
+        return bad
     text = str(exc)
     if "truncated" in text:
         return Malformed(reason="invalid JSON: truncated (line ends mid-value)")

@@ -13,7 +13,7 @@ and :func:`reducer.decode.extras` returns them. Nothing here imports Textual.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias, Union
 
 import msgspec
 from msgspec import Raw, field
@@ -29,6 +29,7 @@ __all__ = [
     "StopHookSummary", "TurnDuration", "SessionStateChanged", "Notification",
     "PermissionDenied", "Informational", "LocalCommandOutput", "ApiError", "SystemOther",
     "Unknown", "Malformed", "Blank", "Entry", "TOP_LEVEL", "SYSTEM_SUBTYPES", "META_FIELDS",
+    "JSON", "MAX_DEPTH", "VALUE_DEPTH", "BLOCK_DEPTH", "dec_hook", "SHAPES", "TOOL_INPUT_SHAPES",
 ]
 
 # Wire names no JSON frame uses, so decoding never fills the bookkeeping fields.
@@ -40,6 +41,81 @@ _NO_RAW = Raw()
 
 META_FIELDS = frozenset({"line_no", "offset", "raw"})
 """Struct fields that are cctv's bookkeeping, not part of the frame."""
+
+
+# --- how deep a frame may nest ---------------------------------------------------------
+#
+# Real frames nest at most 14 arrays/objects deep. Every free-form value the
+# fold reads (a tool's input, a hook's output, a dict of counters) is typed
+# JSON: its first TYPED_DEPTH levels are a plain union msgspec checks in C, and
+# anything below reaches `dec_hook`, which measures the rest (rare: real values
+# stop above it). A value nested deeper than VALUE_DEPTH is a validation error,
+# so the decoder reports a malformed line and nothing after it ever walks a
+# deep value. Content blocks are bounded the same way (BLOCK_DEPTH). The whole
+# line, unmodelled fields included, is held to MAX_DEPTH where it is walked as
+# a whole: `cctv check`'s round trip and the raw view
+# (:func:`reducer.decode.nesting_exceeds`).
+
+MAX_DEPTH = 64
+"""Deepest nesting of arrays and objects a line may have."""
+
+VALUE_DEPTH = 48
+"""Deepest nesting of a free-form value below its field (with the field's own
+depth, under MAX_DEPTH)."""
+
+BLOCK_DEPTH = 6
+"""Content blocks inside content blocks (a tool_result's blocks): real frames use 2."""
+
+_TYPED_DEPTH = 6
+"""Levels of a free-form value typed as a union (the type graph doubles per level)."""
+
+
+class _AnyValue(type):
+    def __instancecheck__(cls, obj: object) -> bool:
+        return True  # msgspec checks what dec_hook returns: any value is one
+
+
+class _Deeper(metaclass=_AnyValue):
+    """The type of a free-form value found ``_TYPED_DEPTH`` levels below its field:
+    msgspec decodes it as ``Any`` and hands it to :func:`dec_hook` to measure."""
+
+
+def _too_deep(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests more than ``limit`` lists/dicts deep (iteratively)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if type(item) is dict else item if type(item) is list else ()
+        for child in children:
+            if type(child) is dict or type(child) is list:
+                if depth >= limit:
+                    return True
+                stack.append((child, depth + 1))
+    return False
+
+
+def dec_hook(kind: type, value: Any) -> Any:
+    """msgspec ``dec_hook`` of every frame decoder: measures deep free-form values."""
+    if kind is _Deeper:
+        if (type(value) is dict or type(value) is list) and _too_deep(value, VALUE_DEPTH - _TYPED_DEPTH):
+            raise ValueError(f"nested too deep (a value more than {VALUE_DEPTH} levels deep)")
+        return value
+    raise NotImplementedError(f"no decoder for {kind!r}")
+
+
+def _bounded_json(depth: int) -> Any:
+    """A JSON value whose first ``depth`` levels are typed, the rest :class:`_Deeper`."""
+    value: Any = _Deeper
+    for _ in range(depth):
+        value = Union[None, bool, int, float, str, list[value], dict[str, value]]  # noqa: UP007
+    return value
+
+
+# A free-form JSON value of bounded depth: decoded to dict/list/str/... exactly like Any.
+if TYPE_CHECKING:
+    JSON: TypeAlias = Any
+else:
+    JSON = _bounded_json(_TYPED_DEPTH)
 
 
 class Entry(msgspec.Struct, kw_only=True, gc=False):
@@ -78,11 +154,28 @@ class Block(msgspec.Struct, kw_only=True, gc=False):
     data: str | None = None  # redacted_thinking
     id: str | None = None  # tool_use / server_tool_use
     name: str | None = None
-    input: Any = None
+    input: JSON = None
     tool_use_id: str | None = None  # tool_result
-    content: str | list[Block] | None = None
+    content: str | list[_Block1] | None = None
+    """Text, or blocks (each a :class:`Block`; at most :data:`BLOCK_DEPTH` levels)."""
     is_error: bool | None = None
-    source: Any = None  # image / document
+    source: JSON = None  # image / document
+
+
+def _nested_blocks() -> type[Block]:
+    """The Block subclasses of each nesting level, the innermost holding text only:
+    ``_Block1.content`` is ``str | list[_Block2]``, … ``_Block<BLOCK_DEPTH-1>.content`` a ``str``."""
+    inner: Any = None
+    for level in range(BLOCK_DEPTH - 1, 0, -1):
+        content: Any = (str | None) if inner is None else (str | list[inner] | None)
+        name = f"_Block{level}"
+        inner = msgspec.defstruct(name, [("content", content, None)], bases=(Block,),
+                                  kw_only=True, gc=False, module=__name__)
+        globals()[name] = inner  # picklable (checkpoints hold blocks)
+    return inner
+
+
+_Block1 = _nested_blocks()
 
 
 class Usage(msgspec.Struct, kw_only=True, gc=False):
@@ -184,8 +277,8 @@ class Result(Frame, tag="result", kw_only=True, gc=False):
     stop_reason: str | None = None
     total_cost_usd: float | None = None
     usage: Usage | None = None
-    modelUsage: dict[str, dict[str, Any]] | None = None
-    permission_denials: list[dict[str, Any]] | None = None
+    modelUsage: dict[str, dict[str, JSON]] | None = None
+    permission_denials: list[dict[str, JSON]] | None = None
     terminal_reason: str | None = None
     result: str | None = None
     errors: list[str] | None = None
@@ -234,14 +327,14 @@ class ToolProgress(Frame, tag="tool_progress", kw_only=True, gc=False):
     elapsed_time_seconds: float | None = None
     heartbeat: bool = False
     task_id: str | None = None
-    subagent_retry: dict[str, Any] | None = None
+    subagent_retry: dict[str, JSON] | None = None
     uuid: str | None = None
     session_id: str | None = None
 
 
 class RateLimitEvent(Frame, tag="rate_limit_event", kw_only=True, gc=False):
     kind: ClassVar[str] = "rate_limit_event"
-    rate_limit_info: dict[str, Any] = {}
+    rate_limit_info: dict[str, JSON] = {}
     uuid: str | None = None
     session_id: str | None = None
 
@@ -273,12 +366,12 @@ class ToolUseSummary(Frame, tag="tool_use_summary", kw_only=True, gc=False):
 class ControlRequest(Frame, tag="control_request", kw_only=True, gc=False):
     kind: ClassVar[str] = "control_request"
     request_id: str = ""
-    request: dict[str, Any] = {}
+    request: dict[str, JSON] = {}
 
 
 class ControlResponse(Frame, tag="control_response", kw_only=True, gc=False):
     kind: ClassVar[str] = "control_response"
-    response: dict[str, Any] = {}
+    response: dict[str, JSON] = {}
 
 
 class ControlCancelRequest(Frame, tag="control_cancel_request", kw_only=True, gc=False):
@@ -317,13 +410,13 @@ class AttachmentBody(msgspec.Struct, kw_only=True, gc=False):
     hookName: str | None = None
     hookEvent: str | None = None
     toolUseID: str | None = None
-    content: Any = None
+    content: JSON = None
     stdout: str | None = None
     stderr: str | None = None
     exitCode: int | None = None
     command: str | None = None
     durationMs: float | None = None
-    prompt: Any = None  # queued_command: the queued text (e.g. a <task-notification>)
+    prompt: JSON = None  # queued_command: the queued text (e.g. a <task-notification>)
 
 
 class Attachment(_Row, tag="attachment", kw_only=True, gc=False):
@@ -365,7 +458,7 @@ class CostState(Frame, tag="cost-state", kw_only=True, gc=False):
 
     kind: ClassVar[str] = "cost-state"
     totalCostUSD: float | None = None
-    modelUsage: dict[str, dict[str, Any]] | None = None
+    modelUsage: dict[str, dict[str, JSON]] | None = None
     sessionId: str | None = None
 
 
@@ -402,7 +495,7 @@ class System(_Row, tag="system", kw_only=True, gc=False):
 
     kind: ClassVar[str] = "system"
     subtype: str
-    content: Any = None
+    content: JSON = None
     level: str | None = None
     parent_tool_use_id: str | None = None
 
@@ -415,7 +508,7 @@ class Init(System, tag="system", kw_only=True, gc=False):
     cwd: str | None = None
     model: str | None = None
     tools: list[str] = []
-    mcp_servers: list[dict[str, Any]] = []
+    mcp_servers: list[dict[str, JSON]] = []
     permissionMode: str | None = None
     claude_code_version: str | None = None
     slash_commands: list[str] = []
@@ -431,8 +524,8 @@ class Status(System, tag="system", kw_only=True, gc=False):
 
 
 class CompactBoundary(System, tag="system", kw_only=True, gc=False):
-    compact_metadata: dict[str, Any] | None = None
-    compactMetadata: dict[str, Any] | None = None
+    compact_metadata: dict[str, JSON] | None = None
+    compactMetadata: dict[str, JSON] | None = None
     logical_parent_uuid: str | None = None
     logicalParentUuid: str | None = None
 
@@ -452,7 +545,7 @@ class ApiRetry(System, tag="system", kw_only=True, gc=False):
     max_retries: int | None = None
     retry_delay_ms: float | None = None
     error_status: int | None = None
-    error: Any = None
+    error: JSON = None
 
 
 class TaskUsage(msgspec.Struct, kw_only=True, gc=False):
@@ -479,7 +572,7 @@ class TaskProgress(System, tag="system", kw_only=True, gc=False):
     usage: TaskUsage | None = None
     last_tool_name: str | None = None
     summary: str | None = None
-    workflow_progress: list[dict[str, Any]] | None = None
+    workflow_progress: list[dict[str, JSON]] | None = None
 
 
 class TaskPatch(msgspec.Struct, kw_only=True, gc=False):
@@ -505,7 +598,7 @@ class TaskNotification(System, tag="system", kw_only=True, gc=False):
 
 
 class BackgroundTasksChanged(System, tag="system", kw_only=True, gc=False):
-    tasks: list[dict[str, Any]] = []
+    tasks: list[dict[str, JSON]] = []
 
 
 class ThinkingTokens(System, tag="system", kw_only=True, gc=False):
@@ -541,8 +634,8 @@ class HookResponse(System, tag="system", kw_only=True, gc=False):
 
 class StopHookSummary(System, tag="system", kw_only=True, gc=False):
     hookCount: int | None = 0
-    hookInfos: list[dict[str, Any]] = []
-    hookErrors: list[Any] = []
+    hookInfos: list[dict[str, JSON]] = []
+    hookErrors: list[JSON] = []
     preventedContinuation: bool = False
     stopReason: str | None = None
     hasOutput: bool = False
@@ -582,7 +675,7 @@ class LocalCommandOutput(System, tag="system", kw_only=True, gc=False):
 
 
 class ApiError(System, tag="system", kw_only=True, gc=False):
-    error: Any = None
+    error: JSON = None
     retryInMs: float | None = None
     retryAttempt: int | None = None
     maxRetries: int | None = None
@@ -623,6 +716,119 @@ TOP_LEVEL: tuple[type[Frame], ...] = (
     Progress, Attachment, Summary, CustomTitle, AiTitle, LastPrompt, CostState, System,
     *METADATA_CLASSES.values(),
 )
+
+
+# --- the keys read inside free-form objects -----------------------------------------------
+#
+# Some fields are objects the fold and the widgets keep as dicts (a rate limit,
+# model usage, a workflow's progress…) and read a few keys of. Each such field
+# has a shape: a Struct with those keys, typed. The decoder converts the value
+# to its shape (and drops the result), so a key of the wrong type makes the
+# line malformed, with msgspec's reason, instead of an exception in a widget;
+# unknown keys pass. The dicts themselves are kept as they were.
+
+
+class _Shape(msgspec.Struct, kw_only=True, gc=False):
+    """A free-form object's keys that cctv reads (others are ignored)."""
+
+
+class CompactMetadataShape(_Shape):
+    trigger: str | None = None
+    pre_tokens: int | None = None
+    preTokens: int | None = None
+    post_tokens: int | None = None
+    postTokens: int | None = None
+    duration_ms: float | None = None
+    durationMs: float | None = None
+
+
+class RateLimitShape(_Shape):
+    status: str | None = None
+    rateLimitType: str | None = None
+    utilization: float | None = None
+    resetsAt: float | None = None
+    overageStatus: str | None = None
+    overageResetsAt: float | None = None
+    isUsingOverage: bool | None = None
+
+
+class ModelUsageShape(_Shape):
+    inputTokens: int | None = None
+    outputTokens: int | None = None
+    cacheReadInputTokens: int | None = None
+    cacheCreationInputTokens: int | None = None
+    webSearchRequests: int | None = None
+    costUSD: float | None = None
+    contextWindow: int | None = None
+    maxOutputTokens: int | None = None
+
+
+class DenialShape(_Shape):
+    tool_name: str | None = None
+    tool_use_id: str | None = None
+
+
+class RetryShape(_Shape):
+    attempt: int | None = None
+    max_retries: int | None = None
+    retry_delay_ms: float | None = None
+    error_status: int | None = None
+
+
+class ControlShape(_Shape):
+    subtype: str | None = None
+    tool_use_id: str | None = None
+    tool_name: str | None = None
+
+
+class BackgroundTaskShape(_Shape):
+    task_id: str | None = None
+    task_type: str | None = None
+    subagent_type: str | None = None
+    description: str | None = None
+
+
+class WorkflowStepShape(_Shape):
+    type: str | None = None
+    index: int | None = None
+    title: str | None = None
+    label: str | None = None
+    agentId: str | None = None
+    phaseIndex: int | None = None
+    state: str | None = None
+    durationMs: float | None = None
+    tokens: int | None = None
+
+
+class HookInfoShape(_Shape):
+    command: str | None = None
+    durationMs: float | None = None
+
+
+class AgentInputShape(_Shape):
+    """The input of an Agent/Task tool call: what the sub-agent is."""
+
+    description: str | None = None
+    subagent_type: str | None = None
+    prompt: str | None = None
+
+
+SHAPES: dict[type[Entry], tuple[tuple[str, Any], ...]] = {
+    Result: (("modelUsage", dict[str, ModelUsageShape]), ("permission_denials", list[DenialShape])),
+    CostState: (("modelUsage", dict[str, ModelUsageShape]),),
+    RateLimitEvent: (("rate_limit_info", RateLimitShape),),
+    ToolProgress: (("subagent_retry", RetryShape),),
+    ControlRequest: (("request", ControlShape),),
+    CompactBoundary: (("compact_metadata", CompactMetadataShape),
+                      ("compactMetadata", CompactMetadataShape)),
+    BackgroundTasksChanged: (("tasks", list[BackgroundTaskShape]),),
+    TaskProgress: (("workflow_progress", list[WorkflowStepShape]),),
+    StopHookSummary: (("hookInfos", list[HookInfoShape]),),
+}
+"""For each frame class, its free-form fields and their shapes (checked by the decoder)."""
+
+TOOL_INPUT_SHAPES: dict[str, type[_Shape]] = {"Agent": AgentInputShape, "Task": AgentInputShape}
+"""Tool inputs the fold reads keys of, by tool name (checked by the decoder)."""
 
 
 # --- what is not a known frame --------------------------------------------------------
