@@ -16,7 +16,6 @@ import msgspec
 
 from .frames import (
     MAX_DEPTH,
-    SHAPES,
     SYSTEM_SUBTYPES,
     TOOL_INPUT_SHAPES,
     TOP_LEVEL,
@@ -161,9 +160,6 @@ def _decode(data: bytes) -> Entry:
         if bad is not None:
             return bad
     entry = _decode_frame(data)
-    shapes = SHAPES.get(type(entry))
-    if shapes is not None:
-        return _check_shapes(entry, shapes)
     if type(entry) is Assistant:
         return _check_tool_inputs(entry)
     return entry
@@ -177,25 +173,6 @@ def _not_utf8(data: bytes) -> Malformed | None:
     return None
 
 
-def _shape_error(exc: msgspec.ValidationError, kind: str, path: str) -> Malformed:
-    message = str(exc).replace("`$", f"`$.{path}", 1)
-    return Malformed(reason=f"{kind}: {message}")
-
-
-def _check_shapes(entry: Entry, shapes: tuple[tuple[str, Any], ...]) -> Entry:
-    """The frame, or a Malformed one when a key it reads has the wrong type."""
-    for name, shape in shapes:
-        value = getattr(entry, name)
-        if value:
-            try:
-                msgspec.convert(value, shape)
-            except msgspec.ValidationError as exc:
-                field = msgspec.structs.fields(type(entry))
-                wire = next((f.encode_name for f in field if f.name == name), name)
-                return _shape_error(exc, entry.kind_key, wire)
-    return entry
-
-
 def _check_tool_inputs(entry: Assistant) -> Entry:
     """The frame, or a Malformed one when a sub-agent call's input has a key of the wrong type."""
     for i, block in enumerate(entry.message.content):
@@ -204,7 +181,8 @@ def _check_tool_inputs(entry: Assistant) -> Entry:
             try:
                 msgspec.convert(block.input, shape)
             except msgspec.ValidationError as exc:
-                return _shape_error(exc, entry.kind_key, f"message.content[{i}].input")
+                message = str(exc).replace("`$", f"`$.message.content[{i}].input", 1)
+                return Malformed(reason=f"{entry.kind_key}: {message}")
     return entry
 
 

@@ -13,7 +13,7 @@ and :func:`reducer.decode.extras` returns them. Nothing here imports Textual.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias, Union
+from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias, TypedDict, Union
 
 import msgspec
 from msgspec import Raw, field
@@ -29,7 +29,8 @@ __all__ = [
     "StopHookSummary", "TurnDuration", "SessionStateChanged", "Notification",
     "PermissionDenied", "Informational", "LocalCommandOutput", "ApiError", "SystemOther",
     "Unknown", "Malformed", "Blank", "Entry", "TOP_LEVEL", "SYSTEM_SUBTYPES", "META_FIELDS",
-    "JSON", "MAX_DEPTH", "VALUE_DEPTH", "BLOCK_DEPTH", "dec_hook", "SHAPES", "TOOL_INPUT_SHAPES",
+    "JSON", "MAX_DEPTH", "VALUE_DEPTH", "BLOCK_DEPTH", "dec_hook", "TOOL_INPUT_SHAPES", "CompactMetadata", "RateLimitInfo",
+    "ModelUsage", "PermissionDenial", "SubagentRetry", "BackgroundTask", "WorkflowStep", "HookInfo",
 ]
 
 # Wire names no JSON frame uses, so decoding never fills the bookkeeping fields.
@@ -277,8 +278,8 @@ class Result(Frame, tag="result", kw_only=True, gc=False):
     stop_reason: str | None = None
     total_cost_usd: float | None = None
     usage: Usage | None = None
-    modelUsage: dict[str, dict[str, JSON]] | None = None
-    permission_denials: list[dict[str, JSON]] | None = None
+    modelUsage: dict[str, ModelUsage] | None = None
+    permission_denials: list[PermissionDenial] | None = None
     terminal_reason: str | None = None
     result: str | None = None
     errors: list[str] | None = None
@@ -327,14 +328,14 @@ class ToolProgress(Frame, tag="tool_progress", kw_only=True, gc=False):
     elapsed_time_seconds: float | None = None
     heartbeat: bool = False
     task_id: str | None = None
-    subagent_retry: dict[str, JSON] | None = None
+    subagent_retry: SubagentRetry | None = None
     uuid: str | None = None
     session_id: str | None = None
 
 
 class RateLimitEvent(Frame, tag="rate_limit_event", kw_only=True, gc=False):
     kind: ClassVar[str] = "rate_limit_event"
-    rate_limit_info: dict[str, JSON] = {}
+    rate_limit_info: RateLimitInfo = {}
     uuid: str | None = None
     session_id: str | None = None
 
@@ -458,7 +459,7 @@ class CostState(Frame, tag="cost-state", kw_only=True, gc=False):
 
     kind: ClassVar[str] = "cost-state"
     totalCostUSD: float | None = None
-    modelUsage: dict[str, dict[str, JSON]] | None = None
+    modelUsage: dict[str, ModelUsage] | None = None
     sessionId: str | None = None
 
 
@@ -524,8 +525,8 @@ class Status(System, tag="system", kw_only=True, gc=False):
 
 
 class CompactBoundary(System, tag="system", kw_only=True, gc=False):
-    compact_metadata: dict[str, JSON] | None = None
-    compactMetadata: dict[str, JSON] | None = None
+    compact_metadata: CompactMetadata | None = None
+    compactMetadata: CompactMetadata | None = None
     logical_parent_uuid: str | None = None
     logicalParentUuid: str | None = None
 
@@ -572,7 +573,7 @@ class TaskProgress(System, tag="system", kw_only=True, gc=False):
     usage: TaskUsage | None = None
     last_tool_name: str | None = None
     summary: str | None = None
-    workflow_progress: list[dict[str, JSON]] | None = None
+    workflow_progress: list[WorkflowStep] | None = None
 
 
 class TaskPatch(msgspec.Struct, kw_only=True, gc=False):
@@ -598,7 +599,7 @@ class TaskNotification(System, tag="system", kw_only=True, gc=False):
 
 
 class BackgroundTasksChanged(System, tag="system", kw_only=True, gc=False):
-    tasks: list[dict[str, JSON]] = []
+    tasks: list[BackgroundTask] = []
 
 
 class ThinkingTokens(System, tag="system", kw_only=True, gc=False):
@@ -634,7 +635,7 @@ class HookResponse(System, tag="system", kw_only=True, gc=False):
 
 class StopHookSummary(System, tag="system", kw_only=True, gc=False):
     hookCount: int | None = 0
-    hookInfos: list[dict[str, JSON]] = []
+    hookInfos: list[HookInfo] = []
     hookErrors: list[JSON] = []
     preventedContinuation: bool = False
     stopReason: str | None = None
@@ -721,113 +722,116 @@ TOP_LEVEL: tuple[type[Frame], ...] = (
 # --- the keys read inside free-form objects -----------------------------------------------
 #
 # Some fields are objects the fold and the widgets keep as dicts (a rate limit,
-# model usage, a workflow's progress…) and read a few keys of. Each such field
-# has a shape: a Struct with those keys, typed. The decoder converts the value
-# to its shape (and drops the result), so a key of the wrong type makes the
-# line malformed, with msgspec's reason, instead of an exception in a widget;
-# unknown keys pass. The dicts themselves are kept as they were.
+# model usage, a workflow's progress…) and read keys of. Each is a TypedDict:
+# still a plain dict, but msgspec checks the type of every declared key while
+# decoding, so a key of the wrong type makes the line malformed, with its
+# reason, instead of an exception in a widget. Keys not declared are not kept
+# in the dict (they stay in ``raw``; :func:`reducer.decode.extras` lists them):
+# declare a key here before reading it.
 
 
-class _Shape(msgspec.Struct, kw_only=True, gc=False):
-    """A free-form object's keys that cctv reads (others are ignored)."""
+class CompactMetadata(TypedDict, total=False):
+    trigger: str | None
+    pre_tokens: int | None
+    post_tokens: int | None
+    duration_ms: float | None
+    cumulative_dropped_tokens: int | None
+    preserved_segment: JSON
+    preserved_messages: JSON
+    # on disk, camelCase
+    preTokens: int | None
+    postTokens: int | None
+    durationMs: float | None
+    preservedSegment: JSON
+    preservedMessages: JSON
 
 
-class CompactMetadataShape(_Shape):
-    trigger: str | None = None
-    pre_tokens: int | None = None
-    preTokens: int | None = None
-    post_tokens: int | None = None
-    postTokens: int | None = None
-    duration_ms: float | None = None
-    durationMs: float | None = None
+class RateLimitInfo(TypedDict, total=False):
+    status: str | None
+    resetsAt: float | None
+    rateLimitType: str | None
+    utilization: float | None
+    overageStatus: str | None
+    overageResetsAt: float | None
+    overageDisabledReason: str | None
+    isUsingOverage: bool | None
+    surpassedThreshold: float | None
+    limitScope: str | None
+    unifiedWindows: JSON
 
 
-class RateLimitShape(_Shape):
-    status: str | None = None
-    rateLimitType: str | None = None
-    utilization: float | None = None
-    resetsAt: float | None = None
-    overageStatus: str | None = None
-    overageResetsAt: float | None = None
-    isUsingOverage: bool | None = None
+class ModelUsage(TypedDict, total=False):
+    inputTokens: int | None
+    outputTokens: int | None
+    cacheReadInputTokens: int | None
+    cacheCreationInputTokens: int | None
+    cacheCreationEphemeral5mInputTokens: int | None
+    cacheCreationEphemeral1hInputTokens: int | None
+    webSearchRequests: int | None
+    thinkingTokens: int | None
+    costUSD: float | None
+    contextWindow: int | None
+    maxOutputTokens: int | None
+    canonicalModel: str | None
+    provider: str | None
+    costBasis: str | None
 
 
-class ModelUsageShape(_Shape):
-    inputTokens: int | None = None
-    outputTokens: int | None = None
-    cacheReadInputTokens: int | None = None
-    cacheCreationInputTokens: int | None = None
-    webSearchRequests: int | None = None
-    costUSD: float | None = None
-    contextWindow: int | None = None
-    maxOutputTokens: int | None = None
+class PermissionDenial(TypedDict, total=False):
+    tool_name: str | None
+    tool_use_id: str | None
+    tool_input: JSON
 
 
-class DenialShape(_Shape):
-    tool_name: str | None = None
-    tool_use_id: str | None = None
+class SubagentRetry(TypedDict, total=False):
+    agent_id: str | None
+    attempt: int | None
+    max_retries: int | None
+    retry_delay_ms: float | None
+    error_status: int | None
+    error_category: str | None
 
 
-class RetryShape(_Shape):
-    attempt: int | None = None
-    max_retries: int | None = None
-    retry_delay_ms: float | None = None
-    error_status: int | None = None
+class BackgroundTask(TypedDict, total=False):
+    task_id: str | None
+    run_id: str | None
+    task_type: str | None
+    subagent_type: str | None
+    description: str | None
+    parent_task_id: str | None
+    ambient: JSON
 
 
-class ControlShape(_Shape):
-    subtype: str | None = None
-    tool_use_id: str | None = None
-    tool_name: str | None = None
+class WorkflowStep(TypedDict, total=False):
+    type: str | None
+    index: int | None
+    title: str | None
+    label: str | None
+    agentId: str | None
+    phaseIndex: int | None
+    phaseTitle: str | None
+    state: str | None
+    lastToolName: str | None
+    lastToolSummary: str | None
+    resultPreview: str | None
+    durationMs: float | None
+    tokens: int | None
 
 
-class BackgroundTaskShape(_Shape):
-    task_id: str | None = None
-    task_type: str | None = None
-    subagent_type: str | None = None
-    description: str | None = None
+class HookInfo(TypedDict, total=False):
+    command: str | None
+    durationMs: float | None
 
 
-class WorkflowStepShape(_Shape):
-    type: str | None = None
-    index: int | None = None
-    title: str | None = None
-    label: str | None = None
-    agentId: str | None = None
-    phaseIndex: int | None = None
-    state: str | None = None
-    durationMs: float | None = None
-    tokens: int | None = None
-
-
-class HookInfoShape(_Shape):
-    command: str | None = None
-    durationMs: float | None = None
-
-
-class AgentInputShape(_Shape):
-    """The input of an Agent/Task tool call: what the sub-agent is."""
+class AgentInputShape(msgspec.Struct, kw_only=True, gc=False):
+    """The keys of an Agent/Task tool call's input the fold reads: what the sub-agent is."""
 
     description: str | None = None
     subagent_type: str | None = None
     prompt: str | None = None
 
 
-SHAPES: dict[type[Entry], tuple[tuple[str, Any], ...]] = {
-    Result: (("modelUsage", dict[str, ModelUsageShape]), ("permission_denials", list[DenialShape])),
-    CostState: (("modelUsage", dict[str, ModelUsageShape]),),
-    RateLimitEvent: (("rate_limit_info", RateLimitShape),),
-    ToolProgress: (("subagent_retry", RetryShape),),
-    ControlRequest: (("request", ControlShape),),
-    CompactBoundary: (("compact_metadata", CompactMetadataShape),
-                      ("compactMetadata", CompactMetadataShape)),
-    BackgroundTasksChanged: (("tasks", list[BackgroundTaskShape]),),
-    TaskProgress: (("workflow_progress", list[WorkflowStepShape]),),
-    StopHookSummary: (("hookInfos", list[HookInfoShape]),),
-}
-"""For each frame class, its free-form fields and their shapes (checked by the decoder)."""
-
-TOOL_INPUT_SHAPES: dict[str, type[_Shape]] = {"Agent": AgentInputShape, "Task": AgentInputShape}
+TOOL_INPUT_SHAPES: dict[str, type[msgspec.Struct]] = {"Agent": AgentInputShape, "Task": AgentInputShape}
 """Tool inputs the fold reads keys of, by tool name (checked by the decoder)."""
 
 
