@@ -32,7 +32,7 @@ from .lines import LineSplitter, RawLine
 
 __all__ = [
     "decode_line", "decode_lines", "decode_bytes", "detect_format", "extras", "reencode",
-    "Format", "MAX_LINE_BYTES",
+    "Format", "MAX_LINE_BYTES", "nesting_exceeds",
 ]
 
 Format = Literal["stream-json", "transcript", "unknown"]
@@ -259,6 +259,31 @@ def _fallback(data: bytes, exc: msgspec.ValidationError) -> Entry:
         subtype = env.subtype if isinstance(env.subtype, str) else None
         return Unknown(type=kind, subtype=subtype)
     return Malformed(reason=f"{kind}: {message}")
+
+
+_STRUCTURE = bytes.maketrans(b"[{]}", b"(())")
+_NOT_STRUCTURE = bytes(b for b in range(256) if b not in b"[]{}")
+
+
+def nesting_exceeds(data: bytes, limit: int = MAX_DEPTH) -> bool:
+    """Whether the JSON in ``data`` nests more than ``limit`` arrays/objects deep
+    (brackets inside strings do not count; a line cut short counts its open
+    brackets). No recursion and no Python loop over the bytes: what the raw
+    view and ``cctv check`` ask before walking a whole line."""
+    if data.count(b"[") + data.count(b"{") <= limit:
+        return False
+    if b"\\" in data:
+        data = data.replace(b"\\\\", b"").replace(b'\\"', b"")
+    outside = b"".join(data.split(b'"')[::2])  # the even pieces are outside strings
+    shape = outside.translate(_STRUCTURE, _NOT_STRUCTURE)
+    depth = 0
+    while shape and depth <= limit:
+        inner = shape.replace(b"()", b"")  # one level of innermost pairs
+        if len(inner) == len(shape):
+            return depth + shape.count(b"(") > limit  # unbalanced: count what stays open
+        shape = inner
+        depth += 1
+    return depth > limit
 
 
 def decode_lines(lines: Iterable[RawLine]) -> Iterator[Entry]:

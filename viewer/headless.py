@@ -9,8 +9,8 @@ from typing import Any, TextIO
 
 import msgspec
 
-from reducer.decode import reencode
-from reducer.frames import Blank, Malformed, Unknown
+from reducer.decode import nesting_exceeds, reencode
+from reducer.frames import MAX_DEPTH, Blank, Entry, Malformed, Unknown
 from reducer.summary import format_summary, summarize
 
 from .loader import InputError, load_path
@@ -40,10 +40,12 @@ def check_file(path: Path) -> dict[str, Any]:
         kinds[entry.kind_key] += 1
         if isinstance(entry, Unknown):
             unknown.append({"line": entry.line_no, "kind": entry.kind_key})
-        out = reencode(entry)
-        if out == entry.raw:
+        problem, same = _round_trip(entry)
+        if problem:
+            malformed.append({"line": entry.line_no, "reason": problem})
+        elif same == "identical":
             identical += 1
-        elif _ANY.decode(out) == _ANY.decode(entry.raw):
+        elif same == "equivalent":
             equivalent += 1
         else:
             differs.append(entry.line_no)
@@ -64,6 +66,22 @@ def check_file(path: Path) -> dict[str, Any]:
             "ok": not differs,
         },
     }
+
+
+def _round_trip(entry: Entry) -> tuple[str | None, str]:
+    """``(problem, verdict)``: why the line cannot be re-encoded, or whether the
+    re-encoding is ``identical``, ``equivalent`` or ``different``."""
+    raw = entry.raw
+    if nesting_exceeds(raw):
+        # the decoder reads the fields it models only; the rest is deep
+        return f"nested more than {MAX_DEPTH} levels deep", ""
+    try:
+        out = reencode(entry)
+        if out == raw:
+            return None, "identical"
+        return None, "equivalent" if _ANY.decode(out) == _ANY.decode(raw) else "different"
+    except (msgspec.MsgspecError, RecursionError, ValueError) as exc:
+        return f"cannot be re-encoded: {exc}", ""
 
 
 def run_check(paths: list[str], as_json: bool, out: TextIO, err: TextIO) -> int:
