@@ -61,8 +61,11 @@ _ENVELOPE_DECODER = msgspec.json.Decoder(_Envelope)
 _ANY_DECODER = msgspec.json.Decoder()
 
 
-def decode_line(data: bytes, line_no: int = 0, offset: int = 0) -> Entry:
-    """Decode one line (without its newline). Never raises."""
+def decode_line(data: bytes, line_no: int = 0, offset: int = 0, keep_raw: bool = True) -> Entry:
+    """Decode one line (without its newline). Never raises.
+
+    The entry keeps ``data`` as its ``raw`` unless ``keep_raw`` is false (a
+    reader that can read the line again from its offset)."""
     try:
         entry = _decode(data)
     except RecursionError:  # msgspec's own limit, far past MAX_DEPTH
@@ -71,7 +74,8 @@ def decode_line(data: bytes, line_no: int = 0, offset: int = 0) -> Entry:
         entry = Malformed(reason=f"decoder error: {exc}")
     entry.line_no = line_no
     entry.offset = offset
-    entry.raw = data
+    if keep_raw:
+        entry.raw = data
     return entry
 
 

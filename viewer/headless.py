@@ -131,7 +131,7 @@ def _format_check(r: dict[str, Any]) -> str:
 def run_summary(path: str, as_json: bool, out: TextIO, err: TextIO) -> int:
     """Print the folded state of one session."""
     try:
-        feed = load_path(Path(path))
+        feed = load_path(Path(path), keep_raw=False)  # a summary never shows a line
     except InputError as exc:
         print(f"cctv: {exc}", file=err)
         return 2

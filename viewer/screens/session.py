@@ -147,6 +147,7 @@ class SessionScreen(Screen[None]):
             self.dismiss()
 
     def action_raw(self) -> None:
+        from ..rawstore import RawUnavailable
         from .raw import RawScreen
 
         item = self.query_one(TranscriptView).cursor_item
@@ -156,6 +157,12 @@ class SessionScreen(Screen[None]):
         entry = self.cctv.feed.entry_at(item.line_no, item.agent)
         if entry is None:
             self.notify(f"line {item.line_no} is no longer in memory", severity="warning")
+            return
+        own_file = item.agent if item.agent in self.cctv.feed.agent_entries else None
+        try:
+            entry = self.cctv.raw_store.with_raw(entry, own_file)
+        except RawUnavailable as exc:
+            self.notify(str(exc), title="Raw line", severity="warning")
             return
         self.app.push_screen(RawScreen(entry, self.cctv.source_label))
 
