@@ -90,7 +90,7 @@ def _nested(depth: int, leaf: bytes = b"1", as_list: bool = True) -> bytes:
 
 def _dumps(obj: Any, deep: bytes = b"", ascii: bool = True) -> bytes:
     """``obj`` as JSON, with the string :data:`_DEEP` replaced by ``deep``."""
-    return json.dumps(obj, ensure_ascii=ascii).encode().replace(b'"' + _DEEP.encode() + b'"', deep)
+    return json.dumps(obj, ensure_ascii=ascii).encode("utf-8", "surrogatepass").replace(b'"' + _DEEP.encode() + b'"', deep)
 
 
 def _paths(value: Any, prefix: tuple = (), out: list | None = None, limit: int = 400) -> list:
