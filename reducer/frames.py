@@ -120,7 +120,8 @@ else:
 
 
 class Entry(msgspec.Struct, kw_only=True, gc=False):
-    """Base of everything a line decodes to: where it came from and its bytes."""
+    """Base of everything a line decodes to: where it came from and its bytes
+    (``raw`` is empty when the reader left them on disk: ``Feed(keep_raw=False)``)."""
 
     line_no: int = field(default=0, name=_LINE)
     offset: int = field(default=0, name=_OFFSET)
@@ -136,6 +137,110 @@ class Entry(msgspec.Struct, kw_only=True, gc=False):
 
 class Frame(Entry, tag_field="type", kw_only=True, gc=False):
     """A decoded JSON object with a known ``type``."""
+
+
+# --- the keys read inside free-form objects -----------------------------------------------
+#
+# Some fields are objects the fold and the widgets keep as dicts (a rate limit,
+# model usage, a workflow's progress…) and read keys of. Each is a TypedDict:
+# still a plain dict, but msgspec checks the type of every declared key while
+# decoding, so a key of the wrong type makes the line malformed, with its
+# reason, instead of an exception in a widget. Keys not declared are not kept
+# in the dict (they stay in ``raw``; :func:`reducer.decode.extras` lists them):
+# declare a key here before reading it.
+
+
+class CompactMetadata(TypedDict, total=False):
+    trigger: str | None
+    pre_tokens: int | None
+    post_tokens: int | None
+    duration_ms: float | None
+    cumulative_dropped_tokens: int | None
+    preserved_segment: JSON
+    preserved_messages: JSON
+    # on disk, camelCase
+    preTokens: int | None
+    postTokens: int | None
+    durationMs: float | None
+    preservedSegment: JSON
+    preservedMessages: JSON
+
+
+class RateLimitInfo(TypedDict, total=False):
+    status: str | None
+    resetsAt: float | None
+    rateLimitType: str | None
+    utilization: float | None
+    overageStatus: str | None
+    overageResetsAt: float | None
+    overageDisabledReason: str | None
+    isUsingOverage: bool | None
+    surpassedThreshold: float | None
+    limitScope: str | None
+    unifiedWindows: JSON
+
+
+class ModelUsage(TypedDict, total=False):
+    inputTokens: int | None
+    outputTokens: int | None
+    cacheReadInputTokens: int | None
+    cacheCreationInputTokens: int | None
+    cacheCreationEphemeral5mInputTokens: int | None
+    cacheCreationEphemeral1hInputTokens: int | None
+    webSearchRequests: int | None
+    thinkingTokens: int | None
+    costUSD: float | None
+    contextWindow: int | None
+    maxOutputTokens: int | None
+    canonicalModel: str | None
+    provider: str | None
+    costBasis: str | None
+
+
+class PermissionDenial(TypedDict, total=False):
+    tool_name: str | None
+    tool_use_id: str | None
+    tool_input: JSON
+
+
+class SubagentRetry(TypedDict, total=False):
+    agent_id: str | None
+    attempt: int | None
+    max_retries: int | None
+    retry_delay_ms: float | None
+    error_status: int | None
+    error_category: str | None
+
+
+class BackgroundTask(TypedDict, total=False):
+    task_id: str | None
+    run_id: str | None
+    task_type: str | None
+    subagent_type: str | None
+    description: str | None
+    parent_task_id: str | None
+    ambient: JSON
+
+
+class WorkflowStep(TypedDict, total=False):
+    type: str | None
+    index: int | None
+    title: str | None
+    label: str | None
+    agentId: str | None
+    phaseIndex: int | None
+    phaseTitle: str | None
+    state: str | None
+    lastToolName: str | None
+    lastToolSummary: str | None
+    resultPreview: str | None
+    durationMs: float | None
+    tokens: int | None
+
+
+class HookInfo(TypedDict, total=False):
+    command: str | None
+    durationMs: float | None
 
 
 # --- content blocks -----------------------------------------------------------------
@@ -719,108 +824,11 @@ TOP_LEVEL: tuple[type[Frame], ...] = (
 )
 
 
-# --- the keys read inside free-form objects -----------------------------------------------
+# --- tool inputs the fold reads --------------------------------------------------------
 #
-# Some fields are objects the fold and the widgets keep as dicts (a rate limit,
-# model usage, a workflow's progress…) and read keys of. Each is a TypedDict:
-# still a plain dict, but msgspec checks the type of every declared key while
-# decoding, so a key of the wrong type makes the line malformed, with its
-# reason, instead of an exception in a widget. Keys not declared are not kept
-# in the dict (they stay in ``raw``; :func:`reducer.decode.extras` lists them):
-# declare a key here before reading it.
-
-
-class CompactMetadata(TypedDict, total=False):
-    trigger: str | None
-    pre_tokens: int | None
-    post_tokens: int | None
-    duration_ms: float | None
-    cumulative_dropped_tokens: int | None
-    preserved_segment: JSON
-    preserved_messages: JSON
-    # on disk, camelCase
-    preTokens: int | None
-    postTokens: int | None
-    durationMs: float | None
-    preservedSegment: JSON
-    preservedMessages: JSON
-
-
-class RateLimitInfo(TypedDict, total=False):
-    status: str | None
-    resetsAt: float | None
-    rateLimitType: str | None
-    utilization: float | None
-    overageStatus: str | None
-    overageResetsAt: float | None
-    overageDisabledReason: str | None
-    isUsingOverage: bool | None
-    surpassedThreshold: float | None
-    limitScope: str | None
-    unifiedWindows: JSON
-
-
-class ModelUsage(TypedDict, total=False):
-    inputTokens: int | None
-    outputTokens: int | None
-    cacheReadInputTokens: int | None
-    cacheCreationInputTokens: int | None
-    cacheCreationEphemeral5mInputTokens: int | None
-    cacheCreationEphemeral1hInputTokens: int | None
-    webSearchRequests: int | None
-    thinkingTokens: int | None
-    costUSD: float | None
-    contextWindow: int | None
-    maxOutputTokens: int | None
-    canonicalModel: str | None
-    provider: str | None
-    costBasis: str | None
-
-
-class PermissionDenial(TypedDict, total=False):
-    tool_name: str | None
-    tool_use_id: str | None
-    tool_input: JSON
-
-
-class SubagentRetry(TypedDict, total=False):
-    agent_id: str | None
-    attempt: int | None
-    max_retries: int | None
-    retry_delay_ms: float | None
-    error_status: int | None
-    error_category: str | None
-
-
-class BackgroundTask(TypedDict, total=False):
-    task_id: str | None
-    run_id: str | None
-    task_type: str | None
-    subagent_type: str | None
-    description: str | None
-    parent_task_id: str | None
-    ambient: JSON
-
-
-class WorkflowStep(TypedDict, total=False):
-    type: str | None
-    index: int | None
-    title: str | None
-    label: str | None
-    agentId: str | None
-    phaseIndex: int | None
-    phaseTitle: str | None
-    state: str | None
-    lastToolName: str | None
-    lastToolSummary: str | None
-    resultPreview: str | None
-    durationMs: float | None
-    tokens: int | None
-
-
-class HookInfo(TypedDict, total=False):
-    command: str | None
-    durationMs: float | None
+# A tool's input is free-form (each tool its own), so it cannot be typed in the
+# union; the decoder converts the input of the tools named here to their shape
+# (msgspec.convert, a few per session) and a wrong type is a malformed line.
 
 
 class AgentInputShape(msgspec.Struct, kw_only=True, gc=False):
