@@ -15,20 +15,24 @@ from typing import Any, Literal
 import msgspec
 
 from .frames import (
+    MAX_DEPTH,
     SYSTEM_SUBTYPES,
+    TOOL_INPUT_SHAPES,
     TOP_LEVEL,
+    Assistant,
     Blank,
     Entry,
     Malformed,
     SystemOther,
     System,
     Unknown,
+    dec_hook,
 )
 from .lines import LineSplitter, RawLine
 
 __all__ = [
     "decode_line", "decode_lines", "decode_bytes", "detect_format", "extras", "reencode",
-    "Format", "MAX_LINE_BYTES",
+    "Format", "MAX_LINE_BYTES", "nesting_exceeds",
 ]
 
 Format = Literal["stream-json", "transcript", "unknown"]
@@ -43,9 +47,9 @@ def _make_union() -> Any:
     return union
 
 
-_FRAME_DECODER = msgspec.json.Decoder(_make_union())
-_SYSTEM_DECODERS = {name: msgspec.json.Decoder(cls) for name, cls in SYSTEM_SUBTYPES.items()}
-_OTHER_SYSTEM_DECODER = msgspec.json.Decoder(SystemOther)
+_FRAME_DECODER = msgspec.json.Decoder(_make_union(), dec_hook=dec_hook)
+_SYSTEM_DECODERS = {name: msgspec.json.Decoder(cls, dec_hook=dec_hook) for name, cls in SYSTEM_SUBTYPES.items()}
+_OTHER_SYSTEM_DECODER = msgspec.json.Decoder(SystemOther, dec_hook=dec_hook)
 
 
 class _Envelope(msgspec.Struct, gc=False):
@@ -57,15 +61,21 @@ _ENVELOPE_DECODER = msgspec.json.Decoder(_Envelope)
 _ANY_DECODER = msgspec.json.Decoder()
 
 
-def decode_line(data: bytes, line_no: int = 0, offset: int = 0) -> Entry:
-    """Decode one line (without its newline). Never raises."""
+def decode_line(data: bytes, line_no: int = 0, offset: int = 0, keep_raw: bool = True) -> Entry:
+    """Decode one line (without its newline). Never raises.
+
+    The entry keeps ``data`` as its ``raw`` unless ``keep_raw`` is false (a
+    reader that can read the line again from its offset)."""
     try:
         entry = _decode(data)
+    except RecursionError:  # msgspec's own limit, far past MAX_DEPTH
+        entry = Malformed(reason=f"nested too deep (more than {MAX_DEPTH} levels)")
     except Exception as exc:  # pragma: no cover - defensive: msgspec should not raise others
         entry = Malformed(reason=f"decoder error: {exc}")
     entry.line_no = line_no
     entry.offset = offset
-    entry.raw = data
+    if keep_raw:
+        entry.raw = data
     return entry
 
 
@@ -105,8 +115,8 @@ def _init_twin() -> Any:
 
 
 if _INIT_LISTS:
-    _INIT_TWIN_DECODER = msgspec.json.Decoder(_init_twin())
-    _INIT_LIST_DECODERS = {f.name: msgspec.json.Decoder(f.type)
+    _INIT_TWIN_DECODER = msgspec.json.Decoder(_init_twin(), dec_hook=dec_hook)
+    _INIT_LIST_DECODERS = {f.name: msgspec.json.Decoder(f.type, dec_hook=dec_hook)
                            for f in msgspec.structs.fields(_INIT) if f.name in _INIT_LISTS}
 _INIT_LIST_CACHE: dict[tuple[str, bytes], Any] = {}
 
@@ -147,6 +157,40 @@ _SYSTEM_BY_HEAD = {name.encode(): (name, dec) for name, dec in _SYSTEM_DECODERS.
 def _decode(data: bytes) -> Entry:
     if len(data) > MAX_LINE_BYTES:
         return Malformed(reason=f"line too long ({len(data):,} bytes; limit {MAX_LINE_BYTES:,})")
+    if not data.isascii():
+        # msgspec checks UTF-8 only in the strings it decodes, not in skipped
+        # fields or Raw ones; a line is JSON only if all of it is UTF-8
+        bad = _not_utf8(data)
+        if bad is not None:
+            return bad
+    entry = _decode_frame(data)
+    if type(entry) is Assistant:
+        return _check_tool_inputs(entry)
+    return entry
+
+
+def _not_utf8(data: bytes) -> Malformed | None:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return Malformed(reason=f"not UTF-8: invalid byte at column {exc.start + 1}")
+    return None
+
+
+def _check_tool_inputs(entry: Assistant) -> Entry:
+    """The frame, or a Malformed one when a sub-agent call's input has a key of the wrong type."""
+    for i, block in enumerate(entry.message.content):
+        shape = TOOL_INPUT_SHAPES.get(block.name) if block.name else None
+        if shape is not None and block.input is not None:
+            try:
+                msgspec.convert(block.input, shape)
+            except msgspec.ValidationError as exc:
+                message = str(exc).replace("`$", f"`$.message.content[{i}].input", 1)
+                return Malformed(reason=f"{entry.kind_key}: {message}")
+    return entry
+
+
+def _decode_frame(data: bytes) -> Entry:
     if data.startswith(_SYSTEM_HEAD):
         # The CLI writes system frames as {"type":"system","subtype":"<name>",…}:
         # decode them once, with their subtype's Struct, instead of as System
@@ -187,10 +231,9 @@ def _decode(data: bytes) -> Entry:
 def _bad_json(data: bytes, exc: Exception) -> Entry:
     if not data.strip():
         return Blank()
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError as uexc:
-        return Malformed(reason=f"not UTF-8: invalid byte at column {uexc.start + 1}")
+    bad = _not_utf8(data)
+    if bad is not None:
+        return bad
     text = str(exc)
     if "truncated" in text:
         return Malformed(reason="invalid JSON: truncated (line ends mid-value)")
@@ -220,6 +263,31 @@ def _fallback(data: bytes, exc: msgspec.ValidationError) -> Entry:
         subtype = env.subtype if isinstance(env.subtype, str) else None
         return Unknown(type=kind, subtype=subtype)
     return Malformed(reason=f"{kind}: {message}")
+
+
+_STRUCTURE = bytes.maketrans(b"[{]}", b"(())")
+_NOT_STRUCTURE = bytes(b for b in range(256) if b not in b"[]{}")
+
+
+def nesting_exceeds(data: bytes, limit: int = MAX_DEPTH) -> bool:
+    """Whether the JSON in ``data`` nests more than ``limit`` arrays/objects deep
+    (brackets inside strings do not count; a line cut short counts its open
+    brackets). No recursion and no Python loop over the bytes: what the raw
+    view and ``cctv check`` ask before walking a whole line."""
+    if data.count(b"[") + data.count(b"{") <= limit:
+        return False
+    if b"\\" in data:
+        data = data.replace(b"\\\\", b"").replace(b'\\"', b"")
+    outside = b"".join(data.split(b'"')[::2])  # the even pieces are outside strings
+    shape = outside.translate(_STRUCTURE, _NOT_STRUCTURE)
+    depth = 0
+    while shape and depth <= limit:
+        inner = shape.replace(b"()", b"")  # one level of innermost pairs
+        if len(inner) == len(shape):
+            return depth + shape.count(b"(") > limit  # unbalanced: count what stays open
+        shape = inner
+        depth += 1
+    return depth > limit
 
 
 def decode_lines(lines: Iterable[RawLine]) -> Iterator[Entry]:

@@ -13,7 +13,7 @@ and :func:`reducer.decode.extras` returns them. Nothing here imports Textual.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias, TypedDict, Union
 
 import msgspec
 from msgspec import Raw, field
@@ -29,6 +29,8 @@ __all__ = [
     "StopHookSummary", "TurnDuration", "SessionStateChanged", "Notification",
     "PermissionDenied", "Informational", "LocalCommandOutput", "ApiError", "SystemOther",
     "Unknown", "Malformed", "Blank", "Entry", "TOP_LEVEL", "SYSTEM_SUBTYPES", "META_FIELDS",
+    "JSON", "MAX_DEPTH", "VALUE_DEPTH", "BLOCK_DEPTH", "dec_hook", "TOOL_INPUT_SHAPES", "CompactMetadata", "RateLimitInfo",
+    "ModelUsage", "PermissionDenial", "SubagentRetry", "BackgroundTask", "WorkflowStep", "HookInfo",
 ]
 
 # Wire names no JSON frame uses, so decoding never fills the bookkeeping fields.
@@ -42,8 +44,84 @@ META_FIELDS = frozenset({"line_no", "offset", "raw"})
 """Struct fields that are cctv's bookkeeping, not part of the frame."""
 
 
+# --- how deep a frame may nest ---------------------------------------------------------
+#
+# Real frames nest at most 14 arrays/objects deep. Every free-form value the
+# fold reads (a tool's input, a hook's output, a dict of counters) is typed
+# JSON: its first TYPED_DEPTH levels are a plain union msgspec checks in C, and
+# anything below reaches `dec_hook`, which measures the rest (rare: real values
+# stop above it). A value nested deeper than VALUE_DEPTH is a validation error,
+# so the decoder reports a malformed line and nothing after it ever walks a
+# deep value. Content blocks are bounded the same way (BLOCK_DEPTH). The whole
+# line, unmodelled fields included, is held to MAX_DEPTH where it is walked as
+# a whole: `cctv check`'s round trip and the raw view
+# (:func:`reducer.decode.nesting_exceeds`).
+
+MAX_DEPTH = 64
+"""Deepest nesting of arrays and objects a line may have."""
+
+VALUE_DEPTH = 48
+"""Deepest nesting of a free-form value below its field (with the field's own
+depth, under MAX_DEPTH)."""
+
+BLOCK_DEPTH = 6
+"""Content blocks inside content blocks (a tool_result's blocks): real frames use 2."""
+
+_TYPED_DEPTH = 6
+"""Levels of a free-form value typed as a union (the type graph doubles per level)."""
+
+
+class _AnyValue(type):
+    def __instancecheck__(cls, obj: object) -> bool:
+        return True  # msgspec checks what dec_hook returns: any value is one
+
+
+class _Deeper(metaclass=_AnyValue):
+    """The type of a free-form value found ``_TYPED_DEPTH`` levels below its field:
+    msgspec decodes it as ``Any`` and hands it to :func:`dec_hook` to measure."""
+
+
+def _too_deep(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests more than ``limit`` lists/dicts deep (iteratively)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if type(item) is dict else item if type(item) is list else ()
+        for child in children:
+            if type(child) is dict or type(child) is list:
+                if depth >= limit:
+                    return True
+                stack.append((child, depth + 1))
+    return False
+
+
+def dec_hook(kind: type, value: Any) -> Any:
+    """msgspec ``dec_hook`` of every frame decoder: measures deep free-form values."""
+    if kind is _Deeper:
+        if (type(value) is dict or type(value) is list) and _too_deep(value, VALUE_DEPTH - _TYPED_DEPTH):
+            raise ValueError(f"nested too deep (a value more than {VALUE_DEPTH} levels deep)")
+        return value
+    raise NotImplementedError(f"no decoder for {kind!r}")
+
+
+def _bounded_json(depth: int) -> Any:
+    """A JSON value whose first ``depth`` levels are typed, the rest :class:`_Deeper`."""
+    value: Any = _Deeper
+    for _ in range(depth):
+        value = Union[None, bool, int, float, str, list[value], dict[str, value]]  # noqa: UP007
+    return value
+
+
+# A free-form JSON value of bounded depth: decoded to dict/list/str/... exactly like Any.
+if TYPE_CHECKING:
+    JSON: TypeAlias = Any
+else:
+    JSON = _bounded_json(_TYPED_DEPTH)
+
+
 class Entry(msgspec.Struct, kw_only=True, gc=False):
-    """Base of everything a line decodes to: where it came from and its bytes."""
+    """Base of everything a line decodes to: where it came from and its bytes
+    (``raw`` is empty when the reader left them on disk: ``Feed(keep_raw=False)``)."""
 
     line_no: int = field(default=0, name=_LINE)
     offset: int = field(default=0, name=_OFFSET)
@@ -59,6 +137,110 @@ class Entry(msgspec.Struct, kw_only=True, gc=False):
 
 class Frame(Entry, tag_field="type", kw_only=True, gc=False):
     """A decoded JSON object with a known ``type``."""
+
+
+# --- the keys read inside free-form objects -----------------------------------------------
+#
+# Some fields are objects the fold and the widgets keep as dicts (a rate limit,
+# model usage, a workflow's progress…) and read keys of. Each is a TypedDict:
+# still a plain dict, but msgspec checks the type of every declared key while
+# decoding, so a key of the wrong type makes the line malformed, with its
+# reason, instead of an exception in a widget. Keys not declared are not kept
+# in the dict (they stay in ``raw``; :func:`reducer.decode.extras` lists them):
+# declare a key here before reading it.
+
+
+class CompactMetadata(TypedDict, total=False):
+    trigger: str | None
+    pre_tokens: int | None
+    post_tokens: int | None
+    duration_ms: float | None
+    cumulative_dropped_tokens: int | None
+    preserved_segment: JSON
+    preserved_messages: JSON
+    # on disk, camelCase
+    preTokens: int | None
+    postTokens: int | None
+    durationMs: float | None
+    preservedSegment: JSON
+    preservedMessages: JSON
+
+
+class RateLimitInfo(TypedDict, total=False):
+    status: str | None
+    resetsAt: float | None
+    rateLimitType: str | None
+    utilization: float | None
+    overageStatus: str | None
+    overageResetsAt: float | None
+    overageDisabledReason: str | None
+    isUsingOverage: bool | None
+    surpassedThreshold: float | None
+    limitScope: str | None
+    unifiedWindows: JSON
+
+
+class ModelUsage(TypedDict, total=False):
+    inputTokens: int | None
+    outputTokens: int | None
+    cacheReadInputTokens: int | None
+    cacheCreationInputTokens: int | None
+    cacheCreationEphemeral5mInputTokens: int | None
+    cacheCreationEphemeral1hInputTokens: int | None
+    webSearchRequests: int | None
+    thinkingTokens: int | None
+    costUSD: float | None
+    contextWindow: int | None
+    maxOutputTokens: int | None
+    canonicalModel: str | None
+    provider: str | None
+    costBasis: str | None
+
+
+class PermissionDenial(TypedDict, total=False):
+    tool_name: str | None
+    tool_use_id: str | None
+    tool_input: JSON
+
+
+class SubagentRetry(TypedDict, total=False):
+    agent_id: str | None
+    attempt: int | None
+    max_retries: int | None
+    retry_delay_ms: float | None
+    error_status: int | None
+    error_category: str | None
+
+
+class BackgroundTask(TypedDict, total=False):
+    task_id: str | None
+    run_id: str | None
+    task_type: str | None
+    subagent_type: str | None
+    description: str | None
+    parent_task_id: str | None
+    ambient: JSON
+
+
+class WorkflowStep(TypedDict, total=False):
+    type: str | None
+    index: int | None
+    title: str | None
+    label: str | None
+    agentId: str | None
+    phaseIndex: int | None
+    phaseTitle: str | None
+    state: str | None
+    lastToolName: str | None
+    lastToolSummary: str | None
+    resultPreview: str | None
+    durationMs: float | None
+    tokens: int | None
+
+
+class HookInfo(TypedDict, total=False):
+    command: str | None
+    durationMs: float | None
 
 
 # --- content blocks -----------------------------------------------------------------
@@ -78,11 +260,28 @@ class Block(msgspec.Struct, kw_only=True, gc=False):
     data: str | None = None  # redacted_thinking
     id: str | None = None  # tool_use / server_tool_use
     name: str | None = None
-    input: Any = None
+    input: JSON = None
     tool_use_id: str | None = None  # tool_result
-    content: str | list[Block] | None = None
+    content: str | list[_Block1] | None = None
+    """Text, or blocks (each a :class:`Block`; at most :data:`BLOCK_DEPTH` levels)."""
     is_error: bool | None = None
-    source: Any = None  # image / document
+    source: JSON = None  # image / document
+
+
+def _nested_blocks() -> type[Block]:
+    """The Block subclasses of each nesting level, the innermost holding text only:
+    ``_Block1.content`` is ``str | list[_Block2]``, … ``_Block<BLOCK_DEPTH-1>.content`` a ``str``."""
+    inner: Any = None
+    for level in range(BLOCK_DEPTH - 1, 0, -1):
+        content: Any = (str | None) if inner is None else (str | list[inner] | None)
+        name = f"_Block{level}"
+        inner = msgspec.defstruct(name, [("content", content, None)], bases=(Block,),
+                                  kw_only=True, gc=False, module=__name__)
+        globals()[name] = inner  # picklable (checkpoints hold blocks)
+    return inner
+
+
+_Block1 = _nested_blocks()
 
 
 class Usage(msgspec.Struct, kw_only=True, gc=False):
@@ -184,8 +383,8 @@ class Result(Frame, tag="result", kw_only=True, gc=False):
     stop_reason: str | None = None
     total_cost_usd: float | None = None
     usage: Usage | None = None
-    modelUsage: dict[str, dict[str, Any]] | None = None
-    permission_denials: list[dict[str, Any]] | None = None
+    modelUsage: dict[str, ModelUsage] | None = None
+    permission_denials: list[PermissionDenial] | None = None
     terminal_reason: str | None = None
     result: str | None = None
     errors: list[str] | None = None
@@ -234,14 +433,14 @@ class ToolProgress(Frame, tag="tool_progress", kw_only=True, gc=False):
     elapsed_time_seconds: float | None = None
     heartbeat: bool = False
     task_id: str | None = None
-    subagent_retry: dict[str, Any] | None = None
+    subagent_retry: SubagentRetry | None = None
     uuid: str | None = None
     session_id: str | None = None
 
 
 class RateLimitEvent(Frame, tag="rate_limit_event", kw_only=True, gc=False):
     kind: ClassVar[str] = "rate_limit_event"
-    rate_limit_info: dict[str, Any] = {}
+    rate_limit_info: RateLimitInfo = {}
     uuid: str | None = None
     session_id: str | None = None
 
@@ -282,12 +481,12 @@ class PromptSuggestion(Frame, tag="prompt_suggestion", kw_only=True, gc=False):
 class ControlRequest(Frame, tag="control_request", kw_only=True, gc=False):
     kind: ClassVar[str] = "control_request"
     request_id: str = ""
-    request: dict[str, Any] = {}
+    request: dict[str, JSON] = {}
 
 
 class ControlResponse(Frame, tag="control_response", kw_only=True, gc=False):
     kind: ClassVar[str] = "control_response"
-    response: dict[str, Any] = {}
+    response: dict[str, JSON] = {}
 
 
 class ControlCancelRequest(Frame, tag="control_cancel_request", kw_only=True, gc=False):
@@ -326,13 +525,13 @@ class AttachmentBody(msgspec.Struct, kw_only=True, gc=False):
     hookName: str | None = None
     hookEvent: str | None = None
     toolUseID: str | None = None
-    content: Any = None
+    content: JSON = None
     stdout: str | None = None
     stderr: str | None = None
     exitCode: int | None = None
     command: str | None = None
     durationMs: float | None = None
-    prompt: Any = None  # queued_command: the queued text (e.g. a <task-notification>)
+    prompt: JSON = None  # queued_command: the queued text (e.g. a <task-notification>)
 
 
 class Attachment(_Row, tag="attachment", kw_only=True, gc=False):
@@ -374,7 +573,7 @@ class CostState(Frame, tag="cost-state", kw_only=True, gc=False):
 
     kind: ClassVar[str] = "cost-state"
     totalCostUSD: float | None = None
-    modelUsage: dict[str, dict[str, Any]] | None = None
+    modelUsage: dict[str, ModelUsage] | None = None
     sessionId: str | None = None
 
 
@@ -411,7 +610,7 @@ class System(_Row, tag="system", kw_only=True, gc=False):
 
     kind: ClassVar[str] = "system"
     subtype: str
-    content: Any = None
+    content: JSON = None
     level: str | None = None
     parent_tool_use_id: str | None = None
 
@@ -424,7 +623,7 @@ class Init(System, tag="system", kw_only=True, gc=False):
     cwd: str | None = None
     model: str | None = None
     tools: list[str] = []
-    mcp_servers: list[dict[str, Any]] = []
+    mcp_servers: list[dict[str, JSON]] = []
     permissionMode: str | None = None
     claude_code_version: str | None = None
     slash_commands: list[str] = []
@@ -440,8 +639,8 @@ class Status(System, tag="system", kw_only=True, gc=False):
 
 
 class CompactBoundary(System, tag="system", kw_only=True, gc=False):
-    compact_metadata: dict[str, Any] | None = None
-    compactMetadata: dict[str, Any] | None = None
+    compact_metadata: CompactMetadata | None = None
+    compactMetadata: CompactMetadata | None = None
     logical_parent_uuid: str | None = None
     logicalParentUuid: str | None = None
 
@@ -461,7 +660,7 @@ class ApiRetry(System, tag="system", kw_only=True, gc=False):
     max_retries: int | None = None
     retry_delay_ms: float | None = None
     error_status: int | None = None
-    error: Any = None
+    error: JSON = None
 
 
 class TaskUsage(msgspec.Struct, kw_only=True, gc=False):
@@ -488,7 +687,7 @@ class TaskProgress(System, tag="system", kw_only=True, gc=False):
     usage: TaskUsage | None = None
     last_tool_name: str | None = None
     summary: str | None = None
-    workflow_progress: list[dict[str, Any]] | None = None
+    workflow_progress: list[WorkflowStep] | None = None
 
 
 class TaskPatch(msgspec.Struct, kw_only=True, gc=False):
@@ -514,7 +713,7 @@ class TaskNotification(System, tag="system", kw_only=True, gc=False):
 
 
 class BackgroundTasksChanged(System, tag="system", kw_only=True, gc=False):
-    tasks: list[dict[str, Any]] = []
+    tasks: list[BackgroundTask] = []
 
 
 class ThinkingTokens(System, tag="system", kw_only=True, gc=False):
@@ -550,8 +749,8 @@ class HookResponse(System, tag="system", kw_only=True, gc=False):
 
 class StopHookSummary(System, tag="system", kw_only=True, gc=False):
     hookCount: int | None = 0
-    hookInfos: list[dict[str, Any]] = []
-    hookErrors: list[Any] = []
+    hookInfos: list[HookInfo] = []
+    hookErrors: list[JSON] = []
     preventedContinuation: bool = False
     stopReason: str | None = None
     hasOutput: bool = False
@@ -599,7 +798,7 @@ class LocalCommandOutput(System, tag="system", kw_only=True, gc=False):
 
 
 class ApiError(System, tag="system", kw_only=True, gc=False):
-    error: Any = None
+    error: JSON = None
     retryInMs: float | None = None
     retryAttempt: int | None = None
     maxRetries: int | None = None
@@ -642,6 +841,25 @@ TOP_LEVEL: tuple[type[Frame], ...] = (
     Progress, Attachment, Summary, CustomTitle, AiTitle, LastPrompt, CostState, System,
     *METADATA_CLASSES.values(),
 )
+
+
+# --- tool inputs the fold reads --------------------------------------------------------
+#
+# A tool's input is free-form (each tool its own), so it cannot be typed in the
+# union; the decoder converts the input of the tools named here to their shape
+# (msgspec.convert, a few per session) and a wrong type is a malformed line.
+
+
+class AgentInputShape(msgspec.Struct, kw_only=True, gc=False):
+    """The keys of an Agent/Task tool call's input the fold reads: what the sub-agent is."""
+
+    description: str | None = None
+    subagent_type: str | None = None
+    prompt: str | None = None
+
+
+TOOL_INPUT_SHAPES: dict[str, type[msgspec.Struct]] = {"Agent": AgentInputShape, "Task": AgentInputShape}
+"""Tool inputs the fold reads keys of, by tool name (checked by the decoder)."""
 
 
 # --- what is not a known frame --------------------------------------------------------

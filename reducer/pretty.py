@@ -12,6 +12,9 @@ from dataclasses import dataclass
 
 import msgspec
 
+from .decode import nesting_exceeds
+from .frames import MAX_DEPTH
+
 __all__ = [
     "PRETTY_LIMIT", "RawView", "pretty_json", "escape_bytes", "raw_view",
     "human_bytes", "compact_count", "format_duration", "format_cost", "short_path",
@@ -79,12 +82,17 @@ def raw_view(raw: bytes, *, reason: str | None = None, limit: int = PRETTY_LIMIT
                      "bad bytes shown as \\xNN")
     if not raw or raw.isspace():
         return RawView("(empty line)", False, False, tuple(notes))
-    try:
-        formatted = msgspec.json.format(raw, indent=2)
-    except msgspec.DecodeError as exc:
-        if not reason:
-            notes.append(f"not JSON: {exc}")
+    formatted = None
+    if nesting_exceeds(raw):
+        # msgspec's formatter recurses once per level: a deep line is shown as its bytes
+        notes.append(f"nested more than {MAX_DEPTH} levels deep: shown as it was read")
     else:
+        try:
+            formatted = msgspec.json.format(raw, indent=2)
+        except (msgspec.DecodeError, RecursionError) as exc:
+            if not reason:
+                notes.append(f"not JSON: {exc}")
+    if formatted is not None:
         head, truncated = _cut(formatted, limit)
         text = escape_bytes(head, keep_newlines=True)
         if truncated:

@@ -199,6 +199,27 @@ BAD_LINES: list[tuple[bytes, str]] = [
     (b'{"type":"system"}', "missing required field `subtype`"),
     (b'{"type":"tool_progress"}', "missing required field `tool_use_id`"),
     (b'{"type":"result","duration_ms":"soon"}', "result:"),
+    # not UTF-8 where msgspec does not look (a field it skips, a Raw one)
+    (b'{"type":"keep_alive","note":"caf\xe9"}', "not UTF-8: invalid byte at column 33"),
+    (b'{"type":"user","message":{"content":"x"},"tool_use_result":"\xff"}',
+     "not UTF-8: invalid byte at column 61"),
+    # a key the fold reads, of the wrong type (the fuzzing found these crash a widget)
+    (b'{"type":"system","subtype":"compact_boundary","compact_metadata":{"pre_tokens":"9k"}}',
+     "system/compact_boundary: Expected `int | null`, got `str` - at `$.compact_metadata.pre_tokens`"),
+    (b'{"type":"system","subtype":"background_tasks_changed","tasks":[{"task_id":"t","subagent_type":{}}]}',
+     "Expected `str | null`, got `object` - at `$.tasks[0].subagent_type`"),
+    (b'{"type":"result","modelUsage":{"m":{"contextWindow":"1M"}}}',
+     "result: Expected `int | null`, got `str` - at `$.modelUsage[...].contextWindow`"),
+    (b'{"type":"system","subtype":"stop_hook_summary","hookInfos":[{"durationMs":"2s"}]}',
+     "at `$.hookInfos[0].durationMs`"),
+    (b'{"type":"assistant","message":{"content":[{"type":"tool_use","name":"Task","input":{"description":7}}]}}',
+     "assistant: Expected `str | null`, got `int` - at `$.message.content[0].input.description`"),
+    # nested too deep: a free-form value, content blocks, the whole line
+    (b'{"type":"assistant","message":{"content":[{"type":"tool_use","input":' + b"[" * 49 + b"]" * 49 + b"}]}}",
+     "assistant: nested too deep (a value more than 48 levels deep)"),
+    (b'{"type":"user","message":{"content":' + b'[{"type":"tool_result","content":' * 7 + b'"x"'
+     + b"}]" * 7 + b"}}", "at `$.message.content[0].content[0].content[0].content[0].content[0]"),
+    (b"[" * 5000 + b"]" * 5000, "nested too deep (more than 64 levels)"),
 ]
 
 
@@ -324,3 +345,44 @@ def test_decoder_never_raises_on_odd_values() -> None:
         assert isinstance(e, F.Entry) and e.line_no == i and e.raw == line
         if isinstance(e, F.Malformed):
             _check_reason(e.reason)
+
+
+def test_the_depth_limits_leave_room_for_real_values() -> None:
+    """48 levels inside a tool's input decode (real frames nest 14 deep in all);
+    the values are plain dicts and lists, as with ``Any``."""
+    deep = b'{"a":' * 47 + b"[1]" + b"}" * 47
+    line = b'{"type":"assistant","message":{"content":[{"type":"tool_use","id":"t","name":"X","input":' \
+        + deep + b"}]}}"
+    e = decode_line(line)
+    assert isinstance(e, F.Assistant)
+    value = e.message.content[0].input
+    for _ in range(47):
+        assert type(value) is dict
+        value = value["a"]
+    assert value == [1]
+    assert reencode(e) == line
+
+
+def test_undeclared_keys_of_a_checked_object_stay_in_the_line() -> None:
+    line = (b'{"type":"rate_limit_event","rate_limit_info":{"status":"allowed_warning",'
+            b'"utilization":0.91,"brandNew":{"x":1}}}')
+    e = decode_line(line)
+    assert isinstance(e, F.RateLimitEvent)
+    assert e.rate_limit_info == {"status": "allowed_warning", "utilization": 0.91}
+    assert extras(e) == {"rate_limit_info": {"brandNew": {"x": 1}}}
+    assert reencode(e) == line
+
+
+@pytest.mark.parametrize(("line", "deeper"), [
+    (b"[" * 64 + b"]" * 64, False),
+    (b"[" * 65 + b"]" * 65, True),
+    (b"[" * 65, True),  # cut short: what stays open counts
+    (b'["' + b"[" * 100 + b'"]', False),  # inside a string
+    (b'["\\\\"' + b"," + b"[" * 65 + b"]" * 65 + b"]", True),  # an escaped backslash ends the string
+    (b'["\\"' + b"[" * 100 + b'"]', False),  # an escaped quote does not
+    (b'{"a":' * 70 + b"1" + b"}" * 70, True),
+])
+def test_nesting_exceeds(line: bytes, deeper: bool) -> None:
+    from reducer.decode import nesting_exceeds
+
+    assert nesting_exceeds(line) is deeper

@@ -154,7 +154,9 @@ async def test_the_raw_view_of_a_giant_frame_shows_a_head_and_o_shows_it_all(
         view = await open_on_bash(pilot, app)
         call = view.cursor_item.call
         # the result's frame (r on the card shows the call's; the raw view steps to it)
-        app.push_screen(RawScreen(app.feed.entry_at(call.result_line_no, call.agent)))
+        # (a file's lines are read back from disk: the Feed keeps no bytes)
+        entry = app.raw_store.with_raw(app.feed.entry_at(call.result_line_no, call.agent))
+        app.push_screen(RawScreen(entry))
         await wait_for(pilot, lambda: isinstance(app.screen, RawScreen)
                        and bool(app.screen.query("#raw-body")))
         raw = app.screen

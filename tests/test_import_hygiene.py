@@ -45,3 +45,15 @@ def test_headless_commands_import_no_ui_library() -> None:
     )
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert res.returncode == 0, res.stderr
+
+
+def test_the_raw_store_imports_no_ui_library() -> None:
+    """Where a line's bytes come from is decided without Textual (viewer/rawstore.py)."""
+    code = (
+        "import sys\n"
+        "import viewer.rawstore\n"
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich'))\n"
+        "assert not bad, bad\n"
+    )
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr

@@ -26,6 +26,7 @@ from reducer.lines import RawLine
 from reducer.state import MAIN, Change, Item
 
 from .commands import CctvCommands
+from .rawstore import RawStore, rereadable
 from .screens.session import SessionScreen
 from .sources import Ended, FileTail, Lines, Progress, Reset, Source, Status, Stderr, Waiting
 from .subagent_tail import SubagentTail
@@ -92,7 +93,9 @@ class CctvApp(App[int]):
         self.intro = intro
         """A line to show when the app starts (e.g. which session `cctv tail` picked)."""
         self.source = source
-        self.feed = feed or Feed()
+        self.feed = feed or self._new_feed()
+        self.raw_store = RawStore()
+        """Where the raw view finds the bytes of a line the Feed did not keep."""
         self.clock = clock
         """Wall clock for live elapsed times; ``None`` in tests (state only)."""
         self.loading: tuple[int, int] | None = None
@@ -152,6 +155,14 @@ class CctvApp(App[int]):
             return self._label
         return self.source.label if self.source is not None else "loaded file"
 
+    def _new_feed(self) -> Feed:
+        """A Feed for the source: one read from a regular file leaves the lines'
+        bytes on disk (the raw view reads them back through :attr:`raw_store`)."""
+        source = self.source
+        path = getattr(source, "path", None)
+        from_file = source is not None and source.kind == "file" and path is not None
+        return Feed(keep_raw=not (from_file and rereadable(path)))
+
     def now(self) -> float | None:
         return self.clock() if self.clock is not None else None
 
@@ -194,6 +205,8 @@ class CctvApp(App[int]):
         async with contextlib.aclosing(self.source.events()) as events:
             async for event in events:
                 if isinstance(event, Lines):
+                    if not self.feed.keep_raw:
+                        self.raw_store.track(getattr(self.source, "path"))
                     await self._fold(event.lines)
                 elif isinstance(event, Progress):
                     self.loading = None if event.done >= event.total else (event.done, event.total)
@@ -240,7 +253,9 @@ class CctvApp(App[int]):
 
     @work(exclusive=True, group="subagents", exit_on_error=False)
     async def follow_subagents(self, path: Path, follow: bool) -> None:
-        def on_lines(agent: str, _path: Path, lines: list[RawLine]) -> None:
+        def on_lines(agent: str, agent_path: Path, lines: list[RawLine]) -> None:
+            if not self.feed.keep_raw:
+                self.raw_store.track(agent_path, agent)
             self._broadcast(self.feed.feed_agent_file(lines, agent))
 
         tail = SubagentTail(path, on_lines, lambda: self.feed.session.agent_file_ids, follow=follow)
@@ -284,7 +299,8 @@ class CctvApp(App[int]):
         self._dirty = True
 
     def _reset(self, reason: str) -> None:
-        self.feed = Feed()
+        self.feed = self._new_feed()
+        self.raw_store.forget()
         self.arrivals = Arrivals()
         self._links = {}
         self._subagents_started = False
@@ -314,7 +330,8 @@ class CctvApp(App[int]):
         line ``line`` once it is read; followed as it grows when ``follow``)."""
         self._stop_source()
         self.source = FileTail(path, follow=follow)
-        self.feed = Feed()
+        self.feed = self._new_feed()
+        self.raw_store.forget()
         self.arrivals = Arrivals()
         self._links = {}
         self.loading = None

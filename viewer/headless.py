@@ -9,8 +9,8 @@ from typing import Any, TextIO
 
 import msgspec
 
-from reducer.decode import reencode
-from reducer.frames import Blank, Malformed, Unknown
+from reducer.decode import nesting_exceeds, reencode
+from reducer.frames import MAX_DEPTH, Blank, Entry, Malformed, Unknown
 from reducer.summary import format_summary, summarize
 from reducer.verdict import not_a_session
 
@@ -41,10 +41,12 @@ def check_file(path: Path) -> dict[str, Any]:
         kinds[entry.kind_key] += 1
         if isinstance(entry, Unknown):
             unknown.append({"line": entry.line_no, "kind": entry.kind_key})
-        out = reencode(entry)
-        if out == entry.raw:
+        problem, same = _round_trip(entry)
+        if problem:
+            malformed.append({"line": entry.line_no, "reason": problem})
+        elif same == "identical":
             identical += 1
-        elif _ANY.decode(out) == _ANY.decode(entry.raw):
+        elif same == "equivalent":
             equivalent += 1
         else:
             differs.append(entry.line_no)
@@ -67,6 +69,22 @@ def check_file(path: Path) -> dict[str, Any]:
             "ok": not differs,
         },
     }
+
+
+def _round_trip(entry: Entry) -> tuple[str | None, str]:
+    """``(problem, verdict)``: why the line cannot be re-encoded, or whether the
+    re-encoding is ``identical``, ``equivalent`` or ``different``."""
+    raw = entry.raw
+    if nesting_exceeds(raw):
+        # the decoder reads the fields it models only; the rest is deep
+        return f"nested more than {MAX_DEPTH} levels deep", ""
+    try:
+        out = reencode(entry)
+        if out == raw:
+            return None, "identical"
+        return None, "equivalent" if _ANY.decode(out) == _ANY.decode(raw) else "different"
+    except (msgspec.MsgspecError, RecursionError, ValueError) as exc:
+        return f"cannot be re-encoded: {exc}", ""
 
 
 def run_check(paths: list[str], as_json: bool, out: TextIO, err: TextIO) -> int:
@@ -121,7 +139,7 @@ def _format_check(r: dict[str, Any]) -> str:
 def run_summary(path: str, as_json: bool, out: TextIO, err: TextIO) -> int:
     """Print the folded state of one session."""
     try:
-        feed = load_path(Path(path))
+        feed = load_path(Path(path), keep_raw=False)  # a summary never shows a line
     except InputError as exc:
         print(f"cctv: {exc}", file=err)
         return 2

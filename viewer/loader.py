@@ -52,12 +52,15 @@ def load_subagents(feed: Feed, path: Path) -> int:
     return count
 
 
-def load_path(path: str | Path, *, subagents: bool = True) -> Feed:
+def load_path(path: str | Path, *, subagents: bool = True, keep_raw: bool = True) -> Feed:
     """Decode and fold a whole file (and, for an on-disk transcript, its
-    sub-agent files). Raises :class:`InputError` if the path cannot be read."""
+    sub-agent files). Raises :class:`InputError` if the path cannot be read.
+
+    ``keep_raw=False`` when nothing will ask for a line's bytes (a summary),
+    or when they will be read back (:class:`viewer.rawstore.RawStore`)."""
     p = Path(path)
     check_readable(p)
-    feed = Feed()
+    feed = Feed(keep_raw=keep_raw)
     try:
         for batch in read_file_lines(p):
             feed.feed(batch)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
@@ -93,12 +95,16 @@ class RawScreen(ModalScreen[None]):
     """
 
     def __init__(self, entry: Entry, source_label: str = "",
-                 stepper: FrameStepper | None = None) -> None:
+                 stepper: FrameStepper | None = None,
+                 fill: Callable[[Entry], Entry] | None = None) -> None:
         super().__init__()
         self.entry = entry
         self.source_label = source_label
         self.stepper = stepper
         """Where ``[`` / ``]`` and ``n`` / ``p`` go (``None``: this frame only)."""
+        self.fill = fill
+        """Gives a stepped-to entry its bytes (read back from the file; it may
+        raise :class:`viewer.rawstore.RawUnavailable`)."""
         reason = getattr(entry, "reason", None) if entry.kind == "malformed" else None
         limit = RAW_HEAD if len(entry.raw) > GIANT_FRAME else GIANT_FRAME
         self.view = raw_view(entry.raw, reason=reason, limit=limit)
@@ -145,9 +151,18 @@ class RawScreen(ModalScreen[None]):
         box.border_subtitle = place + self.source_label
 
     def _show(self, entry: Entry) -> None:
+        if self.fill is not None:
+            from ..rawstore import RawUnavailable
+
+            try:
+                entry = self.fill(entry)
+            except RawUnavailable as exc:
+                self.notify(str(exc), title="Raw line", severity="warning")
+                return
         self.entry = entry
         reason = getattr(entry, "reason", None) if entry.kind == "malformed" else None
-        self.view = raw_view(entry.raw, reason=reason)
+        limit = RAW_HEAD if len(entry.raw) > GIANT_FRAME else GIANT_FRAME
+        self.view = raw_view(entry.raw, reason=reason, limit=limit)
         notes = self.query_one("#raw-notes", Static)
         notes.update(Content("\n".join(f"⚠ {n}" for n in self.view.notes)))
         notes.set_class(bool(self.view.notes), "-shown")

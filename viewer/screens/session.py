@@ -175,6 +175,7 @@ class SessionScreen(Screen[None]):
                 return
 
     def action_raw(self) -> None:
+        from ..rawstore import RawUnavailable
         from .raw import RawScreen
 
         item = self.query_one(TranscriptView).cursor_item
@@ -185,8 +186,15 @@ class SessionScreen(Screen[None]):
         if entry is None:
             self.notify(f"line {item.line_no} is no longer in memory", severity="warning")
             return
+        own_file = item.agent if item.agent in self.cctv.feed.agent_entries else None
+        try:
+            entry = self.cctv.raw_store.with_raw(entry, own_file)
+        except RawUnavailable as exc:
+            self.notify(str(exc), title="Raw line", severity="warning")
+            return
         self.app.push_screen(RawScreen(entry, self.cctv.source_label,
-                                       stepper=self.cctv.frame_stepper(item, entry)))
+                                       stepper=self.cctv.frame_stepper(item, entry),
+                                       fill=lambda e: self.cctv.raw_store.with_raw(e, own_file)))
 
     def action_stderr(self) -> None:
         from .stderr import StderrScreen

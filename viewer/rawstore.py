@@ -1,0 +1,116 @@
+"""Where the bytes of a line come from when the raw view asks for them.
+
+A Feed reading a regular file does not keep every line's bytes in memory
+(``Feed(keep_raw=False)``: for a big session that is as much memory again as
+the file); :class:`RawStore` reads a line back from its byte offset when it is
+asked for. It first checks that the file is still the one that was read (same
+device and inode, not shorter than it was) and that the bytes found there
+decode to the very entry that was folded; if not, it says why instead of
+showing the wrong bytes. Lines from a pipe or a command keep their bytes
+(``Feed(keep_raw=True)``) and are returned as they are. No Textual here.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+import msgspec
+
+from reducer.decode import decode_line
+from reducer.frames import Entry
+
+__all__ = ["RawStore", "RawUnavailable", "rereadable"]
+
+_CHUNK = 1 << 20
+
+
+class RawUnavailable(Exception):
+    """The line's bytes cannot be shown; the message says why."""
+
+
+def rereadable(path: str | os.PathLike[str]) -> bool:
+    """Whether lines of ``path`` can be read again later by offset: a regular
+    file (or one not there yet, which will be one); not a FIFO or a device."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return True
+
+
+@dataclass(slots=True)
+class _File:
+    path: Path
+    ident: tuple[int, int]
+    size: int
+
+
+class RawStore:
+    """The files the entries of a Feed were read from, by agent (``None``: the main source)."""
+
+    def __init__(self) -> None:
+        self._files: dict[str | None, _File] = {}
+
+    def track(self, path: str | os.PathLike[str], agent: str | None = None) -> None:
+        """Remember that the lines of ``agent`` (or of the main source) come from ``path``,
+        as it is now (a file replaced later is refused). Does nothing for a file
+        already tracked, or one that cannot be read again (a FIFO)."""
+        if agent in self._files:
+            return
+        try:
+            st = os.stat(path)
+        except OSError:
+            return
+        if stat.S_ISREG(st.st_mode):
+            self._files[agent] = _File(Path(path), (st.st_dev, st.st_ino), st.st_size)
+
+    def forget(self) -> None:
+        """Drop every file (the source was reset: a new Feed reads it again)."""
+        self._files.clear()
+
+    def raw(self, entry: Entry, agent: str | None = None) -> bytes:
+        """The bytes of ``entry``'s line: kept in the entry, or read back from
+        its file. Raises :class:`RawUnavailable` with the reason when neither."""
+        if entry.raw:
+            return entry.raw
+        known = self._files.get(agent)
+        if known is None:
+            return entry.raw  # kept in memory: it was an empty line
+        where = f"line {entry.line_no} of {known.path.name}"
+        try:
+            with open(known.path, "rb") as fh:
+                st = os.fstat(fh.fileno())
+                if (st.st_dev, st.st_ino) != known.ident:
+                    raise RawUnavailable(f"{where}: the file was replaced since it was read")
+                if st.st_size < known.size:
+                    raise RawUnavailable(f"{where}: the file was truncated since it was read")
+                known.size = st.st_size
+                data = _read_line(fh, entry.offset)
+        except OSError as exc:
+            raise RawUnavailable(f"{where}: cannot read it again ({exc.strerror or exc})") from None
+        again = decode_line(data, entry.line_no, entry.offset, keep_raw=False)
+        if again != entry:
+            raise RawUnavailable(f"{where}: the file was rewritten since it was read")
+        return data
+
+    def with_raw(self, entry: Entry, agent: str | None = None) -> Entry:
+        """``entry`` with its ``raw`` bytes filled in (a copy when they were read back)."""
+        data = self.raw(entry, agent)
+        return entry if data is entry.raw else msgspec.structs.replace(entry, raw=data)
+
+
+def _read_line(fh: BinaryIO, offset: int) -> bytes:
+    """The bytes from ``offset`` to the next newline (or the end), without it."""
+    fh.seek(offset)
+    parts: list[bytes] = []
+    while chunk := fh.read(_CHUNK):
+        end = chunk.find(b"\n")
+        if end >= 0:
+            parts.append(chunk[:end])
+            break
+        parts.append(chunk)
+    data = b"".join(parts)
+    return data[:-1] if data.endswith(b"\r") else data
