@@ -98,6 +98,8 @@ class Kernel:
         # session info
         self.session_id: str | None = None
         self.session_ids: list[str] = []
+        """Every session id seen, in order (a stream of ``claude -p`` runs has many)."""
+        self._session_id_set: set[str] = set()
         self.cwd: str | None = None
         self.model: str | None = None
         self.cli_version: str | None = None
@@ -114,6 +116,10 @@ class Kernel:
         self.turns: list[Turn] = []
         self.calls: dict[str, ToolCall] = {}
         self._calls_in_turn_order = True
+        self._open_calls: dict[str, ToolCall] = {}
+        """Calls that may still be open, in call order: finished, backgrounded and
+        earlier turns' calls are dropped when :attr:`activity` passes them, so
+        asking is O(1) amortised however many calls a turn made."""
         self.tasks: dict[str, Task] = {}
         self.roster: list[str] = []
         self.hooks: dict[str, HookRun] = {}
@@ -151,11 +157,11 @@ class Kernel:
         self.agent_file_ids: dict[str, str] = {}
         """On-disk ``agentId`` → the tool_use id that started that sub-agent."""
         self._parents: dict[str, str | None] = {}
-        self._depth: dict[str, int] | None = {}
-        """Depth of each node of :attr:`_parents` (rows, and parents not seen as
-        rows yet at depth 0) while that graph is a forest grown a leaf at a
-        time; ``None`` once a row re-parents a known node (then rewinds are
-        found by walking, as before)."""
+        self._on_path: set[str] | None = set()
+        """The rows from the root to :attr:`_leaf` (see :mod:`reducer.fold.chain`);
+        ``None`` makes the fold find rewinds by walking up from the leaf instead
+        (the slow reference the tests compare it with)."""
+        self._leaving: list[str] = []
         self._leaf: str | None = None
         self.rewinds = 0
         """On-disk branches abandoned by a rewind (their items are hidden)."""
@@ -201,14 +207,26 @@ class Kernel:
             return Activity("idle")
         if self.live_thinking_tokens:
             return Activity("thinking")
-        for call in reversed(self.calls.values()):
+        open_calls = self._open_calls
+        closed: list[str] = []
+        found: ToolCall | None = None
+        for call_id, call in reversed(open_calls.items()):
             if call.turn != turn.index:
+                if call.turn is not None and call.turn < turn.index:
+                    closed.append(call_id)
                 break
-            if not call.finished and not call.background:
-                if call.awaiting_permission:
-                    return Activity("awaiting_permission", call.id, call.name)
-                return Activity("running", call.id, call.name)
-        return Activity("requesting")
+            if call.finished or call.background:
+                closed.append(call_id)
+            else:
+                found = call
+                break
+        for call_id in closed:
+            del open_calls[call_id]
+        if found is None:
+            return Activity("requesting")
+        if found.awaiting_permission:
+            return Activity("awaiting_permission", found.id, found.name)
+        return Activity("running", found.id, found.name)
 
     def checkpoint(self) -> bytes:
         """A snapshot of the whole state (for replay seeking)."""
@@ -390,11 +408,15 @@ class Kernel:
             self.git_branch = e.gitBranch
 
     def _session_seen(self, sid: str | None) -> None:
-        if sid and sid != self.session_id and sid not in self.session_ids:
-            self.session_ids.append(sid)
+        if sid and sid != self.session_id and sid not in self._session_id_set:
+            self._add_session_id(sid)
             if self.session_id is None:
                 self.session_id = sid
             self._changed("session")
+
+    def _add_session_id(self, sid: str) -> None:
+        self._session_id_set.add(sid)
+        self.session_ids.append(sid)
 
     # --- entries with no rule of their own ------------------------------------------------
 

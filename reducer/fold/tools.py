@@ -69,6 +69,7 @@ class Tools(Kernel):
         if call_id in self.calls:  # replaces a call left half-made by a failed fold
             self._calls_in_turn_order = False
         self.calls[call_id] = call
+        self._open_calls[call_id] = call
         agent.tool_calls += 1
         agent.last_tool = call.name
         if agent.id != MAIN:
@@ -101,6 +102,7 @@ class Tools(Kernel):
             # a result whose call we never saw (history cut, or a resumed session)
             call = ToolCall(call_id, "?", None, agent_id, self._turn_index(agent_id), e.line_no)
             self.calls[call_id] = call
+            self._open_calls[call_id] = call
             call.item = ToolItem(agent_id, e.line_no, call.turn, call, e.uuid)
             self._add(call.item)
         call.result = block.content

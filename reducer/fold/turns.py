@@ -168,8 +168,8 @@ class Turns(Kernel):
         self._cost_last = 0.0
         if e.new_conversation_id:
             self.session_id = e.new_conversation_id
-            if e.new_conversation_id not in self.session_ids:
-                self.session_ids.append(e.new_conversation_id)
+            if e.new_conversation_id not in self._session_id_set:
+                self._add_session_id(e.new_conversation_id)
         self._notice(MAIN, e.line_no, "reset",
                      f"conversation reset ({e.trigger or 'clear'}): new session {e.new_conversation_id}")
         self._changed("session")
