@@ -4,11 +4,16 @@ rule of its own (shown generically)."""
 
 from __future__ import annotations
 
+import re
+
 from .. import frames as F
 from ..state import MAIN
 from .kernel import Kernel, as_text
 
 __all__ = ["Notices"]
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+"""Terminal styling the CLI wrote into a message's text (``\x1b[1m…\x1b[22m``)."""
 
 
 class Notices(Kernel):
@@ -54,9 +59,14 @@ class Notices(Kernel):
         self._notice(agent, e.line_no, "command output", as_text(e.content))
 
     def _system_other(self, e: F.System, agent: str) -> None:
-        """A subtype with no rule of its own: show it, generically."""
+        """A subtype with no rule of its own (or, CLI 1.0.x, no subtype at all:
+        hook results, "limit reached, now using Sonnet"): show it, generically."""
         text = as_text(e.content) if e.content is not None else ""
         level = e.level if e.level in ("warning", "error") else "info"
+        if not e.subtype:
+            self._notice(agent, e.line_no, "system", _ANSI.sub("", text) or "system message",
+                         level=level)
+            return
         self._notice(agent, e.line_no, f"system/{e.subtype}", text or e.subtype, level=level)
 
     def _tool_use_summary(self, e: F.ToolUseSummary, agent: str) -> None:
