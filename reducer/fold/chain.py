@@ -66,7 +66,7 @@ class Chain(Kernel):
             # the path moved: extend the path, or start it again (both rare)
             if old is not _MISSING or self._join(parent) is not None:
                 on_path = self._restart_path()
-        if not isinstance(e, (F.User, F.Assistant)) or e.isMeta:  # TMP
+        if not isinstance(e, (F.User, F.Assistant)) or e.isMeta or _is_local_command(e):
             return
         leaf = self._leaf
         self._leaf = uuid
