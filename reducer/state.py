@@ -15,13 +15,15 @@ __all__ = [
     "Change", "Item", "PromptItem", "TextItem", "ThinkingItem", "ToolItem", "CompactionItem",
     "HookItem", "StopSummaryItem", "NoticeItem", "TurnFooterItem", "ProblemItem",
     "ToolCall", "HookRun", "Task", "Turn", "Agent", "Totals", "MAIN", "CallStatus",
-    "TERMINAL_TASK_STATUSES", "ChangeKind", "Activity", "ActivityKind",
+    "TERMINAL_TASK_STATUSES", "ChangeKind", "Activity", "ActivityKind", "TurnStart", "RateLimit",
 ]
 
 MAIN = ""
 """Agent id of the main conversation; sub-agents are keyed by the tool_use id that spawned them."""
 
 CallStatus = Literal["pending", "running", "done", "failed", "denied", "interrupted"]
+
+TurnStart = Literal["prompt", "command", "task-notification"]
 
 TERMINAL_TASK_STATUSES = frozenset({"completed", "failed", "killed", "stopped", "cancelled"})
 
@@ -75,6 +77,29 @@ class Activity(NamedTuple):
         if self.kind == "background":
             return "running in background"
         return self.kind
+
+
+@dataclass(slots=True)
+class RateLimit:
+    """The latest ``rate_limit_event`` (every one updates it)."""
+
+    status: str | None = None
+    """``allowed`` | ``allowed_warning`` | ``rejected``."""
+    kind: str | None = None
+    """``rateLimitType``: ``five_hour``, ``seven_day``…"""
+    utilization: float | None = None
+    """0..1 when the CLI gives it."""
+    resets_at: float | None = None
+    """``resetsAt`` (unix seconds)."""
+    overage_status: str | None = None
+    overage_resets_at: float | None = None
+    events: int = 0
+    """How many rate_limit_event frames came."""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"status": self.status, "type": self.kind, "utilization": self.utilization,
+                "resets_at": self.resets_at, "overage_status": self.overage_status,
+                "overage_resets_at": self.overage_resets_at, "events": self.events}
 
 
 # --- transcript items --------------------------------------------------------------------
@@ -397,6 +422,13 @@ class Turn:
     permission_denials: list[dict[str, Any]] = field(default_factory=list)
     local_command: str | None = None
     result_text: str | None = None
+    started_by: TurnStart | None = None
+    """What opened the turn: a typed ``prompt``, a slash ``command``, a background
+    task's ``task-notification``; ``None`` when the input did not say (a ``-p``
+    prompt is not echoed)."""
+    answered: bool = False
+    """The model took part: an assistant message came, or its ``result`` counted
+    model turns (a local command such as ``/clear`` or ``/compact`` has none)."""
 
 
 @dataclass(slots=True, eq=False)

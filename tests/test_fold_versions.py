@@ -7,11 +7,14 @@ comment on each test names the lines the expectation was read from.
 
 from __future__ import annotations
 
+import msgspec
+
 from reducer import frames as F
 from reducer.decode import decode_line
 from reducer.state import MAIN, NoticeItem, ProblemItem
+from reducer.summary import format_summary, summarize
 
-from conftest import fold_file
+from conftest import FIXTURES, fold_file, fold_until
 
 SAMPLE = "public/claude-code-log/real_projects/-Users-dain-workspace-claude-code-log-sample/"
 
@@ -66,3 +69,118 @@ def test_a_real_branch_is_a_rewind() -> None:
     assert all(18 <= i.line_no < 38 for i in hidden)
     # the hand-made fork of claude-code-log's tests still is one
     assert fold_file("public/claude-code-log/dag_fork.jsonl").session.rewinds == 1
+
+
+def test_slash_command_with_command_message_first_opens_a_turn() -> None:
+    # -Users-dain-workspace-JSSoundRecorder/7acd37a8 (CLI 2.0.42) line 3:
+    # "<command-message>init is analyzing your codebase…</command-message>\n<command-name>/init
+    # </command-name>", answered by the model; then three typed prompts (lines 59, 64, 99)
+    feed = fold_file("public/claude-code-log/real_projects/-Users-dain-workspace-JSSoundRecorder/"
+                     "7acd37a8-2745-4b58-a8a9-46164b22ad9e.jsonl")
+    s = feed.session
+    first = s.turns[0]
+    assert (first.prompt, first.started_by, first.line_no, first.answered) == ("/init", "command", 3, True)
+    assert [(t.started_by, t.line_no) for t in s.turns[1:]] == [
+        ("prompt", 59), ("prompt", 64), ("prompt", 99)]
+    d = summarize(s)
+    assert (d["prompts"], d["turns"], d["status"]) == (4, 4, "idle")
+    assert "<command-message>" not in format_summary(d)
+
+
+def test_prompts_count_slash_commands_and_turns_count_model_turns() -> None:
+    # 12a546d1 (CLI 1.0.56): "/clear" (line 2) is a slash command the model never saw, "!"
+    # bash (<bash-input>, <bash-stdout>: lines 4-5) no prompt at all, then the typed prompt of
+    # line 6 the model answered
+    s = fold_file(SAMPLE + "12a546d1-83a7-49a6-abba-5400db340b43.jsonl").session
+    d = summarize(s)
+    human = [t for t in s.turns if t.started_by in ("prompt", "command")]
+    assert d["prompts"] == len(human) and s.turns[0].prompt == "/clear"
+    assert d["turns"] == sum(1 for t in s.turns if t.answered) == d["prompts"] - 1 == 1
+    assert not s.turns[0].answered and s.turns[1].line_no == 6
+    bash = [i for i in s.main.items if i.line_no in (4, 5)]
+    assert [i.kind for i in bash] == ["notice", "notice"]
+
+
+def test_a_task_notification_starts_a_turn_with_a_header() -> None:
+    # async_agents/eb000000… (CLI 2.1.34): line 1 a prompt that spawns a background agent;
+    # line 6 a user row "<task-notification>…<summary>Agent "Coverage analysis" completed
+    # </summary>…" that the model answers on line 7
+    s = fold_file("public/claude-code-log/async_agents/eb000000-0000-4000-8000-000000000001.jsonl").session
+    assert [(t.started_by, t.line_no, t.prompt) for t in s.turns] == [
+        ("prompt", 1, s.turns[0].prompt), ("task-notification", 6, None)]
+    head = [i for i in s.main.items if i.turn == 1]
+    assert (head[0].kind, head[0].category, head[0].text) == (
+        "notice", "turn start", 'started by a background task: Agent "Coverage analysis" completed')
+    assert [(i.kind, i.line_no) for i in head[1:]] == [("text", 7)]
+    assert not [i for i in s.main.items if i.kind == "prompt" and not i.text.strip()]
+    d = summarize(s)
+    assert (d["prompts"], d["turns"]) == (1, 2)
+
+
+def test_finished_sessions_are_idle_not_requesting() -> None:
+    # -Users-dain-workspace-danieldemmel-me-next/3680252d (CLI 2.0.x) ends with "/model" and its
+    # <local-command-stdout>: the command is done, nothing is being requested
+    s = fold_file("public/claude-code-log/real_projects/-Users-dain-workspace-danieldemmel-me-next/"
+                  "3680252d-d4e3-4416-bddd-8f5b5b4fdb7f.jsonl").session
+    assert s.activity.kind == "idle"
+    assert summarize(s)["status"] == "idle"
+    # 0d3a8e6f (CLI 1.0.43) ends with the model's text; 1.0.x writes no stop reason
+    assert summarize(fold_file(SAMPLE + "0d3a8e6f-290f-4105-a327-a2496e5e2a83.jsonl").session)[
+        "status"] == "idle"
+    # a file cut after a tool call (its result never came) is still mid-turn
+    s = fold_until("forge/2.1.220/bash_tool.jsonl", _first_line("forge/2.1.220/bash_tool.jsonl",
+                                                                b'"tool_use"'))
+    assert summarize(s)["status"] == "running"
+
+
+def test_unknown_cost_is_null_and_drawn_as_a_dash() -> None:
+    # 0d3a8e6f (CLI 1.0.43): no result, no cost-state row: the cost was never recorded
+    s = fold_file(SAMPLE + "0d3a8e6f-290f-4105-a327-a2496e5e2a83.jsonl").session
+    d = summarize(s)
+    assert s.cost_usd is None and d["cost_usd"] is None
+    assert "cost –" in format_summary(d) and "$0.0000" not in format_summary(d)
+    # a recorded cost is kept (captures/stream/11_multi_turn: 0.0215 cumulative)
+    assert summarize(fold_file("captures/stream/11_multi_turn.jsonl").session)["cost_usd"] == 0.0215
+
+
+def test_text_summary_compactions_on_one_line_and_unknown_tokens_as_question_mark() -> None:
+    # captures/projects/…/aafe1787 (the on-disk twin of 10_compact_manual): compactMetadata
+    # {trigger manual, preTokens 1225, postTokens 2787}; older CLIs write no postTokens
+    d = summarize(fold_file("captures/projects/-home-ada-src-demo/"
+                            "aafe1787-82bf-4f68-ae98-84dbe071fd7f.jsonl").session)
+    assert d["compactions"] == [{"trigger": "manual", "pre_tokens": 1225, "post_tokens": 2787}]
+    assert [ln for ln in format_summary(d).splitlines() if "compact" in ln] == [
+        "  compact  1 (1 manual): 1,225 → 2,787 tokens"]
+    d["compactions"][0]["post_tokens"] = None
+    text = format_summary(d)
+    assert "None" not in text
+    assert [ln for ln in text.splitlines() if "compact" in ln] == [
+        "  compact  1 (1 manual): 1,225 → ? tokens"]
+    many = dict(d, compactions=[{"trigger": "auto", "pre_tokens": 150_000, "post_tokens": 20_000}] * 554)
+    lines = [ln for ln in format_summary(many).splitlines() if "compact" in ln]
+    assert lines == ["  compact  554 (554 auto): 83,100,000 → 11,080,000 tokens"]
+
+
+def test_every_rate_limit_event_updates_the_state() -> None:
+    # forge/2.1.220/queued_command.jsonl line 12: status allowed, resetsAt 1784959200,
+    # five_hour, overageStatus rejected; then the same frame at 91 % (allowed_warning), as
+    # a second frame of a session near its limit carries
+    s = fold_until("forge/2.1.220/queued_command.jsonl", 12)
+    state = s.rate_limit_state
+    assert (state.status, state.kind, state.resets_at, state.overage_status, state.events) == (
+        "allowed", "five_hour", 1784959200, "rejected", 1)
+    frame = msgspec.json.decode((FIXTURES / "forge/2.1.220/queued_command.jsonl")
+                                .read_bytes().splitlines()[11])
+    frame["rate_limit_info"].update(status="allowed_warning", utilization=0.91)
+    s.apply(decode_line(msgspec.json.encode(frame), 13))
+    assert (state.status, state.utilization, state.resets_at, state.events) == (
+        "allowed_warning", 0.91, 1784959200, 2)
+    d = summarize(s)
+    assert d["rate_limit"]["status"] == "allowed_warning" and d["rate_limit"]["utilization"] == 0.91
+    assert "rate limit allowed_warning (five_hour, 91%, overage rejected)" in format_summary(d)
+    assert d["api_retries"] == 0
+
+
+def _first_line(path: str, needle: bytes) -> int:
+    lines = (FIXTURES / path).read_bytes().splitlines()
+    return next(n for n, ln in enumerate(lines, 1) if needle in ln)

@@ -22,6 +22,7 @@ from ..state import (
     MAIN,
     Activity,
     Agent,
+    RateLimit,
     Change,
     CompactionItem,
     HookRun,
@@ -128,6 +129,8 @@ class Kernel:
         self.permission_denials: list[dict[str, Any]] = []
         self._denied_ids: set[str] = set()
         self.rate_limit: dict[str, Any] | None = None
+        """The latest ``rate_limit_info`` as the CLI wrote it (see :attr:`rate_limit_state`)."""
+        self.rate_limit_state = RateLimit()
         self.api_retries = 0
         self.notifications = 0
         self.command_states: dict[str, str] = {}
@@ -136,7 +139,8 @@ class Kernel:
         self.live_thinking_tokens = 0
         """Estimated tokens of the thinking block now streaming (0 when none)."""
         # cost and usage
-        self.cost_usd = 0.0
+        self.cost_usd: float | None = None
+        """Total cost in USD; ``None`` while no frame recorded one (unknown, not $0)."""
         self._cost_base = 0.0
         self._cost_last = 0.0
         self.result_usage = Totals()
@@ -166,6 +170,9 @@ class Kernel:
         self.rewinds = 0
         """On-disk branches abandoned by a rewind (their items are hidden)."""
         self._pending_thinking = 0
+        self._pending_start: str | None = None
+        """A background task's summary when its notification came between turns:
+        the next turn is the one it started."""
         self._last_compaction: CompactionItem | None = None
         self._awaiting_summary = False
         # the entry being folded (set by _fold)

@@ -20,10 +20,13 @@ NON_PROMPT_MARKERS = (
     "<local-command-stdout>", "<local-command-stderr>", "<session-start-hook>",
     "<system-reminder>", "[Request interrupted by user", "<ide_opened_file>",
     "<ide_selection>", "<command-message>", "<user-prompt-submit-hook>", "<task-notification>",
+    "<bash-input>", "<bash-stdout>", "<bash-stderr>", "<local-command-caveat>",
 )
 """User-text prefixes the CLI writes itself: shown as notices, they open no turn."""
 
 _FINAL_STOPS = frozenset({"end_turn", "stop_sequence", "max_tokens", "refusal"})
+_COMMAND_HEADS = ("<command-name>", "<command-message>")
+_TASK_NOTE = re.compile(r"<(task-id|tool-use-id|output-file|status|summary)>(.*?)</\1>", re.S)
 
 
 class Messages(Kernel):
@@ -35,7 +38,7 @@ class Messages(Kernel):
         agent = self.agent_for(agent_id)
         msg = e.message
         if agent_id == MAIN:
-            self._ensure_turn(e.line_no)
+            self._ensure_turn(e.line_no).answered = True
             if self.status != "compacting":
                 # a final stop reason (on-disk rows carry it) means the model is done
                 self.status = "idle" if msg.stop_reason in _FINAL_STOPS else "requesting"
@@ -155,8 +158,20 @@ class Messages(Kernel):
         if e.synthetic or e.isReplay and stripped.startswith("<local-command-stdout>"):
             self._notice(MAIN, e.line_no, "harness", _strip_tags(text))
             return
-        if stripped.startswith("<command-name>"):
-            self._open_turn(_command_text(stripped), e.line_no, e.uuid)
+        if stripped.startswith(_COMMAND_HEADS) and "<command-name>" in stripped:
+            # <command-message> comes first in some CLI versions, <command-name> in others
+            self._open_turn(_command_text(stripped), e.line_no, e.uuid, started_by="command")
+            return
+        if stripped.startswith("<local-command-stdout>") or stripped.startswith("<local-command-stderr>"):
+            # a local command (/model, /clear, /mcp…) printed its output: the model is not asked
+            self._notice(MAIN, e.line_no, "harness", _strip_tags(text))
+            turn = self.current_turn
+            if turn is not None and not turn.answered and self.status == "requesting":
+                self.status = "idle"
+                self._changed("session")
+            return
+        if stripped.startswith("<task-notification>"):
+            self._task_notification_turn(text, e)
             return
         if stripped.startswith(NON_PROMPT_MARKERS):
             level = "warning" if stripped.startswith("[Request interrupted") else "info"
@@ -164,7 +179,19 @@ class Messages(Kernel):
             return
         if self._title_rank > 3 and text.strip():
             self._set_title(text, 3)
-        self._open_turn(text, e.line_no, e.uuid, images)
+        self._open_turn(text, e.line_no, e.uuid, images, started_by="prompt")
+
+    def _task_notification_turn(self, text: str, e: F.User) -> None:
+        """A ``<task-notification>`` the CLI sent the model as a user message (a
+        background task or agent finished): fold the notification, and open the
+        turn it starts, headed by what started it."""
+        fields = dict(_TASK_NOTE.findall(text))
+        self._task_notification_text(text, e.line_no)
+        turn = self.current_turn
+        if turn is not None and turn.started_by == "task-notification" and not turn.answered:
+            return  # the queued copy of the same notification opened it already
+        self._pending_start = fields.get("summary") or ""
+        self._open_turn(None, e.line_no)
 
     # --- streaming partial messages ---------------------------------------------------------
 

@@ -16,14 +16,32 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 """Terminal styling the CLI wrote into a message's text (``\x1b[1m…\x1b[22m``)."""
 
 
+def _num(value: object) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _str(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
 class Notices(Kernel):
     """Frames that become a notice in the transcript (and maybe a counter)."""
 
     def _rate_limit(self, e: F.RateLimitEvent, agent: str) -> None:
+        """Every event updates the state (utilization, reset times, overage);
+        a change of status is also a notice."""
         info = e.rate_limit_info
         prev = (self.rate_limit or {}).get("status")
         self.rate_limit = info
+        state = self.rate_limit_state
         status = info.get("status")
+        state.status = status if isinstance(status, str) else state.status
+        state.kind = _str(info.get("rateLimitType")) or state.kind
+        state.utilization = _num(info.get("utilization"))
+        state.resets_at = _num(info.get("resetsAt"))
+        state.overage_status = _str(info.get("overageStatus"))
+        state.overage_resets_at = _num(info.get("overageResetsAt"))
+        state.events += 1
         if status and status != "allowed" and status != prev:
             kind = info.get("rateLimitType") or "rate limit"
             util = info.get("utilization")

@@ -107,6 +107,8 @@ class Tasks(Kernel):
 
     def _task_notification(self, e: F.TaskNotification, agent: str) -> None:
         task = self._task(e.task_id, e.line_no)
+        if self.current_turn is None and self.turns and e.status != "stopped":
+            self._pending_start = e.summary or ""  # the model will answer it: a new turn
         task.status = e.status or "completed"
         task.ended_at = self._now
         task.output_file = e.output_file or task.output_file

@@ -6,7 +6,7 @@ thinking, cost and session resets.
 from __future__ import annotations
 
 from .. import frames as F
-from ..state import MAIN, CompactionItem, PromptItem, Turn, TurnFooterItem
+from ..state import MAIN, CompactionItem, PromptItem, Turn, TurnFooterItem, TurnStart
 from .kernel import Kernel, usage_totals
 
 __all__ = ["Turns"]
@@ -16,11 +16,18 @@ class Turns(Kernel):
     """Turn lifecycle, results and cost, session-level system frames."""
 
     def _open_turn(self, prompt: str | None, line_no: int, uuid: str | None = None,
-                   images: int = 0) -> Turn:
-        turn = Turn(len(self.turns), prompt, line_no, session_id=self.session_id)
+                   images: int = 0, started_by: TurnStart | None = None) -> Turn:
+        pending, self._pending_start = self._pending_start, None
+        if started_by is None and pending is not None:
+            started_by = "task-notification"
+        turn = Turn(len(self.turns), prompt, line_no, session_id=self.session_id,
+                    started_by=started_by)
         self.turns.append(turn)
         if prompt is not None:
             self._add(PromptItem(MAIN, line_no, turn.index, prompt, images, uuid))
+        elif started_by == "task-notification":
+            summary = " ".join((pending or "a background task finished").split())
+            self._notice(MAIN, line_no, "turn start", f"started by a background task: {summary}")
         self.status = "requesting"
         self._changed("session")
         return turn
@@ -80,6 +87,8 @@ class Turns(Kernel):
         self.results += 1
         self.last_result = e
         turn = self.current_turn or self._open_turn(None, e.line_no)
+        if e.num_turns:
+            turn.answered = True
         total = e.total_cost_usd
         if total is not None:
             if total < self._cost_last:  # a new query() run: its total starts again
