@@ -298,6 +298,7 @@ class ProgressData(msgspec.Struct, kw_only=True, gc=False):
     elapsedTimeSeconds: float | None = None
     hookEvent: str | None = None
     hookName: str | None = None
+    command: str | None = None  # hook_progress: the hook's command line
     agentId: str | None = None
 
 

@@ -321,7 +321,8 @@ class HookRun:
     event: str
     line_no: int
     turn: int | None
-    status: str = "running"  # running | success | error | cancelled
+    status: str = "running"
+    """running | success | error | cancelled | ran (on disk, outcome not recorded)."""
     exit_code: int | None = None
     output: str = ""
     stdout: str = ""

@@ -184,3 +184,25 @@ def test_every_rate_limit_event_updates_the_state() -> None:
 def _first_line(path: str, needle: bytes) -> int:
     lines = (FIXTURES / path).read_bytes().splitlines()
     return next(n for n, ln in enumerate(lines, 1) if needle in ln)
+
+
+def test_summary_rows_name_a_title_only_when_their_leaf_is_in_this_session() -> None:
+    # 37f83ec9 (CLI 1.0.x) opens with summary rows copied from earlier sessions: their
+    # leafUuid is no row of this file, so the title is the first prompt, not "Centralizing…"
+    s = fold_file(SAMPLE + "37f83ec9-f2ea-42a9-925e-0d5c105cb6e8.jsonl").session
+    assert s.title is not None and s.title.startswith("Hey Claude, please have a look at the git diff")
+    # todowrite_examples.jsonl line 12: summary with leafUuid assistant_006, a row of its own
+    s = fold_file("public/claude-code-log/todowrite_examples.jsonl").session
+    assert s.title == "Feature Implementation with Task Management"
+
+
+def test_progress_hook_progress_rows_count_as_hook_runs() -> None:
+    # -experiments-ideas/03eb5929 (CLI 2.1.42): 11 progress rows of type hook_progress
+    # (SessionStart:startup, PostToolUse:Bash…), no hook attachment
+    s = fold_file("public/claude-code-log/real_projects/-experiments-ideas/"
+                  "03eb5929-52b3-4b13-ada3-b93ae35806b8.jsonl").session
+    d = summarize(s)
+    assert d["hooks"] == {"runs": 11, "failed": 0, "stop_summaries": 7}
+    first = next(h for h in s.hooks.values())
+    assert (first.name, first.event, first.status) == ("SessionStart:startup", "SessionStart", "ran")
+    assert '"${CLAUDE_PLUGIN_ROOT}/scripts/clmail.cmd" actor started' in first.output

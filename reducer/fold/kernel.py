@@ -112,6 +112,8 @@ class Kernel:
         self.git_branch: str | None = None
         self.title: str | None = None
         self._title_rank = 99
+        self._pending_summaries: dict[str, str] = {}
+        """``summary`` rows whose ``leafUuid`` was not (yet) a row of this session."""
         # conversation
         self.agents: dict[str, Agent] = {MAIN: Agent(MAIN, description="main")}
         self.turns: list[Turn] = []
@@ -307,6 +309,10 @@ class Kernel:
         if e.uuid and forced is None and not e.isSidechain \
                 and (e.parentUuid is not None or e.sessionId is not None):
             self._chain(e)  # type: ignore[attr-defined]
+            if self._pending_summaries:
+                title = self._pending_summaries.pop(e.uuid, None)
+                if title is not None:
+                    self._set_title(title, 2)  # type: ignore[attr-defined]
         if isinstance(e, (F.Assistant, F.User, F.System)):
             sid = e.sid
             if sid != self.session_id:

@@ -239,7 +239,13 @@ class Messages(Kernel):
         elif isinstance(e, F.AiTitle):
             self._set_title(e.aiTitle, 1)
         elif isinstance(e, F.Summary):
-            self._set_title(e.summary, 2)
+            # a summary names this session only when its leaf is one of its rows: older
+            # CLIs copy the summaries of earlier sessions into a resumed one's head
+            leaf = e.leafUuid
+            if not leaf or leaf in self._parents:
+                self._set_title(e.summary, 2)
+            else:
+                self._pending_summaries[leaf] = e.summary
 
     def _set_title(self, text: str, rank: int) -> None:
         if rank <= self._title_rank and text:

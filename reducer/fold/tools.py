@@ -204,6 +204,9 @@ class Tools(Kernel):
     def _progress_row(self, e: F.Progress, agent: str) -> None:
         """On-disk ``progress`` rows: bash progress acts as a heartbeat; the rest are skipped."""
         data = e.data
+        if data.type == "hook_progress":
+            self._hook_progress_row(e, agent)  # type: ignore[attr-defined]
+            return
         if data.type in ("bash_progress", "powershell_progress", "tool_heartbeat"):
             call = self.calls.get(e.toolUseID or e.parentToolUseID or "")
             if call is not None:
