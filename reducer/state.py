@@ -128,14 +128,17 @@ class Item:
 class PromptItem(Item):
     """A human prompt (or, in a sub-agent, the prompt it was given)."""
 
-    __slots__ = ("text", "images")
+    __slots__ = ("text", "images", "context")
     kind = "prompt"
 
     def __init__(self, agent: str, line_no: int, turn: int | None, text: str, images: int = 0,
-                 uuid: str | None = None) -> None:
+                 uuid: str | None = None, context: tuple[str, ...] = ()) -> None:
         super().__init__(agent, line_no, turn, uuid)
         self.text = text
         self.images = images
+        self.context = context
+        """What the IDE attached (``opened tokenizer.html``, ``selected lines 5-9 of
+        x.py``), shown as small chips beside the prompt."""
 
 
 class TextItem(Item):

@@ -74,16 +74,17 @@ def test_a_real_branch_is_a_rewind() -> None:
 def test_slash_command_with_command_message_first_opens_a_turn() -> None:
     # -Users-dain-workspace-JSSoundRecorder/7acd37a8 (CLI 2.0.42) line 3:
     # "<command-message>init is analyzing your codebase…</command-message>\n<command-name>/init
-    # </command-name>", answered by the model; then three typed prompts (lines 59, 64, 99)
+    # </command-name>", answered by the model; then five typed prompts, two of them (47, 169)
+    # opening with an IDE block
     feed = fold_file("public/claude-code-log/real_projects/-Users-dain-workspace-JSSoundRecorder/"
                      "7acd37a8-2745-4b58-a8a9-46164b22ad9e.jsonl")
     s = feed.session
     first = s.turns[0]
     assert (first.prompt, first.started_by, first.line_no, first.answered) == ("/init", "command", 3, True)
     assert [(t.started_by, t.line_no) for t in s.turns[1:]] == [
-        ("prompt", 59), ("prompt", 64), ("prompt", 99)]
+        ("prompt", 47), ("prompt", 59), ("prompt", 64), ("prompt", 99), ("prompt", 169)]
     d = summarize(s)
-    assert (d["prompts"], d["turns"], d["status"]) == (4, 4, "idle")
+    assert (d["prompts"], d["turns"], d["status"]) == (6, 6, "idle")
     assert "<command-message>" not in format_summary(d)
 
 
@@ -206,3 +207,22 @@ def test_progress_hook_progress_rows_count_as_hook_runs() -> None:
     first = next(h for h in s.hooks.values())
     assert (first.name, first.event, first.status) == ("SessionStart:startup", "SessionStart", "ran")
     assert '"${CLAUDE_PLUGIN_ROOT}/scripts/clmail.cmd" actor started' in first.output
+
+
+def test_ide_blocks_before_the_typed_text_are_a_prompt_with_chips() -> None:
+    # -Users-dain-workspace-coderabbit-review-helper/cb2e607c line 3: blocks
+    # [<ide_selection>The user selected the lines 508 to 508 from …/extract-coderabbit-
+    # feedback.py:…, "How can I make this possible to install as a library with `uv`…"]
+    s = fold_file("public/claude-code-log/real_projects/-Users-dain-workspace-coderabbit-review-helper/"
+                  "cb2e607c-c758-415a-8b45-c49e4631906a.jsonl").session
+    prompt = next(i for i in s.main.items if i.kind == "prompt" and i.line_no == 3)
+    assert prompt.text.startswith("How can I make this possible to install as a library")
+    assert "<ide_selection>" not in prompt.text
+    assert prompt.context == ("selected line 508 of extract-coderabbit-feedback.py",)
+    assert s.turns[prompt.turn].started_by == "prompt"
+    # -Users-dain-workspace-danieldemmel-me-next/9e953218 line 1: <ide_opened_file> first
+    s = fold_file("public/claude-code-log/real_projects/-Users-dain-workspace-danieldemmel-me-next/"
+                  "9e953218-585f-4692-89df-9e0747a31c68.jsonl").session
+    prompt = next(i for i in s.main.items if i.kind == "prompt")
+    assert (prompt.line_no, prompt.context) == (1, ("opened tokenizer.html",))
+    assert prompt.text.startswith("I have @public/tokenizer.css")

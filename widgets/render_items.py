@@ -369,6 +369,8 @@ def _prompt(item: PromptItem, width: int, expanded: bool, ctx: RenderContext) ->
         label.append(f" · turn {item.turn + 1}", p.muted)
     if item.images:
         label.append(f" · {item.images} image{'s' if item.images != 1 else ''}", p.muted)
+    for chip in item.context:  # what the IDE attached
+        label.append(f" · ⌘ {clean(chip)}", p.muted)
     rows = [_crop(label, width, console)]
     body: list[Text | tuple[str, Style | str]] = [(line, "") for line in _lines(item.text)]
     rows += _layout_body(body or [Text("")], width, expanded, PROMPT_FOLD_LINES, ctx)

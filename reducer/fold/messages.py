@@ -135,6 +135,11 @@ class Messages(Kernel):
             for block in results:
                 self._tool_result(block, payload if len(results) == 1 else None, e, agent_id)
             return
+        ide: tuple[str, ...] = ()
+        if isinstance(content, list) and agent_id == MAIN:
+            ide, typed = _ide_context(content)
+            if ide and typed:
+                content = typed
         text = block_text(content)
         images = sum(1 for b in content if b.type == "image") if isinstance(content, list) else 0
         if self._awaiting_summary and e.synthetic and self._last_compaction is not None:
@@ -179,7 +184,7 @@ class Messages(Kernel):
             return
         if self._title_rank > 3 and text.strip():
             self._set_title(text, 3)
-        self._open_turn(text, e.line_no, e.uuid, images, started_by="prompt")
+        self._open_turn(text, e.line_no, e.uuid, images, started_by="prompt", context=ide)
 
     def _task_notification_turn(self, text: str, e: F.User) -> None:
         """A ``<task-notification>`` the CLI sent the model as a user message (a
@@ -252,6 +257,40 @@ class Messages(Kernel):
             self.title = " ".join(text.split())[:200]
             self._title_rank = rank
             self._changed("session")
+
+
+_IDE_HEADS = ("<ide_selection>", "<ide_opened_file>")
+_IDE_OPENED = re.compile(r"opened the file (\S+) in the IDE")
+_IDE_SELECTED = re.compile(r"selected the lines (\d+) to (\d+) from (\S+?):")
+
+
+def _ide_context(blocks: list[F.Block]) -> tuple[tuple[str, ...], list[F.Block]]:
+    """An IDE prompt's context chips and the blocks the person typed, when its
+    first text block is an ``<ide_selection>`` / ``<ide_opened_file>`` block."""
+    texts = [b for b in blocks if b.type == "text"]
+    if not texts or not (texts[0].text or "").lstrip().startswith(_IDE_HEADS):
+        return (), blocks
+    chips: list[str] = []
+    typed: list[F.Block] = []
+    for b in blocks:
+        text = (b.text or "").lstrip() if b.type == "text" else ""
+        if text.startswith(_IDE_HEADS):
+            chips.append(_ide_chip(text))
+        else:
+            typed.append(b)
+    if not any(b.type != "text" or (b.text or "").strip() for b in typed):
+        return tuple(chips), []
+    return tuple(chips), typed
+
+
+def _ide_chip(text: str) -> str:
+    if m := _IDE_SELECTED.search(text):
+        first, last, path = m.groups()
+        lines = first if first == last else f"{first}-{last}"
+        return f"selected line{'s' if first != last else ''} {lines} of {path.rsplit('/', 1)[-1]}"
+    if m := _IDE_OPENED.search(text):
+        return "opened " + m.group(1).rsplit("/", 1)[-1]
+    return " ".join(_strip_tags(text).split())[:60]
 
 
 def _strip_tags(text: str) -> str:

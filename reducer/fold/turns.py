@@ -16,7 +16,8 @@ class Turns(Kernel):
     """Turn lifecycle, results and cost, session-level system frames."""
 
     def _open_turn(self, prompt: str | None, line_no: int, uuid: str | None = None,
-                   images: int = 0, started_by: TurnStart | None = None) -> Turn:
+                   images: int = 0, started_by: TurnStart | None = None,
+                   context: tuple[str, ...] = ()) -> Turn:
         pending, self._pending_start = self._pending_start, None
         if started_by is None and pending is not None:
             started_by = "task-notification"
@@ -24,7 +25,7 @@ class Turns(Kernel):
                     started_by=started_by)
         self.turns.append(turn)
         if prompt is not None:
-            self._add(PromptItem(MAIN, line_no, turn.index, prompt, images, uuid))
+            self._add(PromptItem(MAIN, line_no, turn.index, prompt, images, uuid, context))
         elif started_by == "task-notification":
             summary = " ".join((pending or "a background task finished").split())
             self._notice(MAIN, line_no, "turn start", f"started by a background task: {summary}")
