@@ -226,3 +226,24 @@ def test_ide_blocks_before_the_typed_text_are_a_prompt_with_chips() -> None:
     prompt = next(i for i in s.main.items if i.kind == "prompt")
     assert (prompt.line_no, prompt.context) == (1, ("opened tokenizer.html",))
     assert prompt.text.startswith("I have @public/tokenizer.css")
+
+
+def test_inline_sidechain_rows_of_cli_1_0_are_the_task_calls_sub_agent() -> None:
+    # public/claude-code-log/sidechain.jsonl (CLI 1.0.35): line 1 the main agent's Task call
+    # toolu_01VJzVGXqdaUe6AYX6CAJUHz ("Debug failing test output"); lines 2-8 isSidechain rows
+    # without agentId: the sub-agent's prompt (2, a root row), its text, Read calls and
+    # result, and its summary (8, whose parent row is not in the file)
+    s = fold_file("public/claude-code-log/sidechain.jsonl").session
+    task = "toolu_01VJzVGXqdaUe6AYX6CAJUHz"
+    assert set(s.agents) == {MAIN, task}
+    sub = s.agents[task]
+    assert sub.description == "Debug failing test output"
+    assert [(i.kind, i.line_no) for i in sub.items] == [
+        ("prompt", 2), ("text", 3), ("tool", 4), ("text", 6), ("tool", 7), ("text", 8)]
+    assert [(i.kind, i.line_no) for i in s.main.items] == [("tool", 1)]
+    assert not [t for t in s.turns if t.prompt and t.prompt.startswith("I need to debug")]
+    d = summarize(s)
+    assert d["subagents"] == 1
+    # the sub-agent's tokens are its own, not the main loop's (line 1's usage only)
+    assert d["usage"]["output_tokens"] == s.main.output_tokens == 309
+    assert sub.output_tokens == 728

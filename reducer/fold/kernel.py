@@ -161,6 +161,11 @@ class Kernel:
         self._streaming: dict[tuple[str, str], list[Item]] = {}
         self._stream_blocks: dict[tuple[str, int], Item] = {}
         self.agent_file_ids: dict[str, str] = {}
+        self._unclaimed_agent_calls: dict[str, ToolCall] = {}
+        """Agent/Task calls no inline sub-agent transcript (CLI 1.0.x) claimed yet."""
+        self._inline_rows: dict[str, str] = {}
+        """uuid of an inline sidechain row → the sub-agent it belongs to."""
+        self._last_inline: str | None = None
         """On-disk ``agentId`` → the tool_use id that started that sub-agent."""
         self._parents: dict[str, str | None] = {}
         self._on_path: set[str] | None = set()
@@ -327,9 +332,39 @@ class Kernel:
         parent = getattr(e, "parent_tool_use_id", None)
         if parent:
             return parent
-        if isinstance(e, F._Row) and e.isSidechain and e.agentId:
-            return self.agent_file_ids.get(e.agentId, "agent-" + e.agentId)
+        if isinstance(e, F._Row) and e.isSidechain:
+            if e.agentId:
+                return self.agent_file_ids.get(e.agentId, "agent-" + e.agentId)
+            return self._inline_agent(e)
         return MAIN
+
+    def _inline_agent(self, e: F._Row) -> str:
+        """CLI 1.0.x wrote a sub-agent's rows into the main file as ``isSidechain``
+        rows with no ``agentId``: a row belongs to the sub-agent of its parent row;
+        a root row (the sub-agent's prompt) to the Task call it answers: the one
+        whose prompt it repeats, else the latest one not claimed yet."""
+        agent = self._inline_rows.get(e.parentUuid) if e.parentUuid else None
+        if agent is None:
+            unclaimed = self._unclaimed_agent_calls
+            text = e.message.content if isinstance(e, F.User) else None
+            match = None
+            for call in reversed(unclaimed.values()):
+                if isinstance(text, str) and isinstance(call.input, dict) \
+                        and call.input.get("prompt") == text:
+                    match = call
+                    break
+                match = match or call
+            if match is not None:
+                del unclaimed[match.id]
+                agent = match.id
+            elif self._last_inline is not None:
+                agent = self._last_inline  # its parent row is missing from the file
+            else:
+                return MAIN
+        self._last_inline = agent
+        if e.uuid:
+            self._inline_rows[e.uuid] = agent
+        return agent
 
     # --- item bookkeeping ----------------------------------------------------------------
 

@@ -79,6 +79,8 @@ class Tools(Kernel):
             cur.tool_calls += 1
         if call.name in SUBAGENT_TOOLS:
             call.subagent = call_id
+            if self._source == MAIN:
+                self._unclaimed_agent_calls[call_id] = call
         if call_id in self._denied_ids:
             call.status = "denied"
         item = ToolItem(agent.id, e.line_no, turn, call, e.uuid)
