@@ -247,3 +247,28 @@ def test_inline_sidechain_rows_of_cli_1_0_are_the_task_calls_sub_agent() -> None
     # the sub-agent's tokens are its own, not the main loop's (line 1's usage only)
     assert d["usage"]["output_tokens"] == s.main.output_tokens == 309
     assert sub.output_tokens == 728
+
+
+def test_warm_up_and_compaction_agent_files_are_not_sub_agents(tmp_path) -> None:
+    # -Users-dain-workspace-coderabbit-review-helper/cb2e607c (CLI 2.0.37): one Task call
+    # (its sub-agent in agent-ea02459f.jsonl) and two warm-up agent files beside it
+    # (agent-2b93909d, agent-645808c9: a "Warmup" prompt and its reply) that named this session
+    s = fold_file("public/claude-code-log/real_projects/-Users-dain-workspace-coderabbit-review-helper/"
+                  "cb2e607c-c758-415a-8b45-c49e4631906a.jsonl").session
+    assert summarize(s)["subagents"] == 1
+    assert [a.agent_file_id for a in s.agents.values() if a.id != MAIN] == ["ea02459f"]
+    assert not [a for a in s.agents.values() if a.id != MAIN and a.status == "running"]
+    # a compaction agent's file (agent-acompact-*) under subagents/: a copy of the session
+    # ef958aa1 with one of its six agent files renamed so
+    import shutil
+    src = FIXTURES / "public/claude-code-log/real_projects/-experiments-worktrees"
+    sid = "ef958aa1-0e93-49f0-bb71-150f63befcd1"
+    shutil.copy(src / f"{sid}.jsonl", tmp_path)
+    shutil.copytree(src / sid, tmp_path / sid)
+    agents = tmp_path / sid / "subagents"
+    (agents / "agent-a36efb2a1231c41e2.jsonl").rename(agents / "agent-acompact-a36efb2a1231c41e2.jsonl")
+    before = fold_file(src / f"{sid}.jsonl").session
+    s = fold_file(tmp_path / f"{sid}.jsonl").session
+    renamed = (agents / "agent-acompact-a36efb2a1231c41e2.jsonl").read_bytes().count(b"\n")
+    assert renamed == 18 and s.agent_file_lines == before.agent_file_lines - renamed
+    assert not [a for a in s.agents.values() if (a.agent_file_id or "").startswith("acompact")]
