@@ -15,7 +15,7 @@ __all__ = [
     "Change", "Item", "PromptItem", "TextItem", "ThinkingItem", "ToolItem", "CompactionItem",
     "HookItem", "StopSummaryItem", "NoticeItem", "TurnFooterItem", "ProblemItem",
     "ToolCall", "HookRun", "Task", "Turn", "Agent", "Totals", "MAIN", "CallStatus",
-    "TERMINAL_TASK_STATUSES", "ChangeKind", "Activity", "ActivityKind", "TurnStart", "RateLimit",
+    "TERMINAL_TASK_STATUSES", "ChangeKind", "Activity", "ActivityKind", "TurnStart", "RateLimit", "TurnOutcome",
 ]
 
 MAIN = ""
@@ -24,6 +24,7 @@ MAIN = ""
 CallStatus = Literal["pending", "running", "done", "failed", "denied", "interrupted"]
 
 TurnStart = Literal["prompt", "command", "task-notification"]
+TurnOutcome = Literal["success", "failed", "interrupted"]
 
 TERMINAL_TASK_STATUSES = frozenset({"completed", "failed", "killed", "stopped", "cancelled"})
 
@@ -300,6 +301,12 @@ class ToolCall:
     hook_heartbeats: int = 0
     elapsed: float | None = None
     """Seconds the call has been running, from heartbeats and progress frames."""
+    started_at: float | None = None
+    """When the call was made (epoch seconds, from the row's timestamp or the
+    frame's arrival), for :attr:`duration`."""
+    duration: float | None = None
+    """How long the call took (seconds), once finished: the result's own
+    ``durationMs`` when it gives one, else result time minus call time."""
     task_id: str | None = None
     """The task this call became (a background shell, a sub-agent, a monitor…)."""
     background: bool = False
@@ -430,9 +437,23 @@ class Turn:
     """What opened the turn: a typed ``prompt``, a slash ``command``, a background
     task's ``task-notification``; ``None`` when the input did not say (a ``-p``
     prompt is not echoed)."""
+    api_total_ms: float | None = None
+    """The result's ``duration_api_ms`` as sent: the query's running total (see
+    :attr:`duration_api_ms`, this turn's own share)."""
     answered: bool = False
     """The model took part: an assistant message came, or its ``result`` counted
     model turns (a local command such as ``/clear`` or ``/compact`` has none)."""
+
+    @property
+    def outcome(self) -> TurnOutcome | None:
+        """How the turn ended (``None`` while open): ``interrupted`` when it was
+        aborted, ``failed`` when its result says ``is_error`` whatever its subtype,
+        else ``success``."""
+        if not self.closed:
+            return None
+        if (self.terminal_reason or "").startswith("aborted"):
+            return "interrupted"
+        return "failed" if self.is_error else "success"
 
 
 @dataclass(slots=True, eq=False)
@@ -451,3 +472,5 @@ class Agent:
     output_tokens: int = 0
     status: str = "running"
     agent_file_id: str | None = None
+    total_tokens: int | None = None
+    """All tokens the sub-agent used, from its task's usage (stream-json), when known."""

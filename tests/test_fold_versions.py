@@ -272,3 +272,69 @@ def test_warm_up_and_compaction_agent_files_are_not_sub_agents(tmp_path) -> None
     renamed = (agents / "agent-acompact-a36efb2a1231c41e2.jsonl").read_bytes().count(b"\n")
     assert renamed == 18 and s.agent_file_lines == before.agent_file_lines - renamed
     assert not [a for a in s.agents.values() if (a.agent_file_id or "").startswith("acompact")]
+
+
+def test_tool_durations_are_real_and_api_time_is_the_turns_own() -> None:
+    # captures/stream/06_background_bash.jsonl: the foreground Bash "sleep 5; python3 app.py"
+    # (tool_use line 7, result line 13) took just over 5 s, and no heartbeat came (< 30 s);
+    # the background Bash (line 2) returned at once: its time is its task's, not the call's
+    s = fold_file("captures/stream/06_background_bash.jsonl").session
+    fg = next(c for c in s.calls.values() if "sleep 5" in c.input["command"])
+    bg = next(c for c in s.calls.values() if c.background)
+    assert fg.elapsed is None and 5.0 <= fg.duration < 5.5
+    assert bg.duration is None
+    # captures/stream/11_multi_turn.jsonl: results say duration_api_ms 51 then 171, the
+    # query's running total: turn 2's own API time is 120 ms
+    s = fold_file("captures/stream/11_multi_turn.jsonl").session
+    assert [(t.duration_api_ms, t.api_total_ms) for t in s.turns] == [(51, 51), (120, 171)]
+
+
+def test_sub_agent_tokens_come_from_its_task_usage() -> None:
+    # captures/stream/05_subagent.jsonl: the sub-agent's assistant frames carry placeholder
+    # usage (2 output tokens); its task_notification says usage.total_tokens 1234
+    s = fold_file("captures/stream/05_subagent.jsonl").session
+    sub = next(a for a in s.agents.values() if a.id != MAIN)
+    assert sub.total_tokens == 1234
+
+
+def test_outcomes_interrupted_is_not_denied_and_failed_turns_are_failed() -> None:
+    # 0d3a8e6f (CLI 1.0.43) lines 13-15: MultiEdit, its tool_result "The user doesn't want to
+    # proceed with this tool use…" (14), then "[Request interrupted by user for tool use]"
+    # (15): the user interrupted; the same at 18-20 and 43-45
+    s = fold_file(SAMPLE + "0d3a8e6f-290f-4105-a327-a2496e5e2a83.jsonl").session
+    cut = [(c.name, c.line_no, c.status) for c in s.calls.values() if c.result_line_no in (14, 19, 44)]
+    assert cut == [("MultiEdit", 13, "interrupted"), ("MultiEdit", 18, "interrupted"),
+                   ("MultiEdit", 43, "interrupted")]
+    assert summarize(s)["tool_calls"]["denied"] == 0
+    # forge/2.1.220/permission_deny.jsonl: a real denial stays one
+    assert summarize(fold_file("forge/2.1.220/permission_deny.jsonl").session)["tool_calls"]["denied"] == 1
+    # forge/2.1.220/interrupt.jsonl: result error_during_execution, terminal_reason
+    # aborted_streaming: interrupted; a result with is_error is failed whatever its subtype
+    turn = fold_file("forge/2.1.220/interrupt.jsonl").session.turns[0]
+    assert turn.outcome == "interrupted"
+    failed = fold_frames([{"type": "result", "subtype": "success", "is_error": True,
+                           "duration_ms": 10, "num_turns": 1, "session_id": "s",
+                           "api_error_status": 500, "result": "API Error: 500"}]).turns[0]
+    assert (failed.subtype, failed.outcome) == ("success", "failed")
+
+
+def test_a_background_shell_still_running_keeps_the_session_running_in_background() -> None:
+    # forge/2.1.220/backgrounded_bash_alive_at_result.jsonl: the turn's result (line 17) comes
+    # while the background shell bmlwzzcoi still runs; it is killed on line 19
+    s = fold_until("forge/2.1.220/backgrounded_bash_alive_at_result.jsonl", 17)
+    assert s.activity.kind == "background" and s.activity.text == "running in background"
+    assert summarize(s)["status"] == "background"
+    s = fold_until("forge/2.1.220/backgrounded_bash_alive_at_result.jsonl", 19)
+    assert s.activity.kind == "idle"
+    # forge/2.1.220/backgrounded_bash_lifecycle.jsonl: the shell ends (task_notification)
+    s = fold_file("forge/2.1.220/backgrounded_bash_lifecycle.jsonl").session
+    assert s.activity.kind == "idle" and summarize(s)["status"] == "idle"
+
+
+def fold_frames(frames):
+    from reducer.session import Session
+
+    s = Session()
+    for n, frame in enumerate(frames, 1):
+        s.apply(decode_line(msgspec.json.encode(frame), n))
+    return s

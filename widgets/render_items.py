@@ -506,15 +506,16 @@ def _status(call: ToolCall, p: Palette) -> tuple[Text, Style]:
             text.append(f" · {call.heartbeats} heartbeat{'s' if call.heartbeats != 1 else ''}",
                         p.muted)
         return text, p.accent
+    took = call.duration if call.duration is not None else call.elapsed
     if status == "done":
         text = Text(glyph, p.success)
-        if call.elapsed is not None:
-            text.append(f" {fmt_duration(call.elapsed)}", p.muted)
+        if took is not None:
+            text.append(f" {fmt_duration(took)}", p.muted)
         return text, p.success
     if status == "failed":
         text = Text(f"{glyph} failed", p.error)
-        if call.elapsed is not None:
-            text.append(f" {fmt_duration(call.elapsed)}", p.muted)
+        if took is not None:
+            text.append(f" {fmt_duration(took)}", p.muted)
         return text, p.error
     if status == "denied":
         return Text(f"{glyph} denied", p.warning), p.warning
@@ -769,7 +770,8 @@ def _agent_body(call: ToolCall, body: _Body, ctx: RenderContext) -> None:
     if last:
         line.append(" · last ", p.muted)
         line.append(last)
-    if agent is not None and agent.output_tokens:
+    if agent is not None and agent.output_tokens and agent.total_tokens is None:
+        # (on the wire a sub-agent's frames carry placeholder usage: its task's is the truth)
         line.append(f" · {fmt_tokens(agent.output_tokens)} tok out", p.muted)
     if task is not None and task.total_tokens:
         line.append(f" · {fmt_tokens(task.total_tokens)} tok total", p.muted)
@@ -1097,8 +1099,13 @@ def _footer_label(item: TurnFooterItem) -> tuple[str, str]:
     if t.tool_calls:
         parts.append(f"{t.tool_calls} tool{'s' if t.tool_calls != 1 else ''}")
     problem = ""
-    if t.is_error or (t.subtype and t.subtype != "success"):
-        problem = f"⚠ {t.subtype or 'error'}"
+    outcome = t.outcome
+    if outcome == "interrupted":
+        problem = "⚠ interrupted"
+    elif outcome == "failed":  # is_error, whatever the subtype: name the error if it has one
+        problem = f"⚠ {t.subtype}" if (t.subtype or "").startswith("error") else "⚠ failed"
+    elif t.subtype and t.subtype != "success":
+        problem = f"⚠ {t.subtype}"
     elif t.terminal_reason and t.terminal_reason not in ("completed",):
         problem = f"⚠ {t.terminal_reason}"
     return " · ".join(parts), problem

@@ -119,6 +119,9 @@ class Kernel:
         self.turns: list[Turn] = []
         self.calls: dict[str, ToolCall] = {}
         self._calls_in_turn_order = True
+        self._background_running: set[str] = set()
+        """Ids of backgrounded tasks still running (kept by the tasks handlers)."""
+        self._api_last = 0.0
         self._open_calls: dict[str, ToolCall] = {}
         """Calls that may still be open, in call order: finished, backgrounded and
         earlier turns' calls are dropped when :attr:`activity` passes them, so
@@ -218,7 +221,8 @@ class Kernel:
             return Activity("compacting")
         turn = self.current_turn
         if turn is None or self.status == "idle":
-            return Activity("idle")
+            # the turn is over; a background shell or agent may still run
+            return Activity("background") if self._background_running else Activity("idle")
         if self.live_thinking_tokens:
             return Activity("thinking")
         open_calls = self._open_calls

@@ -178,6 +178,8 @@ class Messages(Kernel):
         if stripped.startswith("<task-notification>"):
             self._task_notification_turn(text, e)
             return
+        if stripped.startswith("[Request interrupted"):
+            self._interrupted(e.line_no)
         if stripped.startswith(NON_PROMPT_MARKERS):
             level = "warning" if stripped.startswith("[Request interrupted") else "info"
             self._notice(MAIN, e.line_no, "harness", _strip_tags(text), level=level)

@@ -115,7 +115,13 @@ class Turns(Kernel):
         turn.stop_reason = e.stop_reason
         turn.errors = list(e.errors or [])
         turn.duration_ms = e.duration_ms
-        turn.duration_api_ms = e.duration_api_ms
+        api = e.duration_api_ms
+        turn.api_total_ms = api
+        if api:  # the query's running total: this turn's share is what it added
+            turn.duration_api_ms = api - self._api_last if api >= self._api_last else api
+            self._api_last = api
+        else:
+            turn.duration_api_ms = api
         turn.num_turns = e.num_turns
         turn.local_command = e.local_command
         turn.result_text = e.result
