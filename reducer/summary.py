@@ -11,6 +11,10 @@ from .state import MAIN, ActivityKind, TextItem
 __all__ = ["summarize", "format_summary", "final_status"]
 
 
+_AFTERWORDS = frozenset({"system", "harness", "info", "command output"})
+"""Notices the CLI writes after the model's last word: they do not reopen a turn."""
+
+
 def final_status(session: Session) -> ActivityKind:
     """What the session was doing when its input ended.
 
@@ -23,8 +27,13 @@ def final_status(session: Session) -> ActivityKind:
     kind = session.activity.kind
     if kind == "requesting":
         turn = session.turns[-1] if session.turns else None
-        last = next((i for i in reversed(session.main.items) if not i.hidden
-                     and i.kind not in ("hook", "stop_summary")), None)
+        items = (i for i in reversed(session.main.items) if not i.hidden
+                 and i.kind not in ("hook", "stop_summary"))
+        last = next(items, None)
+        if last is not None and last.kind == "notice" and turn is not None and turn.answered:
+            # after the model's answer, the CLI's own rows (a hook result, ! bash output)
+            last = next((i for i in items if i.kind != "notice"
+                         or i.category not in _AFTERWORDS), None)
         if turn is None or turn.closed or (
                 isinstance(last, TextItem) and not last.streaming) or (
                 last is not None and last.kind == "notice" and last.category == "harness"

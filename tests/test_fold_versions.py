@@ -338,3 +338,25 @@ def fold_frames(frames):
     for n, frame in enumerate(frames, 1):
         s.apply(decode_line(msgspec.json.encode(frame), n))
     return s
+
+
+def test_rows_the_cli_writes_after_the_last_answer_do_not_reopen_the_turn() -> None:
+    # 326189cf (CLI 1.0.x) ends with a subtype-less system row (a hook's result) after the
+    # model's last text; 71c9afe9 ends with ! bash input and output after it
+    for name in ("326189cf-5676-4237-8cde-1ce80aae4a9f", "71c9afe9-d9cc-4583-86b3-e62ba682b83a"):
+        assert summarize(fold_file(SAMPLE + name + ".jsonl").session)["status"] == "idle", name
+    # a hand-made fixture that stops at a prompt is mid-turn: it says so
+    assert summarize(fold_file("public/claude-code-log/dag_simple.jsonl").session)["status"] == \
+        "requesting"
+
+
+def test_a_background_tasks_completion_reply_belongs_to_the_turn_it_started() -> None:
+    # forge/2.1.156-raw/monitor.jsonl: line 30 ends a turn (result); line 31 the monitor's
+    # task_notification (completed); line 33 the model's reply to it, then its result (34)
+    s = fold_file("forge/2.1.156-raw/monitor.jsonl").session
+    last = s.turns[-1]
+    assert (last.started_by, last.line_no, last.end_line) == ("task-notification", 33, 34)
+    items = [i for i in s.main.items if i.turn == last.index]
+    assert items[0].kind == "notice" and items[0].text.startswith("started by a background task")
+    assert [i.line_no for i in items if i.kind == "text"] == [33]
+    assert s.turns[-2].end_line == 30
