@@ -94,6 +94,7 @@ class Turns(Kernel):
         if total is not None:
             if total < self._cost_last:  # a new query() run: its total starts again
                 self._cost_base += self._cost_last
+                self._api_last = 0.0  # and so does its API time
             turn.cost_usd = max(total - self._cost_last, 0.0) if total >= self._cost_last else total
             self._cost_last = total
             self.cost_usd = self._cost_base + total
