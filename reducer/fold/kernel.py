@@ -80,6 +80,20 @@ def block_text(content: Any) -> str:
     return "\n".join(parts)
 
 
+def _subclasses(cls: type) -> frozenset[type]:
+    out = {cls}
+    for sub in cls.__subclasses__():
+        out |= _subclasses(sub)
+    return frozenset(out)
+
+
+_ROWS = _subclasses(F._Row)
+"""Message rows (user, assistant, system, progress, attachment): exact classes,
+so the fold asks ``type(e) in _ROWS`` once instead of ``isinstance`` thrice."""
+_MESSAGE_ROWS = _subclasses(F.Assistant) | _subclasses(F.User) | _subclasses(F.System)
+"""The rows whose session id the session records."""
+
+
 class Kernel:
     """The folded state and the bookkeeping every handler shares."""
 
@@ -298,18 +312,21 @@ class Kernel:
         self._changes = changes
         self._source = MAIN if agent is None else agent
         where = self._source
+        cls = type(entry)
         try:
-            where = self._where(entry, agent)
-            if isinstance(entry, F._Row):
-                self._row(entry, agent)
-            elif type(entry) is F.Result:
+            row = cls in _ROWS
+            if agent is None:
+                where = self._where(entry, row)
+            if row:
+                self._row(entry, agent, cls)
+            elif cls is F.Result:
                 self._session_seen(entry.session_id)
-            self._handlers.get(type(entry), _unhandled)(self, entry, where)
+            self._handlers.get(cls, _unhandled)(self, entry, where)
         except Exception as exc:  # the fold must never take the viewer down
             self._problem(where, entry.line_no, "malformed", entry.kind_key,
                           f"cctv could not fold this frame: {type(exc).__name__}: {exc}")
 
-    def _row(self, e: F._Row, forced: str | None) -> None:
+    def _row(self, e: F._Row, forced: str | None, cls: type) -> None:
         """What every on-disk row and wire message says about the session, before
         its own handler: CLI version, cwd, branch, session id, its place in the
         conversation chain."""
@@ -322,21 +339,20 @@ class Kernel:
                 title = self._pending_summaries.pop(e.uuid, None)
                 if title is not None:
                     self._set_title(title, 2)  # type: ignore[attr-defined]
-        if isinstance(e, (F.Assistant, F.User, F.System)):
-            sid = e.sid
+        if cls in _MESSAGE_ROWS:
+            sid = e.session_id or e.sessionId
             if sid != self.session_id:
                 self._session_seen(sid)
 
-    def _where(self, e: F.Entry, forced: str | None) -> str:
-        """The agent an entry belongs to, decided once: the sub-agent whose file
-        it came from, else the sub-agent its ``parent_tool_use_id`` names, else
-        the sub-agent of an on-disk sidechain row, else the main agent."""
-        if forced is not None:
-            return forced
+    def _where(self, e: F.Entry, row: bool) -> str:
+        """The agent an entry of the main source belongs to, decided once (an
+        entry of a sub-agent file belongs to that sub-agent): the sub-agent its
+        ``parent_tool_use_id`` names, else the sub-agent of an on-disk sidechain
+        row, else the main agent. ``row``: the entry is a message row."""
         parent = getattr(e, "parent_tool_use_id", None)
         if parent:
             return parent
-        if isinstance(e, F._Row) and e.isSidechain:
+        if row and e.isSidechain:  # type: ignore[attr-defined]
             if e.agentId:
                 return self.agent_file_ids.get(e.agentId, "agent-" + e.agentId)
             return self._inline_agent(e)
