@@ -140,6 +140,10 @@ def test_unknown_cost_is_null_and_drawn_as_a_dash() -> None:
     d = summarize(s)
     assert s.cost_usd is None and d["cost_usd"] is None
     assert "cost –" in format_summary(d) and "$0.0000" not in format_summary(d)
+    from widgets.status_bar import status_parts
+
+    drawn = [p.content.plain for p in status_parts(s, source="f", following=True)]
+    assert "–" in drawn and not [t for t in drawn if t.startswith("$")]
     # a recorded cost is kept (captures/stream/11_multi_turn: 0.0215 cumulative)
     assert summarize(fold_file("captures/stream/11_multi_turn.jsonl").session)["cost_usd"] == 0.0215
 
