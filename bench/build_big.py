@@ -18,7 +18,10 @@ for its ids:
   same for every occurrence in one copy and never reused by another copy, so the
   fold sees distinct calls, turns, tasks and hooks rather than duplicates;
 * every session id becomes the one session id of the big session (a long
-  session has one), so the fold sees a single session;
+  session has one), so the fold sees a single session; with
+  ``--sessions per-copy`` each copy gets a fresh session id instead (a stream
+  of many ``claude -p`` runs, resumed sessions, concatenated logs), so the
+  fold sees thousands of session ids;
 * for ``transcript``, each copy's first root row (``"parentUuid":null``) is
   hung under the previous copy's last row, so the file is one conversation
   chain, as a long session's file is (later roots, e.g. after a compaction,
@@ -191,6 +194,9 @@ class IdMint:
                 return new
 
 
+SESSIONS = ("one", "per-copy")
+
+
 def _copy(tpl: Template, body: bool, mint: IdMint, session_id: bytes) -> bytes:
     parts, slots = (tpl.body_parts, tpl.body_slots) if body else (tpl.parts, tpl.slots)
     new = [session_id if i in tpl.session_slots else mint.fresh(t) for i, t in enumerate(tpl.tokens)]
@@ -237,8 +243,14 @@ def _chain_after(chunk: bytes, last_uuid: bytes | None) -> tuple[bytes, bytes | 
 
 
 def build(out: Path, *, size_mb: float = 100, fmt: str = "stream-json", seed: int = 1,
-          ref: Path = DEFAULT_REF, quiet: bool = False, one_chain: bool = False) -> dict[str, object]:
-    """Write the big session to ``out``; returns a few facts about it."""
+          ref: Path = DEFAULT_REF, quiet: bool = False, one_chain: bool = False,
+          sessions: str = "one") -> dict[str, object]:
+    """Write the big session to ``out``; returns a few facts about it.
+
+    ``sessions`` is ``"one"`` (every copy in one session) or ``"per-copy"``
+    (a fresh session id for each copy)."""
+    if sessions not in SESSIONS:
+        raise ValueError(f"sessions must be one of {SESSIONS}, not {sessions!r}")
     t0 = time.perf_counter()
     rng = random.Random(seed)
     mint = IdMint(rng)
@@ -257,7 +269,8 @@ def build(out: Path, *, size_mb: float = 100, fmt: str = "stream-json", seed: in
             order = list(range(len(templates)))
             rng.shuffle(order)
             for i in order:
-                chunk = _copy(templates[i], i in seen, mint, session_id)
+                sid = session_id if sessions == "one" else mint.fresh(session_id)
+                chunk = _copy(templates[i], i in seen, mint, sid)
                 seen.add(i)
                 if fmt == "transcript":
                     chunk, last_uuid = (_chain_all if one_chain else _chain_after)(chunk, last_uuid)
@@ -268,11 +281,13 @@ def build(out: Path, *, size_mb: float = 100, fmt: str = "stream-json", seed: in
                     break
     tmp.replace(out)
     facts = {"path": str(out), "format": fmt, "bytes": written, "copies": copies,
-             "templates": len(templates), "seed": seed, "session_id": session_id.decode(),
+             "templates": len(templates), "seed": seed, "sessions": sessions,
+             "session_id": session_id.decode() if sessions == "one" else None,
              "seconds": round(time.perf_counter() - t0, 2)}
     if not quiet:
         print(f"wrote {out}: {written / 1e6:.1f} MB, {copies} copies of {len(templates)} "
-              f"{fmt} recordings (seed {seed}) in {facts['seconds']} s", file=sys.stderr)
+              f"{fmt} recordings (seed {seed}, session ids: {sessions}) in {facts['seconds']} s",
+              file=sys.stderr)
     return facts
 
 
@@ -285,9 +300,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ref", type=Path, default=DEFAULT_REF, help="the recordings folder (default tests/fixtures)")
     ap.add_argument("--one-chain", action="store_true",
                     help="transcript: hang every root row (compactions too) under the row before")
+    ap.add_argument("--sessions", choices=SESSIONS, default="one",
+                    help="one session id for the whole file (default), or a fresh one per copy")
     args = ap.parse_args(argv)
     build(args.out, size_mb=args.size_mb, fmt=args.format, seed=args.seed, ref=args.ref,
-          one_chain=args.one_chain)
+          one_chain=args.one_chain, sessions=args.sessions)
     return 0
 
 

@@ -47,7 +47,7 @@ OUT = HERE / "out"
 MEASUREMENTS = ("floor", "decode", "fold")
 LABELS = {"floor": "floor: bare msgspec loop", "decode": "cctv decode",
           "fold": "cctv decode + fold (Feed)"}
-GOAL_TIME = 3.0
+GOAL_TIME = 2.0
 GOAL_MEMORY = 2.0
 
 
@@ -114,7 +114,7 @@ def _fold(path: str) -> dict:
         "format": s.format, "kinds": dict(sorted(s.kinds.items())),
         "malformed": len(s.malformed), "unknown": len(s.unknown), "turns": len(s.turns),
         "tool_calls": len(s.calls), "tasks": len(s.tasks), "hooks": len(s.hooks),
-        "agents": len(s.agents), "_keep": feed,
+        "agents": len(s.agents), "session_ids": len(s.session_ids), "_keep": feed,
     }
 
 
@@ -149,17 +149,17 @@ def _child(name: str, path: str, slice_lines: int = 0) -> dict:
 # --- the report ----------------------------------------------------------------------------
 
 
-def default_file(fmt: str) -> Path:
-    return OUT / f"big-{fmt}.jsonl"
+def default_file(fmt: str, sessions: str = "one") -> Path:
+    return OUT / (f"big-{fmt}.jsonl" if sessions == "one" else f"big-{fmt}-{sessions}.jsonl")
 
 
-def ensure_file(path: Path, fmt: str, size_mb: float) -> None:
+def ensure_file(path: Path, fmt: str, size_mb: float, sessions: str = "one") -> None:
     if path.exists():
         return
     sys.path.insert(0, str(HERE))
     from build_big import build
 
-    build(path, size_mb=size_mb, fmt=fmt)
+    build(path, size_mb=size_mb, fmt=fmt, sessions=sessions)
 
 
 def run(path: Path, repeat: int, slice_lines: int = 0) -> dict:
@@ -216,7 +216,8 @@ def format_report(rep: dict) -> str:
         "peak memory = ru_maxrss at the end minus ru_maxrss after imports, fresh process each",
         "",
         f"folded: {fold['turns']:,} turns, {fold['tool_calls']:,} tool calls, {fold['tasks']:,} tasks, "
-        f"{fold['hooks']:,} hooks, {fold['agents'] - 1:,} sub-agents; "
+        f"{fold['hooks']:,} hooks, {fold['agents'] - 1:,} sub-agents, "
+        f"{fold.get('session_ids', 0):,} session ids; "
         f"{fold['malformed']} malformed, {fold['unknown']} unknown",
         "frames by kind:",
     ]
@@ -254,6 +255,9 @@ def main(argv: list[str] | None = None) -> int:
                          " default: whole read_file_lines batches, as cctv check/summary")
     ap.add_argument("--keep-raw", action="store_true",
                     help="entries keep their line's bytes (a pipe's Feed) instead of leaving them on disk")
+    ap.add_argument("--sessions", choices=("one", "per-copy", "both"), default="both",
+                    help="which build of the default file: one session id, a fresh id per "
+                         "copy, or both (default), each reported")
     ap.add_argument("--profile", choices=MEASUREMENTS, help="cProfile one measurement instead")
     ap.add_argument("--top", type=int, default=30, help="rows of --profile output")
     ap.add_argument("--measure", choices=MEASUREMENTS, help=argparse.SUPPRESS)
@@ -264,13 +268,23 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.keep_raw:
         os.environ["CCTV_BENCH_KEEP_RAW"] = "1"  # inherited by the measurement processes
-    path = args.file or default_file(args.format)
-    ensure_file(path, args.format, args.size_mb)
+    if args.file:
+        paths = [args.file]
+    else:
+        builds = ("one", "per-copy") if args.sessions == "both" else (args.sessions,)
+        paths = []
+        for sessions in builds:
+            path = default_file(args.format, sessions)
+            ensure_file(path, args.format, args.size_mb, sessions)
+            paths.append(path)
     if args.profile:
-        profile(args.profile, path, args.top)
+        profile(args.profile, paths[-1], args.top)
         return 0
-    rep = run(path, max(1, args.repeat), max(0, args.slice))
-    print(json.dumps(rep, indent=2) if args.json else format_report(rep))
+    reports = [run(path, max(1, args.repeat), max(0, args.slice)) for path in paths]
+    if args.json:
+        print(json.dumps(reports[0] if len(reports) == 1 else reports, indent=2))
+    else:
+        print("\n\n".join(format_report(rep) for rep in reports))
     return 0
 
 

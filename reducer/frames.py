@@ -506,6 +506,7 @@ class ProgressData(msgspec.Struct, kw_only=True, gc=False):
     elapsedTimeSeconds: float | None = None
     hookEvent: str | None = None
     hookName: str | None = None
+    command: str | None = None  # hook_progress: the hook's command line
     agentId: str | None = None
 
 
@@ -609,14 +610,16 @@ class System(_Row, tag="system", kw_only=True, gc=False):
     """A ``system`` frame; the decoder re-decodes it by ``subtype``."""
 
     kind: ClassVar[str] = "system"
-    subtype: str
+    subtype: str = ""
+    """Empty for the subtype-less rows of CLI 1.0.x (hook results, model fallbacks):
+    those decode as :class:`SystemOther` and are shown as notices."""
     content: JSON = None
     level: str | None = None
     parent_tool_use_id: str | None = None
 
     @property
     def kind_key(self) -> str:
-        return f"system/{self.subtype}"
+        return f"system/{self.subtype}" if self.subtype else "system"
 
 
 class Init(System, tag="system", kw_only=True, gc=False):

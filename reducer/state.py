@@ -15,13 +15,16 @@ __all__ = [
     "Change", "Item", "PromptItem", "TextItem", "ThinkingItem", "ToolItem", "CompactionItem",
     "HookItem", "StopSummaryItem", "NoticeItem", "TurnFooterItem", "ProblemItem",
     "ToolCall", "HookRun", "Task", "Turn", "Agent", "Totals", "MAIN", "CallStatus",
-    "TERMINAL_TASK_STATUSES", "ChangeKind", "Activity", "ActivityKind",
+    "TERMINAL_TASK_STATUSES", "ChangeKind", "Activity", "ActivityKind", "TurnStart", "RateLimit", "TurnOutcome",
 ]
 
 MAIN = ""
 """Agent id of the main conversation; sub-agents are keyed by the tool_use id that spawned them."""
 
 CallStatus = Literal["pending", "running", "done", "failed", "denied", "interrupted"]
+
+TurnStart = Literal["prompt", "command", "task-notification"]
+TurnOutcome = Literal["success", "failed", "interrupted"]
 
 TERMINAL_TASK_STATUSES = frozenset({"completed", "failed", "killed", "stopped", "cancelled"})
 
@@ -77,6 +80,29 @@ class Activity(NamedTuple):
         return self.kind
 
 
+@dataclass(slots=True)
+class RateLimit:
+    """The latest ``rate_limit_event`` (every one updates it)."""
+
+    status: str | None = None
+    """``allowed`` | ``allowed_warning`` | ``rejected``."""
+    kind: str | None = None
+    """``rateLimitType``: ``five_hour``, ``seven_day``…"""
+    utilization: float | None = None
+    """0..1 when the CLI gives it."""
+    resets_at: float | None = None
+    """``resetsAt`` (unix seconds)."""
+    overage_status: str | None = None
+    overage_resets_at: float | None = None
+    events: int = 0
+    """How many rate_limit_event frames came."""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"status": self.status, "type": self.kind, "utilization": self.utilization,
+                "resets_at": self.resets_at, "overage_status": self.overage_status,
+                "overage_resets_at": self.overage_resets_at, "events": self.events}
+
+
 # --- transcript items --------------------------------------------------------------------
 
 
@@ -103,15 +129,18 @@ class Item:
 class PromptItem(Item):
     """A human prompt (or, in a sub-agent, the prompt it was given)."""
 
-    __slots__ = ("text", "images")
+    __slots__ = ("text", "images", "context")
     kind = "prompt"
 
-    def __init__(self, agent: str, line_no: int, turn: int | None, text: str,
-                 images: tuple[Any, ...] = (), uuid: str | None = None) -> None:
+    def __init__(self, agent: str, line_no: int, turn: int | None, text: str, images: tuple[Any, ...] = (),
+                 uuid: str | None = None, context: tuple[str, ...] = ()) -> None:
         super().__init__(agent, line_no, turn, uuid)
         self.text = text
         self.images = images
         """The ``source`` of each image block the prompt carried (base64 data kept)."""
+        self.context = context
+        """What the IDE attached (``opened tokenizer.html``, ``selected lines 5-9 of
+        x.py``), shown as small chips beside the prompt."""
 
 
 class TextItem(Item):
@@ -273,6 +302,12 @@ class ToolCall:
     hook_heartbeats: int = 0
     elapsed: float | None = None
     """Seconds the call has been running, from heartbeats and progress frames."""
+    started_at: float | None = None
+    """When the call was made (epoch seconds, from the row's timestamp or the
+    frame's arrival), for :attr:`duration`."""
+    duration: float | None = None
+    """How long the call took (seconds), once finished: the result's own
+    ``durationMs`` when it gives one, else result time minus call time."""
     task_id: str | None = None
     """The task this call became (a background shell, a sub-agent, a monitor…)."""
     background: bool = False
@@ -300,7 +335,8 @@ class HookRun:
     event: str
     line_no: int
     turn: int | None
-    status: str = "running"  # running | success | error | cancelled
+    status: str = "running"
+    """running | success | error | cancelled | ran (on disk, outcome not recorded)."""
     exit_code: int | None = None
     output: str = ""
     stdout: str = ""
@@ -401,6 +437,27 @@ class Turn:
     permission_denials: list[dict[str, Any]] = field(default_factory=list)
     local_command: str | None = None
     result_text: str | None = None
+    started_by: TurnStart | None = None
+    """What opened the turn: a typed ``prompt``, a slash ``command``, a background
+    task's ``task-notification``; ``None`` when the input did not say (a ``-p``
+    prompt is not echoed)."""
+    api_total_ms: float | None = None
+    """The result's ``duration_api_ms`` as sent: the query's running total (see
+    :attr:`duration_api_ms`, this turn's own share)."""
+    answered: bool = False
+    """The model took part: an assistant message came, or its ``result`` counted
+    model turns (a local command such as ``/clear`` or ``/compact`` has none)."""
+
+    @property
+    def outcome(self) -> TurnOutcome | None:
+        """How the turn ended (``None`` while open): ``interrupted`` when it was
+        aborted, ``failed`` when its result says ``is_error`` whatever its subtype,
+        else ``success``."""
+        if not self.closed:
+            return None
+        if (self.terminal_reason or "").startswith("aborted"):
+            return "interrupted"
+        return "failed" if self.is_error else "success"
 
 
 @dataclass(slots=True, eq=False)
@@ -419,3 +476,5 @@ class Agent:
     output_tokens: int = 0
     status: str = "running"
     agent_file_id: str | None = None
+    total_tokens: int | None = None
+    """All tokens the sub-agent used, from its task's usage (stream-json), when known."""

@@ -6,15 +6,57 @@ from collections import Counter
 from typing import Any
 
 from .session import Session
-from .state import MAIN
+from .state import MAIN, ActivityKind, TextItem
 
-__all__ = ["summarize", "format_summary"]
+__all__ = ["summarize", "format_summary", "final_status"]
+
+
+_AFTERWORDS = frozenset({"system", "harness", "info", "command output"})
+"""Notices the CLI writes after the model's last word: they do not reopen a turn."""
+
+
+def final_status(session: Session) -> ActivityKind:
+    """What the session was doing when its input ended.
+
+    A turn that ended (a ``result``, a ``turn_duration``, a final assistant
+    message with a stop reason) is ``idle``; so is one whose last entry is the
+    model's text of a CLI that writes no stop reason (1.0.x) or the output of a
+    local command. ``background`` when a background task still runs; else what
+    :attr:`Session.activity` says (``requesting``, ``running``: the input was cut
+    mid-turn)."""
+    kind = session.activity.kind
+    if kind == "requesting":
+        turn = session.turns[-1] if session.turns else None
+        items = (i for i in reversed(session.main.items) if not i.hidden
+                 and i.kind not in ("hook", "stop_summary"))
+        last = next(items, None)
+        if last is not None and last.kind == "notice" and turn is not None and turn.answered:
+            # after the model's answer, the CLI's own rows (a hook result, ! bash output)
+            last = next((i for i in items if i.kind != "notice"
+                         or i.category not in _AFTERWORDS), None)
+        if turn is None or turn.closed or (
+                isinstance(last, TextItem) and not last.streaming) or (
+                last is not None and last.kind == "notice" and last.category == "harness"
+                and not turn.answered):
+            kind = "idle"
+    if kind == "idle" and any(t.running and t.backgrounded for t in session.tasks.values()):
+        return "background"
+    return kind
+
+
+def prompt_count(session: Session) -> int:
+    """Human prompts, slash commands included: the one count the summary, the
+    session index and the browser show (a stream-json prompt is not echoed on
+    stdout, but each one ends in a result)."""
+    return sum(1 for t in session.turns if t.started_by in ("prompt", "command")
+               or t.started_by is None and t.subtype is not None)
 
 
 def summarize(session: Session) -> dict[str, Any]:
     """The documented ``cctv summary --json`` object."""
     calls = session.calls.values()
     by_name = Counter(c.name for c in calls)
+    cost = session.cost_usd
     return {
         "format": session.format,
         "session_id": session.session_id,
@@ -27,7 +69,9 @@ def summarize(session: Session) -> dict[str, Any]:
         "malformed": [{"line": n, "reason": r} for n, r in session.malformed],
         "unknown": [{"line": n, "kind": k} for n, k in session.unknown],
         "kinds": dict(sorted(session.kinds.items())),
-        "turns": len(session.turns),
+        "status": final_status(session),
+        "turns": sum(1 for t in session.turns if t.answered),
+        "prompts": prompt_count(session),
         "tool_calls": {
             "total": len(session.calls),
             "failed": sum(1 for c in calls if c.status == "failed"),
@@ -62,9 +106,12 @@ def summarize(session: Session) -> dict[str, Any]:
         ],
         "failed_compactions": [c.error for c in session.compactions if c.failed],
         "permission_denials": len(session.permission_denials),
-        "cost_usd": round(session.cost_usd, 6),
+        "cost_usd": None if cost is None else round(cost, 6),
         "usage": session.usage.as_dict(),
         "is_error": session.is_error,
+        "api_retries": session.api_retries,
+        "rate_limit": (session.rate_limit_state.as_dict()
+                       if session.rate_limit_state.events else None),
     }
 
 
@@ -75,13 +122,16 @@ def format_summary(data: dict[str, Any]) -> str:
     tasks = data["tasks"]
     running = sum(1 for t in tasks if t["status"] not in ("completed", "failed", "killed", "stopped"))
     usage = data["usage"]
+    cost = data["cost_usd"]
     lines = [
         f"{data['title'] or '(untitled)'}",
         f"  session  {data['session_id'] or '?'}  ({data['format']}, CLI {data['cli_version'] or '?'},"
         f" model {data['model'] or '?'})",
         f"  lines    {data['lines']:,}  malformed {len(data['malformed'])}"
         f"  unknown kinds {len(data['unknown'])}",
-        f"  turns    {data['turns']}  cost ${data['cost_usd']:.4f}"
+        f"  status   {data.get('status') or '?'}",
+        f"  turns    {data['turns']} ({data.get('prompts', 0)} prompts)"
+        f"  cost {'–' if cost is None else f'${cost:.4f}'}"
         f"  tokens in {usage['input_tokens']:,} out {usage['output_tokens']:,}"
         f" cache r/w {usage['cache_read_input_tokens']:,}/{usage['cache_creation_input_tokens']:,}"
         + ("  ERROR" if data["is_error"] else ""),
@@ -92,8 +142,26 @@ def format_summary(data: dict[str, Any]) -> str:
         f"  hooks    {data['hooks']['runs']} runs ({data['hooks']['failed']} failed),"
         f" {data['hooks']['stop_summaries']} stop summaries  thinking {data['thinking_tokens']:,} tok",
     ]
-    for c in data["compactions"]:
-        lines.append(f"  compact  {c['trigger']}: {c['pre_tokens']} → {c['post_tokens']} tokens")
+    comps = data["compactions"]
+    if comps:
+        pre = sum(c["pre_tokens"] or 0 for c in comps)
+        posts = [c["post_tokens"] for c in comps]
+        post = "?" if any(p is None for p in posts) else f"{sum(posts):,}"
+        triggers = Counter(c["trigger"] or "?" for c in comps)
+        how = ", ".join(f"{n} {t}" for t, n in sorted(triggers.items()))
+        lines.append(f"  compact  {len(comps)} ({how}): {pre:,} → {post} tokens")
+    if data.get("failed_compactions"):
+        lines.append(f"  compact  {len(data['failed_compactions'])} failed")
+    retries, limit = data.get("api_retries", 0), data.get("rate_limit")
+    if retries or limit:
+        text = f"  api      {retries} retries"
+        if limit:
+            util = limit["utilization"]
+            text += (f"  rate limit {limit['status'] or '?'} ({limit['type'] or '?'}"
+                     + (f", {util * 100:.0f}%" if util is not None else "")
+                     + (f", overage {limit['overage_status']}" if limit["overage_status"] else "")
+                     + ")")
+        lines.append(text)
     if data["permission_denials"]:
         lines.append(f"  denied   {data['permission_denials']} permission denials")
     for m in data["malformed"][:20]:

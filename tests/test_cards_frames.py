@@ -91,7 +91,7 @@ def test_a_commit_is_drawn_with_its_branch() -> None:
 
 @pytest.mark.parametrize("name, words", [
     ("permission_request_hook", "✗ failed · max turns reached"),
-    ("interrupt", "✗ failed · error during execution (aborted_streaming)"),
+    ("interrupt", "⏸ interrupted"),  # aborted by the user: interrupted, not failed (#7)
 ])
 def test_a_failed_turns_footer_says_failed_and_why(name: str, words: str) -> None:
     path = FIXTURES / "forge" / "2.1.220" / f"{name}.jsonl"
@@ -150,7 +150,7 @@ def test_prompt_suggestions_and_tool_summaries_show_their_text() -> None:
 def test_a_prompt_image_shows_type_size_and_dimensions() -> None:
     session, item = next((s, i) for s, i in items(IMAGE_SESSION, PromptItem) if i.images)
     rows = drawn(item, session)
-    assert rows[0].startswith("▌ you · turn 5 · 1 image")
+    assert rows[0].startswith("▌ you · turn 11 · 1 image")  # IDE-context prompts are prompts (#7)
     assert "  ▣ image/png · 145.0 KiB · 1002×606 (v: view)" in rows
     assert len(rows) == estimate_height(item, 120, False, session)
 

@@ -151,8 +151,9 @@ def test_summary_json_values(capsys, reference: Path) -> None:
 @pytest.mark.parametrize("name,expect", [
     # 07_hooks: 6 hook runs, the first Stop hook exits 2; 6 hook heartbeats (see scenarios)
     ("07_hooks.jsonl", {"hooks": {"runs": 6, "failed": 1, "stop_summaries": 0}, "heartbeats": 6}),
-    # 10_compact_manual: one manual compaction 1225 -> 2787 tokens, 3 results
-    ("10_compact_manual.jsonl", {"turns": 3, "compactions": [
+    # 10_compact_manual: one manual compaction 1225 -> 2787 tokens, 3 results: two prompts the
+    # model answered and /compact (num_turns 0, local_command "compact"): 3 prompts, 2 turns
+    ("10_compact_manual.jsonl", {"turns": 2, "prompts": 3, "status": "idle", "compactions": [
         {"trigger": "manual", "pre_tokens": 1225, "post_tokens": 2787}]}),
     # 04_thinking: thinking_tokens deltas 6 x 11
     ("04_thinking.jsonl", {"thinking_tokens": 66}),

@@ -75,7 +75,9 @@ def test_background_bash_alive_at_result() -> None:
     assert not call.finished
     turn = s.turns[0]
     assert turn.closed and turn.end_line == 17 and not turn.is_error
-    assert s.status == "idle" and s.activity.text == "idle"  # the turn is over, the task is not
+    # the turn is over, the task is not: the session is running in the background (it said
+    # "idle", which was the bug issue 7 names)
+    assert s.status == "idle" and s.activity.text == "running in background"
     assert summarize(s)["tasks"] == [{
         "task_id": task_id, "task_type": "local_bash", "description": "Sleep 30 seconds then echo",
         "status": "running", "backgrounded": True, "tool_use_id": call_id}]

@@ -30,7 +30,7 @@ def _state(session: Session) -> dict:
         "tasks": {tid: t.status for tid, t in session.tasks.items()},
         "calls": {cid: c.status for cid, c in session.calls.items()},
         "hooks": {hid: h.status for hid, h in session.hooks.items()},
-        "cost": round(session.cost_usd, 9),
+        "cost": None if session.cost_usd is None else round(session.cost_usd, 9),
         "turns": len(session.turns),
         "activity": session.activity,
         "lines": session.lines,

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from reducer.decode import Format, detect_format
+from reducer.fold.agents import not_a_subagent
 
 __all__ = [
     "HEAD_BYTES",
@@ -417,7 +418,13 @@ def subagent_files(session_path: Path | str) -> list[tuple[Path, dict[str, Any]]
     except OSError:
         nested = []
     for p in nested:
-        out.append((p, _read_meta(_meta_path(p))))
+        try:
+            with open(p, "rb") as fh:
+                head = fh.read(HEAD_BYTES)
+        except OSError:
+            continue
+        if not_a_subagent(p.name, head) is None:  # compaction and warm-up agents are not
+            out.append((p, _read_meta(_meta_path(p))))
 
     needle = re.compile(r'"(?:sessionId|session_id)"\s*:\s*"' + re.escape(session_id) + '"')
     try:
@@ -427,10 +434,11 @@ def subagent_files(session_path: Path | str) -> list[tuple[Path, dict[str, Any]]
     for p in legacy:
         try:
             with open(p, "rb") as fh:
-                head = fh.read(HEAD_BYTES).decode("utf-8", errors="replace")
+                raw = fh.read(HEAD_BYTES)
         except OSError:
             continue
-        if needle.search(head):
+        head = raw.decode("utf-8", errors="replace")
+        if needle.search(head) and not_a_subagent(p.name, raw) is None:
             out.append((p, _read_meta(_meta_path(p))))
     return out
 

@@ -90,7 +90,9 @@ def status_parts(session: Session, *, source: str, following: bool, ended: str |
     ]
     turns = len(session.turns)
     parts.append(_Part(20, 50, Content(f"{turns} turn" + ("" if turns == 1 else "s"))))
-    parts.append(_Part(30, 80, Content.styled(format_cost(session.cost_usd), "$text-success")))
+    cost = session.cost_usd  # None: never recorded (not $0)
+    parts.append(_Part(30, 80, Content.styled("–" if cost is None else format_cost(cost),
+                                              "$text-muted" if cost is None else "$text-success")))
     usage = session.usage
     tokens_in = (usage.input_tokens + usage.cache_creation_input_tokens
                  + usage.cache_read_input_tokens)

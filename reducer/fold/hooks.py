@@ -52,6 +52,23 @@ class Hooks(Kernel):
                                   list(e.hookInfos), list(e.hookErrors), e.preventedContinuation,
                                   e.stopReason, e.level))
 
+    def _hook_progress_row(self, e: F.Progress, agent: str) -> None:
+        """CLI 2.1.14–2.1.42 wrote one ``progress/hook_progress`` row per hook it
+        ran (and no attachment): a hook run whose outcome was not recorded."""
+        data = e.data
+        hook_id = self._line_id(e.line_no)
+        hook = HookRun(hook_id, data.hookName or data.hookEvent or "hook", data.hookEvent or "",
+                       e.line_no, self._turn_index(agent))
+        hook.status = "ran"
+        hook.output = data.command or ""
+        self.hooks[hook_id] = hook
+        hook.item = HookItem(agent, e.line_no, hook.turn, hook)
+        self._add(hook.item)
+        turn = self.current_turn
+        if turn is not None:
+            turn.hooks.append(hook_id)
+        self._changed("hook", key=hook_id)
+
     def _attachment(self, e: F.Attachment, agent: str) -> None:
         att = e.attachment
         if att.type.startswith("hook_"):

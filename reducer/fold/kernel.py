@@ -22,6 +22,7 @@ from ..state import (
     MAIN,
     Activity,
     Agent,
+    RateLimit,
     Change,
     CompactionItem,
     HookRun,
@@ -79,6 +80,20 @@ def block_text(content: Any) -> str:
     return "\n".join(parts)
 
 
+def _subclasses(cls: type) -> frozenset[type]:
+    out = {cls}
+    for sub in cls.__subclasses__():
+        out |= _subclasses(sub)
+    return frozenset(out)
+
+
+_ROWS = _subclasses(F._Row)
+"""Message rows (user, assistant, system, progress, attachment): exact classes,
+so the fold asks ``type(e) in _ROWS`` once instead of ``isinstance`` thrice."""
+_MESSAGE_ROWS = _subclasses(F.Assistant) | _subclasses(F.User) | _subclasses(F.System)
+"""The rows whose session id the session records."""
+
+
 class Kernel:
     """The folded state and the bookkeeping every handler shares."""
 
@@ -98,6 +113,8 @@ class Kernel:
         # session info
         self.session_id: str | None = None
         self.session_ids: list[str] = []
+        """Every session id seen, in order (a stream of ``claude -p`` runs has many)."""
+        self._session_id_set: set[str] = set()
         self.cwd: str | None = None
         self.model: str | None = None
         self.cli_version: str | None = None
@@ -110,14 +127,19 @@ class Kernel:
         self.title: str | None = None
         self._title_rank = 99
         self._pending_summaries: dict[str, str] = {}
-        """``summary`` rows whose leaf row has not been seen yet, by leaf uuid: a
-        transcript can open with summaries of *other* sessions, which must not
-        title this one."""
+        """``summary`` rows whose ``leafUuid`` was not (yet) a row of this session."""
         # conversation
         self.agents: dict[str, Agent] = {MAIN: Agent(MAIN, description="main")}
         self.turns: list[Turn] = []
         self.calls: dict[str, ToolCall] = {}
         self._calls_in_turn_order = True
+        self._background_running: set[str] = set()
+        """Ids of backgrounded tasks still running (kept by the tasks handlers)."""
+        self._api_last = 0.0
+        self._open_calls: dict[str, ToolCall] = {}
+        """Calls that may still be open, in call order: finished, backgrounded and
+        earlier turns' calls are dropped when :attr:`activity` passes them, so
+        asking is O(1) amortised however many calls a turn made."""
         self.tasks: dict[str, Task] = {}
         self.roster: list[str] = []
         self.hooks: dict[str, HookRun] = {}
@@ -126,6 +148,8 @@ class Kernel:
         self.permission_denials: list[dict[str, Any]] = []
         self._denied_ids: set[str] = set()
         self.rate_limit: dict[str, Any] | None = None
+        """The latest ``rate_limit_info`` as the CLI wrote it (see :attr:`rate_limit_state`)."""
+        self.rate_limit_state = RateLimit()
         self.api_retries = 0
         self.notifications = 0
         self.command_states: dict[str, str] = {}
@@ -134,7 +158,8 @@ class Kernel:
         self.live_thinking_tokens = 0
         """Estimated tokens of the thinking block now streaming (0 when none)."""
         # cost and usage
-        self.cost_usd = 0.0
+        self.cost_usd: float | None = None
+        """Total cost in USD; ``None`` while no frame recorded one (unknown, not $0)."""
         self._cost_base = 0.0
         self._cost_last = 0.0
         self.result_usage = Totals()
@@ -153,17 +178,25 @@ class Kernel:
         self._streaming: dict[tuple[str, str], list[Item]] = {}
         self._stream_blocks: dict[tuple[str, int], Item] = {}
         self.agent_file_ids: dict[str, str] = {}
+        self._unclaimed_agent_calls: dict[str, ToolCall] = {}
+        """Agent/Task calls no inline sub-agent transcript (CLI 1.0.x) claimed yet."""
+        self._inline_rows: dict[str, str] = {}
+        """uuid of an inline sidechain row → the sub-agent it belongs to."""
+        self._last_inline: str | None = None
         """On-disk ``agentId`` → the tool_use id that started that sub-agent."""
         self._parents: dict[str, str | None] = {}
-        self._depth: dict[str, int] | None = {}
-        """Depth of each node of :attr:`_parents` (rows, and parents not seen as
-        rows yet at depth 0) while that graph is a forest grown a leaf at a
-        time; ``None`` once a row re-parents a known node (then rewinds are
-        found by walking, as before)."""
+        self._on_path: set[str] | None = set()
+        """The rows from the root to :attr:`_leaf` (see :mod:`reducer.fold.chain`);
+        ``None`` makes the fold find rewinds by walking up from the leaf instead
+        (the slow reference the tests compare it with)."""
+        self._leaving: list[str] = []
         self._leaf: str | None = None
         self.rewinds = 0
         """On-disk branches abandoned by a rewind (their items are hidden)."""
         self._pending_thinking = 0
+        self._pending_start: str | None = None
+        """A background task's summary when its notification came between turns:
+        the next turn is the one it started."""
         self._last_compaction: CompactionItem | None = None
         self._awaiting_summary = False
         # the entry being folded (set by _fold)
@@ -202,17 +235,30 @@ class Kernel:
             return Activity("compacting")
         turn = self.current_turn
         if turn is None or self.status == "idle":
-            return Activity("idle")
+            # the turn is over; a background shell or agent may still run
+            return Activity("background") if self._background_running else Activity("idle")
         if self.live_thinking_tokens:
             return Activity("thinking")
-        for call in reversed(self.calls.values()):
+        open_calls = self._open_calls
+        closed: list[str] = []
+        found: ToolCall | None = None
+        for call_id, call in reversed(open_calls.items()):
             if call.turn != turn.index:
+                if call.turn is not None and call.turn < turn.index:
+                    closed.append(call_id)
                 break
-            if not call.finished and not call.background:
-                if call.awaiting_permission:
-                    return Activity("awaiting_permission", call.id, call.name)
-                return Activity("running", call.id, call.name)
-        return Activity("requesting")
+            if call.finished or call.background:
+                closed.append(call_id)
+            else:
+                found = call
+                break
+        for call_id in closed:
+            del open_calls[call_id]
+        if found is None:
+            return Activity("requesting")
+        if found.awaiting_permission:
+            return Activity("awaiting_permission", found.id, found.name)
+        return Activity("running", found.id, found.name)
 
     def checkpoint(self) -> bytes:
         """A snapshot of the whole state (for replay seeking)."""
@@ -266,18 +312,21 @@ class Kernel:
         self._changes = changes
         self._source = MAIN if agent is None else agent
         where = self._source
+        cls = type(entry)
         try:
-            where = self._where(entry, agent)
-            if isinstance(entry, F._Row):
-                self._row(entry, agent)
-            elif type(entry) is F.Result:
+            row = cls in _ROWS
+            if agent is None:
+                where = self._where(entry, row)
+            if row:
+                self._row(entry, agent, cls)
+            elif cls is F.Result:
                 self._session_seen(entry.session_id)
-            self._handlers.get(type(entry), _unhandled)(self, entry, where)
+            self._handlers.get(cls, _unhandled)(self, entry, where)
         except Exception as exc:  # the fold must never take the viewer down
             self._problem(where, entry.line_no, "malformed", entry.kind_key,
                           f"cctv could not fold this frame: {type(exc).__name__}: {exc}")
 
-    def _row(self, e: F._Row, forced: str | None) -> None:
+    def _row(self, e: F._Row, forced: str | None, cls: type) -> None:
         """What every on-disk row and wire message says about the session, before
         its own handler: CLI version, cwd, branch, session id, its place in the
         conversation chain."""
@@ -286,23 +335,56 @@ class Kernel:
         if e.uuid and forced is None and not e.isSidechain \
                 and (e.parentUuid is not None or e.sessionId is not None):
             self._chain(e)  # type: ignore[attr-defined]
-        if isinstance(e, (F.Assistant, F.User, F.System)):
-            sid = e.sid
+            if self._pending_summaries:
+                title = self._pending_summaries.pop(e.uuid, None)
+                if title is not None:
+                    self._set_title(title, 2)  # type: ignore[attr-defined]
+        if cls in _MESSAGE_ROWS:
+            sid = e.session_id or e.sessionId
             if sid != self.session_id:
                 self._session_seen(sid)
 
-    def _where(self, e: F.Entry, forced: str | None) -> str:
-        """The agent an entry belongs to, decided once: the sub-agent whose file
-        it came from, else the sub-agent its ``parent_tool_use_id`` names, else
-        the sub-agent of an on-disk sidechain row, else the main agent."""
-        if forced is not None:
-            return forced
+    def _where(self, e: F.Entry, row: bool) -> str:
+        """The agent an entry of the main source belongs to, decided once (an
+        entry of a sub-agent file belongs to that sub-agent): the sub-agent its
+        ``parent_tool_use_id`` names, else the sub-agent of an on-disk sidechain
+        row, else the main agent. ``row``: the entry is a message row."""
         parent = getattr(e, "parent_tool_use_id", None)
         if parent:
             return parent
-        if isinstance(e, F._Row) and e.isSidechain and e.agentId:
-            return self.agent_file_ids.get(e.agentId, "agent-" + e.agentId)
+        if row and e.isSidechain:  # type: ignore[attr-defined]
+            if e.agentId:
+                return self.agent_file_ids.get(e.agentId, "agent-" + e.agentId)
+            return self._inline_agent(e)
         return MAIN
+
+    def _inline_agent(self, e: F._Row) -> str:
+        """CLI 1.0.x wrote a sub-agent's rows into the main file as ``isSidechain``
+        rows with no ``agentId``: a row belongs to the sub-agent of its parent row;
+        a root row (the sub-agent's prompt) to the Task call it answers: the one
+        whose prompt it repeats, else the latest one not claimed yet."""
+        agent = self._inline_rows.get(e.parentUuid) if e.parentUuid else None
+        if agent is None:
+            unclaimed = self._unclaimed_agent_calls
+            text = e.message.content if isinstance(e, F.User) else None
+            match = None
+            for call in reversed(unclaimed.values()):
+                if isinstance(text, str) and isinstance(call.input, dict) \
+                        and call.input.get("prompt") == text:
+                    match = call
+                    break
+                match = match or call
+            if match is not None:
+                del unclaimed[match.id]
+                agent = match.id
+            elif self._last_inline is not None:
+                agent = self._last_inline  # its parent row is missing from the file
+            else:
+                return MAIN
+        self._last_inline = agent
+        if e.uuid:
+            self._inline_rows[e.uuid] = agent
+        return agent
 
     # --- item bookkeeping ----------------------------------------------------------------
 
@@ -394,11 +476,15 @@ class Kernel:
             self.git_branch = e.gitBranch
 
     def _session_seen(self, sid: str | None) -> None:
-        if sid and sid != self.session_id and sid not in self.session_ids:
-            self.session_ids.append(sid)
+        if sid and sid != self.session_id and sid not in self._session_id_set:
+            self._add_session_id(sid)
             if self.session_id is None:
                 self.session_id = sid
             self._changed("session")
+
+    def _add_session_id(self, sid: str) -> None:
+        self._session_id_set.add(sid)
+        self.session_ids.append(sid)
 
     # --- entries with no rule of their own ------------------------------------------------
 

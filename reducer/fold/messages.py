@@ -20,10 +20,13 @@ NON_PROMPT_MARKERS = (
     "<local-command-stdout>", "<local-command-stderr>", "<session-start-hook>",
     "<system-reminder>", "[Request interrupted by user", "<ide_opened_file>",
     "<ide_selection>", "<command-message>", "<user-prompt-submit-hook>", "<task-notification>",
+    "<bash-input>", "<bash-stdout>", "<bash-stderr>", "<local-command-caveat>",
 )
 """User-text prefixes the CLI writes itself: shown as notices, they open no turn."""
 
 _FINAL_STOPS = frozenset({"end_turn", "stop_sequence", "max_tokens", "refusal"})
+_COMMAND_HEADS = ("<command-name>", "<command-message>")
+_TASK_NOTE = re.compile(r"<(task-id|tool-use-id|output-file|status|summary)>(.*?)</\1>", re.S)
 
 
 class Messages(Kernel):
@@ -35,7 +38,7 @@ class Messages(Kernel):
         agent = self.agent_for(agent_id)
         msg = e.message
         if agent_id == MAIN:
-            self._ensure_turn(e.line_no)
+            self._ensure_turn(e.line_no).answered = True
             if self.status != "compacting":
                 # a final stop reason (on-disk rows carry it) means the model is done
                 self.status = "idle" if msg.stop_reason in _FINAL_STOPS else "requesting"
@@ -132,6 +135,11 @@ class Messages(Kernel):
             for block in results:
                 self._tool_result(block, payload if len(results) == 1 else None, e, agent_id)
             return
+        ide: tuple[str, ...] = ()
+        if isinstance(content, list) and agent_id == MAIN:
+            ide, typed = _ide_context(content)
+            if ide and typed:
+                content = typed
         text = block_text(content)
         images = tuple(b.source for b in content if b.type == "image") \
             if isinstance(content, list) else ()
@@ -156,18 +164,43 @@ class Messages(Kernel):
         if e.synthetic or e.isReplay and stripped.startswith("<local-command-stdout>"):
             self._notice(MAIN, e.line_no, "harness", _strip_tags(text))
             return
-        if stripped.startswith("<command-name>"):
-            self._open_turn(_command_text(stripped), e.line_no, e.uuid)
+        if stripped.startswith(_COMMAND_HEADS) and "<command-name>" in stripped:
+            # <command-message> comes first in some CLI versions, <command-name> in others
+            self._open_turn(_command_text(stripped), e.line_no, e.uuid, started_by="command")
             return
-        if stripped.startswith("<task-notification>") and self._task_note(stripped, e.line_no):
+        if stripped.startswith("<local-command-stdout>") or stripped.startswith("<local-command-stderr>"):
+            # a local command (/model, /clear, /mcp…) printed its output: the model is not asked
+            self._notice(MAIN, e.line_no, "harness", _strip_tags(text))
+            turn = self.current_turn
+            if turn is not None and not turn.answered and self.status == "requesting":
+                self.status = "idle"
+                self._changed("session")
             return
+        if stripped.startswith("<task-notification>"):
+            self._task_notification_turn(text, e)
+            return
+        if stripped.startswith("[Request interrupted"):
+            self._interrupted(e.line_no)
         if stripped.startswith(NON_PROMPT_MARKERS):
             level = "warning" if stripped.startswith("[Request interrupted") else "info"
             self._notice(MAIN, e.line_no, "harness", _strip_tags(text), level=level)
             return
         if self._title_rank > 3 and text.strip():
             self._set_title(text, 3)
-        self._open_turn(text, e.line_no, e.uuid, images)
+        self._open_turn(text, e.line_no, e.uuid, images, started_by="prompt", context=ide)
+
+    def _task_notification_turn(self, text: str, e: F.User) -> None:
+        """A ``<task-notification>`` the CLI sent the model as a user message (a
+        background task or agent finished): fold the notification, and open the
+        turn it starts, headed by what started it."""
+        fields = dict(_TASK_NOTE.findall(text))
+        if not self._task_note(text, e.line_no):  # one "task … completed · tokens" notice
+            self._task_notification_text(text, e.line_no)
+        turn = self.current_turn
+        if turn is not None and turn.started_by == "task-notification" and not turn.answered:
+            return  # the queued copy of the same notification opened it already
+        self._pending_start = fields.get("summary") or ""
+        self._open_turn(None, e.line_no)
 
     # --- streaming partial messages ---------------------------------------------------------
 
@@ -215,10 +248,12 @@ class Messages(Kernel):
         elif isinstance(e, F.AiTitle):
             self._set_title(e.aiTitle, 1)
         elif isinstance(e, F.Summary):
+            # a summary names this session only when its leaf is one of its rows: older
+            # CLIs copy the summaries of earlier sessions into a resumed one's head
             leaf = e.leafUuid
-            if leaf is None or leaf in self._parents:
+            if not leaf or leaf in self._parents:
                 self._set_title(e.summary, 2)
-            elif e.summary:
+            else:
                 self._pending_summaries[leaf] = e.summary
 
     def _set_title(self, text: str, rank: int) -> None:
@@ -228,6 +263,40 @@ class Messages(Kernel):
             # split into a million strings took 13x the text in memory
             self._title_rank = rank
             self._changed("session")
+
+
+_IDE_HEADS = ("<ide_selection>", "<ide_opened_file>")
+_IDE_OPENED = re.compile(r"opened the file (\S+) in the IDE")
+_IDE_SELECTED = re.compile(r"selected the lines (\d+) to (\d+) from (\S+?):")
+
+
+def _ide_context(blocks: list[F.Block]) -> tuple[tuple[str, ...], list[F.Block]]:
+    """An IDE prompt's context chips and the blocks the person typed, when its
+    first text block is an ``<ide_selection>`` / ``<ide_opened_file>`` block."""
+    texts = [b for b in blocks if b.type == "text"]
+    if not texts or not (texts[0].text or "").lstrip().startswith(_IDE_HEADS):
+        return (), blocks
+    chips: list[str] = []
+    typed: list[F.Block] = []
+    for b in blocks:
+        text = (b.text or "").lstrip() if b.type == "text" else ""
+        if text.startswith(_IDE_HEADS):
+            chips.append(_ide_chip(text))
+        else:
+            typed.append(b)
+    if not any(b.type != "text" or (b.text or "").strip() for b in typed):
+        return tuple(chips), []
+    return tuple(chips), typed
+
+
+def _ide_chip(text: str) -> str:
+    if m := _IDE_SELECTED.search(text):
+        first, last, path = m.groups()
+        lines = first if first == last else f"{first}-{last}"
+        return f"selected line{'s' if first != last else ''} {lines} of {path.rsplit('/', 1)[-1]}"
+    if m := _IDE_OPENED.search(text):
+        return "opened " + m.group(1).rsplit("/", 1)[-1]
+    return " ".join(_strip_tags(text).split())[:60]
 
 
 def _strip_tags(text: str) -> str:

@@ -4,6 +4,8 @@ rule of its own (shown generically)."""
 
 from __future__ import annotations
 
+import re
+
 import msgspec
 
 from .. import frames as F
@@ -12,15 +14,36 @@ from .kernel import Kernel, as_text
 
 __all__ = ["Notices"]
 
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+"""Terminal styling the CLI wrote into a message's text (``\x1b[1m…\x1b[22m``)."""
+
+
+def _num(value: object) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _str(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
 
 class Notices(Kernel):
     """Frames that become a notice in the transcript (and maybe a counter)."""
 
     def _rate_limit(self, e: F.RateLimitEvent, agent: str) -> None:
+        """Every event updates the state (utilization, reset times, overage);
+        a change of status is also a notice."""
         info = e.rate_limit_info
         prev = (self.rate_limit or {}).get("status")
         self.rate_limit = info
+        state = self.rate_limit_state
         status = info.get("status")
+        state.status = status if isinstance(status, str) else state.status
+        state.kind = _str(info.get("rateLimitType")) or state.kind
+        state.utilization = _num(info.get("utilization"))
+        state.resets_at = _num(info.get("resetsAt"))
+        state.overage_status = _str(info.get("overageStatus"))
+        state.overage_resets_at = _num(info.get("overageResetsAt"))
+        state.events += 1
         if status and status != "allowed" and status != prev:
             kind = info.get("rateLimitType") or "rate limit"
             util = info.get("utilization")
@@ -56,9 +79,14 @@ class Notices(Kernel):
         self._notice(agent, e.line_no, "command output", as_text(e.content))
 
     def _system_other(self, e: F.System, agent: str) -> None:
-        """A subtype with no rule of its own: show it, generically."""
+        """A subtype with no rule of its own (or, CLI 1.0.x, no subtype at all:
+        hook results, "limit reached, now using Sonnet"): show it, generically."""
         text = as_text(e.content) if e.content is not None else ""
         level = e.level if e.level in ("warning", "error") else "info"
+        if not e.subtype:
+            self._notice(agent, e.line_no, "system", _ANSI.sub("", text) or "system message",
+                         level=level)
+            return
         self._notice(agent, e.line_no, f"system/{e.subtype}",
                      text or _frame_fields(e.raw) or e.subtype, level=level)
 

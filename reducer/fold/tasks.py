@@ -54,12 +54,23 @@ class Tasks(Kernel):
                 task.status, "done")
 
     def _task_changed(self, task: Task) -> None:
+        self._note_background(task)
         self._changed("task", key=task.task_id)
+        if task.tool_use_id and task.total_tokens is not None:
+            agent = self.agents.get(task.tool_use_id)
+            if agent is not None:  # a sub-agent's tokens are its task's usage
+                agent.total_tokens = task.total_tokens
         if task.tool_use_id:
             call = self.calls.get(task.tool_use_id)
             if call is not None:
                 self._sync_call(call, task)
                 self._touch(call.item)
+
+    def _note_background(self, task: Task) -> None:
+        if task.backgrounded and task.running:
+            self._background_running.add(task.task_id)
+        else:
+            self._background_running.discard(task.task_id)
 
     def _task_started(self, e: F.TaskStarted, agent: str) -> None:
         task = self._task(e.task_id, e.line_no)
@@ -108,6 +119,8 @@ class Tasks(Kernel):
 
     def _task_notification(self, e: F.TaskNotification, agent: str) -> None:
         task = self._task(e.task_id, e.line_no)
+        if self.current_turn is None and self.turns and e.status != "stopped":
+            self._pending_start = e.summary or ""  # the model will answer it: a new turn
         task.status = e.status or "completed"
         task.ended_at = self._now
         task.output_file = e.output_file or task.output_file
@@ -131,6 +144,7 @@ class Tasks(Kernel):
             task.description = entry.get("description") or task.description
             task.subagent_type = entry.get("subagent_type") or task.subagent_type
             task.backgrounded = True
+            self._note_background(task)
         for task_id in set(self.roster) | set(ids):
             task = self.tasks.get(task_id)
             if task is not None:

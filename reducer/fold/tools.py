@@ -4,6 +4,7 @@ permission requests and denials, heartbeats and progress in between.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 import msgspec
@@ -45,8 +46,61 @@ def _looks_denied(text: str) -> bool:
         or "user doesn't want to proceed" in low or "the user denied" in low
 
 
+class _Timing(msgspec.Struct, gc=False):
+    durationMs: float | None = None
+    duration_ms: float | None = None
+    totalDurationMs: float | None = None
+
+
+_TIMING = msgspec.json.Decoder(_Timing)
+
+
+def _epoch(timestamp: str | None) -> float | None:
+    """An ISO timestamp (``2026-02-16T18:46:55.028Z``) as epoch seconds."""
+    if not timestamp:
+        return None
+    try:
+        return datetime.fromisoformat(timestamp.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def _duration(payload: msgspec.Raw | None, start: float | None, end: float | None) -> float | None:
+    """A finished call's duration: the result's own figure, else end minus start."""
+    if payload:
+        try:
+            t = _TIMING.decode(payload)
+        except msgspec.DecodeError:
+            t = None
+        if t is not None:
+            ms = t.durationMs if t.durationMs is not None else (
+                t.duration_ms if t.duration_ms is not None else t.totalDurationMs)
+            if isinstance(ms, (int, float)) and ms >= 0:
+                return ms / 1000
+    if start is not None and end is not None and end >= start:
+        return end - start
+    return None
+
+
 class Tools(Kernel):
     """Tool calls and everything that reports on one."""
+
+    def _interrupted(self, line_no: int) -> None:
+        """``[Request interrupted by user…]``: the turn's calls that were cut
+        short are interrupted; a refusal text the CLI wrote for them (\"the
+        user doesn't want to proceed\") was the interrupt, not a denial."""
+        turn = self.current_turn
+        if turn is None:
+            return
+        for call in self._calls_of_turn(turn.index):
+            if call.background:
+                continue
+            if not call.finished or (call.status == "denied" and call.id not in self._denied_ids
+                                     and call.result_line_no is not None
+                                     and line_no - call.result_line_no <= 2):
+                call.status = "interrupted"
+                call.denied_reason = None
+                self._touch(call.item)
 
     def _control_request(self, e: F.ControlRequest, agent: str) -> None:
         """``can_use_tool``: the CLI asks the host for permission; the call waits
@@ -65,10 +119,12 @@ class Tools(Kernel):
         call = self.calls.get(call_id)
         if call is not None and call.item is not None:  # a repeat (resume copies rows)
             return call.item
-        call = ToolCall(call_id, block.name or "?", block.input, agent.id, turn, e.line_no)
+        call = ToolCall(call_id, block.name or "?", block.input, agent.id, turn, e.line_no,
+                        started_at=_epoch(e.timestamp) or self._now)
         if call_id in self.calls:  # replaces a call left half-made by a failed fold
             self._calls_in_turn_order = False
         self.calls[call_id] = call
+        self._open_calls[call_id] = call
         agent.tool_calls += 1
         agent.last_tool = call.name
         if agent.id != MAIN:
@@ -78,6 +134,8 @@ class Tools(Kernel):
             cur.tool_calls += 1
         if call.name in SUBAGENT_TOOLS:
             call.subagent = call_id
+            if self._source == MAIN:
+                self._unclaimed_agent_calls[call_id] = call
         if call_id in self._denied_ids:
             call.status = "denied"
         item = ToolItem(agent.id, e.line_no, turn, call, e.uuid)
@@ -101,9 +159,11 @@ class Tools(Kernel):
             # a result whose call we never saw (history cut, or a resumed session)
             call = ToolCall(call_id, "?", None, agent_id, self._turn_index(agent_id), e.line_no)
             self.calls[call_id] = call
+            self._open_calls[call_id] = call
             call.item = ToolItem(agent_id, e.line_no, call.turn, call, e.uuid)
             self._add(call.item)
         call.result = block.content
+        result_at = _epoch(e.timestamp) or self._now
         asked = call.awaiting_permission
         call.awaiting_permission = False
         call.is_error = bool(block.is_error)
@@ -136,6 +196,8 @@ class Tools(Kernel):
                 call.status = "running"
             else:
                 call.status = "done"
+        if call.duration is None and not call.background:  # a background call's time is its task's
+            call.duration = _duration(payload, call.started_at, result_at)
         if call.status == "failed":
             turn = self.current_turn
             if turn is not None:
@@ -202,6 +264,9 @@ class Tools(Kernel):
     def _progress_row(self, e: F.Progress, agent: str) -> None:
         """On-disk ``progress`` rows: bash progress acts as a heartbeat; the rest are skipped."""
         data = e.data
+        if data.type == "hook_progress":
+            self._hook_progress_row(e, agent)  # type: ignore[attr-defined]
+            return
         if data.type in ("bash_progress", "powershell_progress", "tool_heartbeat"):
             call = self.calls.get(e.toolUseID or e.parentToolUseID or "")
             if call is not None:

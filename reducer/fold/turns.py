@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import frames as F
-from ..state import MAIN, CompactionItem, PromptItem, Turn, TurnFooterItem
+from ..state import MAIN, CompactionItem, PromptItem, Turn, TurnFooterItem, TurnStart
 from .kernel import Kernel, usage_totals
 
 __all__ = ["Turns"]
@@ -18,11 +18,19 @@ class Turns(Kernel):
     """Turn lifecycle, results and cost, session-level system frames."""
 
     def _open_turn(self, prompt: str | None, line_no: int, uuid: str | None = None,
-                   images: tuple[Any, ...] = ()) -> Turn:
-        turn = Turn(len(self.turns), prompt, line_no, session_id=self.session_id)
+                   images: tuple[Any, ...] = (), started_by: TurnStart | None = None,
+                   context: tuple[str, ...] = ()) -> Turn:
+        pending, self._pending_start = self._pending_start, None
+        if started_by is None and pending is not None:
+            started_by = "task-notification"
+        turn = Turn(len(self.turns), prompt, line_no, session_id=self.session_id,
+                    started_by=started_by)
         self.turns.append(turn)
         if prompt is not None:
-            self._add(PromptItem(MAIN, line_no, turn.index, prompt, images, uuid))
+            self._add(PromptItem(MAIN, line_no, turn.index, prompt, images, uuid, context))
+        elif started_by == "task-notification":
+            summary = " ".join((pending or "a background task finished").split())
+            self._notice(MAIN, line_no, "turn start", f"started by a background task: {summary}")
         self.status = "requesting"
         self._changed("session")
         return turn
@@ -82,10 +90,13 @@ class Turns(Kernel):
         self.results += 1
         self.last_result = e
         turn = self.current_turn or self._open_turn(None, e.line_no)
+        if e.num_turns:
+            turn.answered = True
         total = e.total_cost_usd
         if total is not None:
             if total < self._cost_last:  # a new query() run: its total starts again
                 self._cost_base += self._cost_last
+                self._api_last = 0.0  # and so does its API time
             turn.cost_usd = max(total - self._cost_last, 0.0) if total >= self._cost_last else total
             self._cost_last = total
             self.cost_usd = self._cost_base + total
@@ -107,7 +118,13 @@ class Turns(Kernel):
         turn.stop_reason = e.stop_reason
         turn.errors = list(e.errors or [])
         turn.duration_ms = e.duration_ms
-        turn.duration_api_ms = e.duration_api_ms
+        api = e.duration_api_ms
+        turn.api_total_ms = api
+        if api:  # the query's running total: this turn's share is what it added
+            turn.duration_api_ms = api - self._api_last if api >= self._api_last else api
+            self._api_last = api
+        else:
+            turn.duration_api_ms = api
         turn.num_turns = e.num_turns
         turn.local_command = e.local_command
         turn.result_text = e.result
@@ -170,8 +187,8 @@ class Turns(Kernel):
         self._cost_last = 0.0
         if e.new_conversation_id:
             self.session_id = e.new_conversation_id
-            if e.new_conversation_id not in self.session_ids:
-                self.session_ids.append(e.new_conversation_id)
+            if e.new_conversation_id not in self._session_id_set:
+                self._add_session_id(e.new_conversation_id)
         self._notice(MAIN, e.line_no, "reset",
                      f"conversation reset ({e.trigger or 'clear'}): new session {e.new_conversation_id}")
         self._changed("session")

@@ -50,7 +50,7 @@ class ChangeDescriber:
         self._tasks: dict[str, str] = {}
         self._calls: dict[str, str] = {}
         self._hooks: dict[str, str] = {}
-        self._cost = 0.0
+        self._cost: float | None = None
         self._activity = "idle"
         self._context: int | None = None
 
@@ -193,11 +193,12 @@ class ChangeDescriber:
 
     def _session_text(self, session: Session) -> list[str]:
         out: list[str] = []
-        delta = session.cost_usd - self._cost
-        if abs(delta) >= 0.00005:
+        cost = session.cost_usd  # None: no frame recorded a cost yet
+        delta = (cost or 0.0) - (self._cost or 0.0)
+        if cost is not None and abs(delta) >= 0.00005:
             sign = "+" if delta > 0 else "-"
-            out.append(f"cost {sign}${abs(delta):.4f} (now ${session.cost_usd:.4f})")
-        self._cost = session.cost_usd
+            out.append(f"cost {sign}${abs(delta):.4f} (now ${cost:.4f})")
+        self._cost = cost
         activity = session.activity.text
         if activity != self._activity:
             out.append(f"activity {self._activity} → {activity}")

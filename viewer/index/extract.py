@@ -23,6 +23,7 @@ from reducer import frames as F
 from reducer.feed import Feed
 from reducer.lines import LineSplitter
 from reducer.state import MAIN, PromptItem, TextItem, ToolItem
+from reducer.summary import prompt_count
 
 from ..loader import load_subagents
 
@@ -222,9 +223,9 @@ def extract(path: str, project_dir: str, size: int, mtime: float, after_line: in
         started=first_ts,
         last_activity=last_ts,
         duration_s=round(last - start, 3) if start is not None and last is not None else None,
-        prompts=sum(1 for t in session.turns if t.prompt),
+        prompts=prompt_count(session),
         tool_calls=len(session.calls),
-        cost_usd=round(session.cost_usd, 6) if cost_known else None,
+        cost_usd=round(session.cost_usd, 6) if cost_known and session.cost_usd is not None else None,
         input_tokens=usage.input_tokens,
         output_tokens=usage.output_tokens,
         model=session.model,

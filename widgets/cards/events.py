@@ -224,8 +224,11 @@ def _footer_label(item: TurnFooterItem) -> tuple[str, str]:
     if t.tool_calls:
         parts.append(f"{t.tool_calls} tool{'s' if t.tool_calls != 1 else ''}")
     problem = ""
-    if t.is_error or (t.subtype and t.subtype != "success"):
-        problem = f"✗ failed · {_error_class(item)}"
+    outcome = t.outcome
+    if outcome == "interrupted":
+        problem = "⏸ interrupted"
+    elif outcome == "failed" or (t.subtype and t.subtype != "success"):
+        problem = f"✗ failed · {_error_class(item)}"  # is_error, whatever the subtype says
     elif t.terminal_reason and t.terminal_reason not in ("completed",):
         problem = f"⚠ {t.terminal_reason}"
     return " · ".join(parts), problem

@@ -50,6 +50,8 @@ def _prompt(item: PromptItem, width: int, expanded: bool, ctx: RenderContext) ->
     images = item_images(item)
     if images:
         label.append(f" · {len(images)} image{'s' if len(images) != 1 else ''}", p.muted)
+    for chip in getattr(item, "context", ()):  # what the IDE attached
+        label.append(f" · ⌘ {clean(chip)}", p.muted)
     rows = [_crop(label, width, console)]
     body = _Body()
     body.add_output(item.text)

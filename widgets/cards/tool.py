@@ -46,15 +46,16 @@ def _status(call: ToolCall, p: Palette) -> tuple[Text, Style]:
             text.append(f" · {call.heartbeats} heartbeat{'s' if call.heartbeats != 1 else ''}",
                         p.muted)
         return text, p.accent
+    took = call.duration if call.duration is not None else call.elapsed
     if status == "done":
         text = Text(glyph, p.success)
-        if call.elapsed is not None:
-            text.append(f" {fmt_duration(call.elapsed)}", p.muted)
+        if took is not None:
+            text.append(f" {fmt_duration(took)}", p.muted)
         return text, p.success
     if status == "failed":
         text = Text(f"{glyph} failed", p.error)
-        if call.elapsed is not None:
-            text.append(f" {fmt_duration(call.elapsed)}", p.muted)
+        if took is not None:
+            text.append(f" {fmt_duration(took)}", p.muted)
         return text, p.error
     if status == "denied":
         return Text(f"{glyph} denied", p.warning), p.warning

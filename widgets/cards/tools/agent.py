@@ -68,7 +68,8 @@ def _agent_body(call: ToolCall, body: _Body, expanded: bool | int, ctx: RenderCo
     if last:
         line.append(" · last ", p.muted)
         line.append(last)
-    if agent is not None and agent.output_tokens:
+    if agent is not None and agent.output_tokens and agent.total_tokens is None:
+        # (on the wire a sub-agent's frames carry placeholder usage: its task's is the truth)
         line.append(f" · {fmt_tokens(agent.output_tokens)} tok out", p.muted)
     if task is not None and task.total_tokens:
         line.append(f" · {fmt_tokens(task.total_tokens)} tok total", p.muted)
