@@ -246,3 +246,19 @@ def test_a_failed_tool_call_is_told() -> None:
 def test_merge_without_sub_agents_keeps_the_file_order() -> None:
     entries = [decode_line(b'{"type":"keep_alive"}', i) for i in range(1, 4)]
     assert [f.entry.line_no for f in merge_frames(entries)] == [1, 2, 3]
+
+
+def test_checkpoints_built_in_a_child_process_equal_the_ones_built_here() -> None:
+    from viewer.replay_checkpoints import build_checkpoints
+
+    rec = load_recording(STREAM / "07_hooks.jsonl")
+    here, there = rec.replay(interval=4), rec.replay(interval=4)
+    kept_here = list(build_checkpoints(here, use_fork=False))
+    pids: list[int | None] = []
+    kept_there = list(build_checkpoints(there, on_child=pids.append))
+    assert kept_here == kept_there and len(kept_here) >= 2
+    assert there.checkpoints.complete and pids[0] and pids[-1] is None
+    for position in kept_there:
+        a = Session.restore(here.checkpoints.at_or_before(position)[1])
+        b = Session.restore(there.checkpoints.at_or_before(position)[1])
+        assert _state(a) == _state(b) == _state(_fresh(here, position))

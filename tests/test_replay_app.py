@@ -218,3 +218,18 @@ def test_snapshot_replay_80x24_light(snap_compare) -> None:
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
+
+
+async def test_checkpoints_are_built_by_the_worker_while_the_user_steps() -> None:
+    rec = load_recording(STREAM / "10_compact_manual.jsonl")
+    replay = rec.replay(interval=4)
+    app = ReplayApp(rec, replay=replay, label="x")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press("right", "right")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert replay.checkpoints.complete and len(replay.checkpoints) >= 3
+        assert "indexing" not in _text(app, "#replay-bar")
+        await pilot.press("end", "left", "left")
+        assert replay.position == len(replay) - 2
+        assert app._builder_pid is None

@@ -24,7 +24,7 @@ from .frames import ReplayFrame
 from .markers import Markers
 from .pacing import Timeline, pace
 
-__all__ = ["Checkpoints", "Replay", "SeekResult"]
+__all__ = ["Checkpoints", "Replay", "SeekResult", "pack"]
 
 _MIN_INTERVAL = 64
 _TARGET_CHECKPOINTS = 64
@@ -43,6 +43,11 @@ def _gc_paused() -> Iterator[None]:
     finally:
         if was:
             gc.enable()
+
+
+def pack(snapshot: bytes) -> bytes:
+    """A checkpoint as :class:`Checkpoints` stores it (fast zlib: ~3× smaller)."""
+    return zlib.compress(snapshot, 1)
 
 
 class Checkpoints:
@@ -65,16 +70,21 @@ class Checkpoints:
     def __len__(self) -> int:
         return len(self.positions)
 
-    def add(self, position: int, snapshot: bytes) -> None:
-        """Keep ``snapshot`` (a :meth:`Session.checkpoint`) taken after
-        ``position`` frames; ``position`` must grow from call to call."""
-        packed = zlib.compress(snapshot, 1)
+    def add(self, position: int, snapshot: bytes, *, packed: bool = False) -> bool:
+        """Keep ``snapshot`` (a :meth:`Session.checkpoint`, or its
+        :func:`pack` when ``packed``) taken after ``position`` frames, when the
+        position is on the current grid; positions must grow from call to call.
+        Returns whether it was kept."""
+        if position % self.interval or (self.positions and position <= self.positions[-1]):
+            return False  # off the grid thinned since it was asked for, or already there
+        data = snapshot if packed else pack(snapshot)
         with self._lock:
             self.positions.append(position)
-            self._snapshots.append(packed)
-            self.bytes += len(packed)
+            self._snapshots.append(data)
+            self.bytes += len(data)
             while self.bytes > self.budget_bytes and len(self.positions) > 1:
                 self._thin()
+        return True
 
     def _thin(self) -> None:
         self.interval *= 2
@@ -213,24 +223,32 @@ class Replay:
 
     # --- checkpoints -------------------------------------------------------------------
 
-    def build_checkpoints(self, cancelled: Callable[[], bool] = lambda: False) -> Iterator[int]:
-        """Fold every frame once more on a private session, keeping a
-        checkpoint each :attr:`Checkpoints.interval` frames; yields each
-        position checkpointed. Meant for a worker thread: the state the user
-        steps through is not touched."""
+    def snapshots(self, interval: int,
+                  cancelled: Callable[[], bool] = lambda: False) -> Iterator[tuple[int, bytes]]:
+        """Fold every frame once more on a private session and yield
+        ``(position, Session.checkpoint())`` every ``interval`` frames (the
+        state the user steps through is not touched)."""
         session = self._new_session()
-        checkpoints = self.checkpoints
-        for index in range(len(self.frames)):
+        n = len(self.frames)
+        for index in range(n):
             if cancelled():
                 return
             self._apply(session, index)
             position = index + 1
-            if position % checkpoints.interval == 0 and position < len(self.frames):
+            if position % interval == 0 and position < n:
                 with _gc_paused():
                     snapshot = session.checkpoint()
-                checkpoints.add(position, snapshot)
+                yield position, snapshot
+
+    def build_checkpoints(self, cancelled: Callable[[], bool] = lambda: False) -> Iterator[int]:
+        """Fill :attr:`checkpoints` from :meth:`snapshots`; yields each position
+        kept. Meant for a worker thread."""
+        checkpoints = self.checkpoints
+        for position, snapshot in self.snapshots(checkpoints.interval, cancelled):
+            if checkpoints.add(position, snapshot):
                 yield position
-        checkpoints.complete = True
+        if not cancelled():
+            checkpoints.complete = True
 
     # --- time and markers -----------------------------------------------------------------
 

@@ -100,8 +100,7 @@ class ReplayScreen(SessionScreen):
                 yield Timeline(id="timeline")
             yield widget
 
-    def on_mount(self) -> None:
-        super().on_mount()
+    def on_mount(self) -> None:  # Textual runs SessionScreen.on_mount after this one
         self.set_class(True, "-show-inspector")
         replay = self.replay_app.replay
         self.query_one(Timeline).set_markers(len(replay), replay.markers.at)
