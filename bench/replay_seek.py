@@ -123,17 +123,25 @@ async def bench_app(path: Path) -> None:
     from viewer.replay_app import ReplayApp
 
     t0 = time.perf_counter()
-    rec = load_recording(path)
+    rec = load_recording(path, head_bytes=4 << 20)  # as `cctv replay PATH` opens it
     app = ReplayApp(rec, label=path.name)
     timings: dict[str, list[float]] = {"end": [], "home": [], "← at the end": [],
                                        "next turn / error / task": []}
     async with app.run_test(size=(160, 48)) as pilot:
         await pilot.pause()
         print(f"  app first screen  {time.perf_counter() - t0:6.2f} s "
-              "(checkpoints then build in a worker)")
+              "(the file's first 4 MB; the rest, then checkpoints, come in workers)")
         t0 = time.perf_counter()
         steps_while_building = 0
-        while not app.replay.checkpoints.complete and time.perf_counter() - t0 < 120:
+        while not rec.complete and time.perf_counter() - t0 < 300:
+            await pilot.press("right")
+            steps_while_building += 1
+            await pilot.pause(0.05)
+        print(f"  app rest of file  {time.perf_counter() - t0:6.2f} s in a worker; "
+              f"{steps_while_building} steps taken meanwhile")
+        t0 = time.perf_counter()
+        steps_while_building = 0
+        while not app.replay.checkpoints.complete and time.perf_counter() - t0 < 300:
             await pilot.press("right")
             steps_while_building += 1
             await pilot.pause(0.05)

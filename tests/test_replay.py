@@ -262,3 +262,22 @@ def test_checkpoints_built_in_a_child_process_equal_the_ones_built_here() -> Non
         a = Session.restore(here.checkpoints.at_or_before(position)[1])
         b = Session.restore(there.checkpoints.at_or_before(position)[1])
         assert _state(a) == _state(b) == _state(_fresh(here, position))
+
+
+def test_a_head_then_the_rest_is_the_whole_recording() -> None:
+    path = STREAM / "07_hooks.jsonl"
+    full = load_recording(path)
+    head = load_recording(path, head_bytes=3000)
+    assert not head.complete and 0 < len(head.frames) < len(full.frames)
+    replay = head.replay()
+    replay.seek(len(head.frames))
+    state = _state(replay.session)
+    head.take_rest(head.read_rest(), replay)
+    assert head.complete and len(replay) == len(full.frames)
+    assert [(f.entry.line_no, f.entry.offset, f.entry.raw) for f in replay.frames] == \
+        [(f.entry.line_no, f.entry.offset, f.entry.raw) for f in full.frames]
+    assert replay.timeline.offsets == full.replay().timeline.offsets
+    assert _state(replay.session) == state  # the state at the cursor did not move
+    assert head.feed.entries == full.feed.entries
+    replay.seek(len(replay))
+    assert _state(replay.session) == _state(_fresh(full.replay(), len(replay)))

@@ -233,3 +233,22 @@ async def test_checkpoints_are_built_by_the_worker_while_the_user_steps() -> Non
         await pilot.press("end", "left", "left")
         assert replay.position == len(replay) - 2
         assert app._builder_pid is None
+
+
+async def test_a_big_file_opens_on_its_head_and_takes_the_rest_behind() -> None:
+    path = STREAM / "06_background_bash.jsonl"
+    rec = load_recording(path, head_bytes=5000)
+    assert not rec.complete and len(rec.frames) < 15
+    app = ReplayApp(rec, label=path.name)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press("right")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert rec.complete and len(app.replay) == 15
+        assert app.screen.query_one(Timeline).total == 15
+        assert app.replay.position == 2
+        await app.workers.wait_for_complete()  # the checkpoints, after the rest
+        assert app.replay.checkpoints.complete
+        await pilot.press("end", "left")
+        assert app.replay.position == 14
+        assert "frame 14/15" in _text(app, "#replay-bar")

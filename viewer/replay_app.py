@@ -27,7 +27,7 @@ from reducer.state import MAIN
 from widgets.transcript import TranscriptView
 
 from .app import CctvApp
-from .replay_source import Recording
+from .replay_source import Recording, RestOfRecording
 from .screens.replay import ReplayScreen
 from .screens.session import SessionScreen
 
@@ -148,8 +148,26 @@ class ReplayApp(CctvApp):
 
     def on_mount(self) -> None:  # Textual runs CctvApp.on_mount after this one
         self.set_interval(PLAY_TICK_S, self._play_tick)
+        if not self.recording.complete:
+            self.read_rest()
+        elif self._build:
+            self.build_checkpoints()
+
+    @work(thread=True, exclusive=True, group="read-rest", exit_on_error=False)
+    def read_rest(self) -> None:
+        """Decode the rest of a big file while the user already steps through its head."""
+        rest = self.recording.read_rest()
+        self.call_from_thread(self._took_rest, rest)
+
+    def _took_rest(self, rest: RestOfRecording) -> None:
+        self.recording.take_rest(rest, self.replay)
+        for screen in self.screen_stack:
+            if isinstance(screen, ReplayScreen):
+                screen.markers_changed()
         if self._build:
             self.build_checkpoints()
+        self._dirty = True
+        self._flush_panels()
 
     @work(thread=True, exclusive=True, group="checkpoints", exit_on_error=False)
     def build_checkpoints(self) -> None:

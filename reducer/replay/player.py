@@ -144,13 +144,30 @@ class Replay:
         self.descriptions: list[str] = []
         """:attr:`changes` in words."""
         self.describer = ChangeDescriber()
-        n = len(frames)
-        if interval is None:
-            interval = max(_MIN_INTERVAL, n // _TARGET_CHECKPOINTS)
-        if budget_bytes is None:
-            budget_bytes = max(int(_BUDGET_SHARE * sum(len(f.entry.raw) for f in frames)), 1 << 20)
-        self.checkpoints = Checkpoints(interval, budget_bytes)
+        self._interval = interval
+        self._budget = budget_bytes
+        self.checkpoints = self._new_checkpoints()
         self._timed = self.timeline.source == "timestamps"
+
+    def _new_checkpoints(self) -> Checkpoints:
+        frames = self.frames
+        interval = self._interval or max(_MIN_INTERVAL, len(frames) // _TARGET_CHECKPOINTS)
+        budget = self._budget or max(int(_BUDGET_SHARE * sum(len(f.entry.raw) for f in frames)),
+                                     1 << 20)
+        return Checkpoints(interval, budget)
+
+    def grow(self, frames: Sequence[ReplayFrame], timeline: Timeline | None = None,
+             markers: Markers | None = None) -> None:
+        """The recording is longer than the frames so far (the rest of the file
+        has been decoded): ``frames`` starts with the same frames, so positions
+        and the current state stay valid. Checkpoints start again."""
+        if len(frames) < len(self.frames):
+            raise ValueError("a replay only grows")
+        self.frames = frames
+        self.timeline = timeline or pace(frames)
+        self.markers = markers or Markers(frames)
+        self._timed = self.timeline.source == "timestamps"
+        self.checkpoints = self._new_checkpoints()
 
     def __len__(self) -> int:
         return len(self.frames)

@@ -57,8 +57,12 @@ def bar_text(app: ReplayApp, width: int = 200) -> str:
     idle = ("skip idle: on" + (f" (−{format_duration(skipped)})" if skipped else "")
             if app.skip_idle else "skip idle: off")
     cps = replay.checkpoints
-    building = "" if cps.complete else (f" · indexing {len(cps)} checkpoints…" if wide
-                                        else " · indexing…")
+    if not app.recording.complete:
+        building = " · reading the rest of the file…" if wide else " · reading…"
+    elif cps.complete:
+        building = ""
+    else:
+        building = f" · indexing {len(cps)} checkpoints…" if wide else " · indexing…"
     return f"{state} {app.speed:g}× · {where} · {idle} · {pacing}{building}"
 
 
@@ -102,6 +106,10 @@ class ReplayScreen(SessionScreen):
 
     def on_mount(self) -> None:  # Textual runs SessionScreen.on_mount after this one
         self.set_class(True, "-show-inspector")
+        self.markers_changed()
+
+    def markers_changed(self) -> None:
+        """The replay's frames and markers changed (the rest of the file came in)."""
         replay = self.replay_app.replay
         self.query_one(Timeline).set_markers(len(replay), replay.markers.at)
         self.refresh_panels()
