@@ -13,7 +13,7 @@ from viewer.replay_source import load_recording
 from viewer.screens.session import SessionScreen
 from widgets.status_bar import StatusBar
 from widgets.tasks_panel import TasksPanel
-from widgets.timeline import Timeline
+from widgets.timeline import ReplayTimeline
 
 STREAM = FIXTURES / "captures" / "stream"
 BG = STREAM / "06_background_bash.jsonl"
@@ -162,10 +162,10 @@ async def test_skip_idle_toggle_is_shown_on_the_bar() -> None:
 async def test_timeline_click_seeks() -> None:
     app = _app(BG)
     async with app.run_test(size=(120, 36)) as pilot:
-        timeline = app.screen.query_one(Timeline)
+        timeline = app.screen.query_one(ReplayTimeline)
         assert timeline.total == 15
         x = 1 + timeline.column_of(10)
-        await pilot.click(Timeline, offset=(x, 0))
+        await pilot.click(ReplayTimeline, offset=(x, 0))
         await pilot.pause()
         assert app.replay.position == timeline.position_at(x) == 10
 
@@ -245,7 +245,7 @@ async def test_a_big_file_opens_on_its_head_and_takes_the_rest_behind() -> None:
         await app.workers.wait_for_complete()
         await pilot.pause()
         assert rec.complete and len(app.replay) == 15
-        assert app.screen.query_one(Timeline).total == 15
+        assert app.screen.query_one(ReplayTimeline).total == 15
         assert app.replay.position == 2
         await app.workers.wait_for_complete()  # the checkpoints, after the rest
         assert app.replay.checkpoints.complete

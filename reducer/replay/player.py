@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gc
 import threading
+from bisect import bisect_right
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -97,8 +98,6 @@ class Checkpoints:
 
     def at_or_before(self, position: int) -> tuple[int, bytes] | None:
         """The latest checkpoint taken at or before ``position`` (uncompressed)."""
-        from bisect import bisect_right
-
         with self._lock:
             i = bisect_right(self.positions, position) - 1
             if i < 0:
@@ -108,8 +107,6 @@ class Checkpoints:
 
     def latest_at_or_before(self, position: int) -> int:
         """The position of that checkpoint (0 when there is none)."""
-        from bisect import bisect_right
-
         with self._lock:
             i = bisect_right(self.positions, position) - 1
             return self.positions[i] if i >= 0 else 0
