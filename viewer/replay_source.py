@@ -3,6 +3,9 @@ files included, in replay order. Imports no Textual (``--emit`` uses it)."""
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,15 +50,16 @@ class Recording:
         offset, line_no = self.rest_at
         splitter = LineSplitter(line_no=line_no, offset=offset)
         entries: list[Entry] = []
-        with open(self.path, "rb") as fh:
-            fh.seek(offset)
-            while chunk := fh.read(8 << 20):
-                entries += [decode_line(d, n, o) for n, o, d in splitter.feed(chunk)]
-        last = splitter.flush()
-        if last is not None:
-            entries.append(decode_line(last.data, last.line_no, last.offset))
-        frames = self.frames + merge_frames(entries)
-        return RestOfRecording(entries, frames, pace(frames), Markers(frames))
+        with _bulk():
+            with open(self.path, "rb") as fh:
+                fh.seek(offset)
+                while chunk := fh.read(8 << 20):
+                    entries += [decode_line(d, n, o) for n, o, d in splitter.feed(chunk)]
+            last = splitter.flush()
+            if last is not None:
+                entries.append(decode_line(last.data, last.line_no, last.offset))
+            frames = self.frames + merge_frames(entries)
+            return RestOfRecording(entries, frames, pace(frames), Markers(frames))
 
     def take_rest(self, rest: RestOfRecording, replay: Replay) -> None:
         """Add the decoded rest to this recording and to ``replay``."""
@@ -74,6 +78,23 @@ class Recording:
             return session
 
         return Replay(self.frames, session_factory=new_session, **kwargs)
+
+
+@contextmanager
+def _bulk() -> Iterator[None]:
+    """A bulk decode makes ~a million objects that all stay: keep the cyclic
+    collector off meanwhile (its passes would stall the UI thread too), then
+    move them to the oldest generation unexamined, as the feed does."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+        if gc.get_freeze_count() == 0:
+            gc.freeze()
+            gc.unfreeze()
 
 
 @dataclass(slots=True)
