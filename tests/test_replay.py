@@ -246,3 +246,38 @@ def test_a_failed_tool_call_is_told() -> None:
 def test_merge_without_sub_agents_keeps_the_file_order() -> None:
     entries = [decode_line(b'{"type":"keep_alive"}', i) for i in range(1, 4)]
     assert [f.entry.line_no for f in merge_frames(entries)] == [1, 2, 3]
+
+
+def test_checkpoints_built_in_a_child_process_equal_the_ones_built_here() -> None:
+    from viewer.replay_checkpoints import build_checkpoints
+
+    rec = load_recording(STREAM / "07_hooks.jsonl")
+    here, there = rec.replay(interval=4), rec.replay(interval=4)
+    kept_here = list(build_checkpoints(here, use_fork=False))
+    pids: list[int | None] = []
+    kept_there = list(build_checkpoints(there, on_child=pids.append))
+    assert kept_here == kept_there and len(kept_here) >= 2
+    assert there.checkpoints.complete and pids[0] and pids[-1] is None
+    for position in kept_there:
+        a = Session.restore(here.checkpoints.at_or_before(position)[1])
+        b = Session.restore(there.checkpoints.at_or_before(position)[1])
+        assert _state(a) == _state(b) == _state(_fresh(here, position))
+
+
+def test_a_head_then_the_rest_is_the_whole_recording() -> None:
+    path = STREAM / "07_hooks.jsonl"
+    full = load_recording(path)
+    head = load_recording(path, head_bytes=3000)
+    assert not head.complete and 0 < len(head.frames) < len(full.frames)
+    replay = head.replay()
+    replay.seek(len(head.frames))
+    state = _state(replay.session)
+    head.take_rest(head.read_rest(), replay)
+    assert head.complete and len(replay) == len(full.frames)
+    assert [(f.entry.line_no, f.entry.offset, f.entry.raw) for f in replay.frames] == \
+        [(f.entry.line_no, f.entry.offset, f.entry.raw) for f in full.frames]
+    assert replay.timeline.offsets == full.replay().timeline.offsets
+    assert _state(replay.session) == state  # the state at the cursor did not move
+    assert head.feed.entries == full.feed.entries
+    replay.seek(len(replay))
+    assert _state(replay.session) == _state(_fresh(full.replay(), len(replay)))

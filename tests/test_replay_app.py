@@ -13,7 +13,7 @@ from viewer.replay_source import load_recording
 from viewer.screens.session import SessionScreen
 from widgets.status_bar import StatusBar
 from widgets.tasks_panel import TasksPanel
-from widgets.timeline import Timeline
+from widgets.timeline import ReplayTimeline
 
 STREAM = FIXTURES / "captures" / "stream"
 BG = STREAM / "06_background_bash.jsonl"
@@ -162,10 +162,10 @@ async def test_skip_idle_toggle_is_shown_on_the_bar() -> None:
 async def test_timeline_click_seeks() -> None:
     app = _app(BG)
     async with app.run_test(size=(120, 36)) as pilot:
-        timeline = app.screen.query_one(Timeline)
+        timeline = app.screen.query_one(ReplayTimeline)
         assert timeline.total == 15
         x = 1 + timeline.column_of(10)
-        await pilot.click(Timeline, offset=(x, 0))
+        await pilot.click(ReplayTimeline, offset=(x, 0))
         await pilot.pause()
         assert app.replay.position == timeline.position_at(x) == 10
 
@@ -218,3 +218,37 @@ def test_snapshot_replay_80x24_light(snap_compare) -> None:
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
+
+
+async def test_checkpoints_are_built_by_the_worker_while_the_user_steps() -> None:
+    rec = load_recording(STREAM / "10_compact_manual.jsonl")
+    replay = rec.replay(interval=4)
+    app = ReplayApp(rec, replay=replay, label="x")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press("right", "right")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert replay.checkpoints.complete and len(replay.checkpoints) >= 3
+        assert "indexing" not in _text(app, "#replay-bar")
+        await pilot.press("end", "left", "left")
+        assert replay.position == len(replay) - 2
+        assert app._builder_pid is None
+
+
+async def test_a_big_file_opens_on_its_head_and_takes_the_rest_behind() -> None:
+    path = STREAM / "06_background_bash.jsonl"
+    rec = load_recording(path, head_bytes=5000)
+    assert not rec.complete and len(rec.frames) < 15
+    app = ReplayApp(rec, label=path.name)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press("right")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert rec.complete and len(app.replay) == 15
+        assert app.screen.query_one(ReplayTimeline).total == 15
+        assert app.replay.position == 2
+        await app.workers.wait_for_complete()  # the checkpoints, after the rest
+        assert app.replay.checkpoints.complete
+        await pilot.press("end", "left")
+        assert app.replay.position == 14
+        assert "frame 14/15" in _text(app, "#replay-bar")

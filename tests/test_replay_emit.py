@@ -59,7 +59,7 @@ def test_emit_paces_lines_at_their_offsets_over_the_speed() -> None:
 
     class Recorder(io.BytesIO):
         def write(self, b: bytes) -> int:
-            times.append(fake.t)
+            times.extend([fake.t] * b.count(b"\n"))  # the time each line went out
             return super().write(b)
 
     emit(plan, Recorder(), speed=2.0, clock=fake.clock, sleep=fake.sleep)

@@ -127,6 +127,10 @@ def _index_command(command: str, rest: list[str]) -> int:
     return run_search(ns.query, ns.dir, ns.json, not ns.no_index, sys.stdout, sys.stderr)
 
 
+_REPLAY_HEAD_BYTES = 4 << 20
+"""A replay of a bigger stream-json file opens on this much, the rest read behind."""
+
+
 def _replay(name: str, args: list[str]) -> int:
     """``cctv replay``: the viewer paused at a frame, or ``--emit`` (headless)."""
     p = _parser("cctv replay", "Replay a recorded session at its recorded pace.")
@@ -154,7 +158,9 @@ def _replay(name: str, args: list[str]) -> int:
     from .replay_source import load_recording
 
     try:
-        recording = load_recording(ns.path)
+        # opening at a line needs that line: only a replay from the start reads just the head
+        recording = load_recording(ns.path,
+                                   head_bytes=None if ns.from_line else _REPLAY_HEAD_BYTES)
     except InputError as exc:
         print(f"cctv replay: {exc}", file=sys.stderr)
         return 2

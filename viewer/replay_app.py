@@ -9,6 +9,9 @@ worker while the user already steps.
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 import time
 from collections.abc import Callable
 from functools import partial
@@ -24,7 +27,7 @@ from reducer.state import MAIN
 from widgets.transcript import TranscriptView
 
 from .app import CctvApp
-from .replay_source import Recording
+from .replay_source import Recording, RestOfRecording
 from .screens.replay import ReplayScreen
 from .screens.session import SessionScreen
 
@@ -117,7 +120,8 @@ class ReplayApp(CctvApp):
 
     def __init__(self, recording: Recording, *, replay: Replay | None = None,
                  start: int = 1, speed: float = 1.0, skip_idle: bool = True,
-                 build_checkpoints: bool = True, label: str | None = None,
+                 build_checkpoints: bool = True, fork_builder: bool = True,
+                 label: str | None = None,
                  pace_clock: Callable[[], float] = time.monotonic) -> None:
         super().__init__(None, feed=recording.feed, clock=None,
                          label=label if label is not None else str(recording.path))
@@ -129,6 +133,8 @@ class ReplayApp(CctvApp):
         self._build = build_checkpoints
         self._pace_clock = pace_clock
         self._pacer: Pacer | None = None
+        self._fork = fork_builder
+        self._builder_pid: int | None = None
         self.replay.seek(start)
         self.feed.session = self.replay.session
 
@@ -140,21 +146,52 @@ class ReplayApp(CctvApp):
         replay = self.replay
         return replay.timeline.wall_clock(replay.position - 1) if replay.position else None
 
-    def on_mount(self) -> None:
-        super().on_mount()
+    def on_mount(self) -> None:  # Textual runs CctvApp.on_mount after this one
         self.set_interval(PLAY_TICK_S, self._play_tick)
+        if not self.recording.complete:
+            self.read_rest()
+        elif self._build:
+            self.build_checkpoints()
+
+    @work(thread=True, exclusive=True, group="read-rest", exit_on_error=False)
+    def read_rest(self) -> None:
+        """Decode the rest of a big file while the user already steps through its head."""
+        rest = self.recording.read_rest()
+        self.call_from_thread(self._took_rest, rest)
+
+    def _took_rest(self, rest: RestOfRecording) -> None:
+        self.recording.take_rest(rest, self.replay)
+        for screen in self.screen_stack:
+            if isinstance(screen, ReplayScreen):
+                screen.markers_changed()
         if self._build:
             self.build_checkpoints()
+        self._dirty = True
+        self._flush_panels()
 
     @work(thread=True, exclusive=True, group="checkpoints", exit_on_error=False)
     def build_checkpoints(self) -> None:
-        """Checkpoint the fold in the background; the bar shows the progress."""
+        """Checkpoint the fold in the background (a child process pickles, so
+        the UI never waits on it); the bar shows the progress."""
         from textual.worker import get_current_worker
 
+        from .replay_checkpoints import build_checkpoints
+
         worker = get_current_worker()
-        for _ in self.replay.build_checkpoints(lambda: worker.is_cancelled):
+
+        def on_child(pid: int | None) -> None:
+            self._builder_pid = pid
+
+        for _ in build_checkpoints(self.replay, lambda: worker.is_cancelled,
+                                   use_fork=self._fork, on_child=on_child):
             self._dirty = True
         self._dirty = True
+
+    def on_unmount(self) -> None:  # (and CctvApp.on_unmount after it)
+        pid = self._builder_pid
+        if pid is not None:  # stop the checkpoint builder now, not when it is done
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
 
     # --- moving -----------------------------------------------------------------------------
 

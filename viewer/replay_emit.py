@@ -24,6 +24,9 @@ from .replay_source import split_lines
 
 __all__ = ["EmitPlan", "plan_emit", "emit", "run_emit"]
 
+_BURST = 4096
+"""Most lines written in one go when they are all due."""
+
 
 @dataclass(slots=True)
 class EmitPlan:
@@ -75,14 +78,24 @@ def emit(plan: EmitPlan, out: BinaryIO, *, speed: float = 1.0,
     pacer.start(plan.first)
     late = plan.lateness
     late.clear()
-    for i in range(plan.first, len(lines)):
-        deadline = pacer.deadline(i)
-        wait = deadline - clock()
+    deadline = pacer.deadline
+    n = len(lines)
+    i = plan.first
+    while i < n:
+        wait = deadline(i) - clock()
         if wait > 0:
             sleep(wait)
-        out.write(lines[i])
+        # every line already due goes out in one write (a burst of frames
+        # recorded in the same instant is not flushed line by line)
+        now = clock()
+        j = i + 1
+        while j < n and j - i < _BURST and deadline(j) <= now:
+            j += 1
+        out.write(b"".join(lines[i:j]) if j - i > 1 else lines[i])
         out.flush()
-        late.append(clock() - deadline)
+        written = clock()
+        late.extend(written - deadline(k) for k in range(i, j))
+        i = j
 
 
 def run_emit(path: str, *, speed: float, from_line: int, skip_idle: bool, out: BinaryIO,

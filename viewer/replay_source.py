@@ -3,20 +3,24 @@ files included, in replay order. Imports no Textual (``--emit`` uses it)."""
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from reducer.decode import decode_line, detect_format
 from reducer.feed import Feed, read_file_lines
 from reducer.frames import Entry
-from reducer.replay import AgentFile, Replay, ReplayFrame, merge_frames
+from reducer.lines import LineSplitter
+from reducer.replay import AgentFile, Markers, Replay, ReplayFrame, Timeline, merge_frames, pace
 from reducer.session import Session
 
 from .discovery import subagent_files
 from .loader import InputError, check_readable
 from .subagent_tail import agent_id_for
 
-__all__ = ["Recording", "load_recording", "split_lines"]
+__all__ = ["Recording", "RestOfRecording", "load_recording", "split_lines"]
 
 
 @dataclass(slots=True)
@@ -30,6 +34,39 @@ class Recording:
     format: str
     size: int
     """Bytes of the main file and its sub-agent files."""
+    rest_at: tuple[int, int] | None = None
+    """Where the lines not decoded yet start (byte offset, lines before it),
+    when only the head of a big file was read (:func:`load_recording`'s
+    ``head_bytes``); ``None`` when every line is in :attr:`frames`."""
+
+    @property
+    def complete(self) -> bool:
+        return self.rest_at is None
+
+    def read_rest(self) -> RestOfRecording:
+        """Decode the lines after the head, and pace and mark the whole
+        recording (slow: run it in a worker). Apply it with :meth:`take_rest`."""
+        assert self.rest_at is not None
+        offset, line_no = self.rest_at
+        splitter = LineSplitter(line_no=line_no, offset=offset)
+        entries: list[Entry] = []
+        with _bulk():
+            with open(self.path, "rb") as fh:
+                fh.seek(offset)
+                while chunk := fh.read(8 << 20):
+                    entries += [decode_line(d, n, o) for n, o, d in splitter.feed(chunk)]
+            last = splitter.flush()
+            if last is not None:
+                entries.append(decode_line(last.data, last.line_no, last.offset))
+            frames = self.frames + merge_frames(entries)
+            return RestOfRecording(entries, frames, pace(frames), Markers(frames))
+
+    def take_rest(self, rest: RestOfRecording, replay: Replay) -> None:
+        """Add the decoded rest to this recording and to ``replay``."""
+        self.feed.entries.extend(rest.entries)
+        self.frames = rest.frames
+        self.rest_at = None
+        replay.grow(rest.frames, rest.timeline, rest.markers)
 
     def replay(self, **kwargs) -> Replay:
         """A :class:`Replay` of these frames whose sessions know the format."""
@@ -43,6 +80,49 @@ class Recording:
         return Replay(self.frames, session_factory=new_session, **kwargs)
 
 
+@contextmanager
+def _bulk() -> Iterator[None]:
+    """A bulk decode makes ~a million objects that all stay: keep the cyclic
+    collector off meanwhile (its passes would stall the UI thread too), then
+    move them to the oldest generation unexamined, as the feed does."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+        if gc.get_freeze_count() == 0:
+            gc.freeze()
+            gc.unfreeze()
+
+
+@dataclass(slots=True)
+class RestOfRecording:
+    """What :meth:`Recording.read_rest` read: the new entries and the whole
+    recording's frames, timeline and markers."""
+
+    entries: list[Entry]
+    frames: list[ReplayFrame]
+    timeline: Timeline
+    markers: Markers
+
+
+def _decode_head(path: Path, head_bytes: int) -> tuple[list[Entry], tuple[int, int] | None]:
+    """The lines that end within the first ``head_bytes`` of ``path``, and
+    where the rest starts (``None`` when that is the whole file)."""
+    with open(path, "rb") as fh:
+        head = fh.read(head_bytes)
+        more = bool(fh.read(1))
+    if not more:
+        return _decode_file(path), None
+    cut = head.rfind(b"\n") + 1
+    splitter = LineSplitter()
+    lines = splitter.feed(head[:cut])
+    entries = [decode_line(d, n, o) for n, o, d in lines]
+    return entries, (cut, len(lines))
+
+
 def _decode_file(path: Path) -> list[Entry]:
     entries: list[Entry] = []
     for batch in read_file_lines(path):
@@ -50,16 +130,28 @@ def _decode_file(path: Path) -> list[Entry]:
     return entries
 
 
-def load_recording(path: str | Path, *, subagents: bool = True) -> Recording:
+def load_recording(path: str | Path, *, subagents: bool = True,
+                   head_bytes: int | None = None) -> Recording:
     """Decode ``path`` (and, for an on-disk transcript, its sub-agent files).
-    Raises :class:`~viewer.loader.InputError` when it cannot be read."""
+
+    With ``head_bytes``, a stream-json file longer than that is read only up
+    to there (the first frames show at once); :meth:`Recording.read_rest`
+    reads the rest. Raises :class:`~viewer.loader.InputError` when the file
+    cannot be read."""
     p = Path(path)
     check_readable(p)
+    rest_at: tuple[int, int] | None = None
     try:
-        entries = _decode_file(p)
+        if head_bytes:
+            entries, rest_at = _decode_head(p, head_bytes)
+        else:
+            entries = _decode_file(p)
     except OSError as exc:
         raise InputError(f"{p}: read failed ({exc.strerror or exc})") from None
     fmt = detect_format([e.raw[:4096] for e in entries[:20]])
+    if rest_at is not None and fmt == "transcript":
+        # rows and sub-agent files are merged by time: read everything now
+        entries, rest_at = _decode_file(p), None
     feed = Feed()
     feed.entries = entries
     feed.session.format = fmt
@@ -84,7 +176,7 @@ def load_recording(path: str | Path, *, subagents: bool = True) -> Recording:
             feed.agent_entries.setdefault(agent, []).extend(agent_entries)
             files.append((info, agent_entries))
             size += agent_path.stat().st_size
-    return Recording(p, merge_frames(entries, files), feed, fmt, size)
+    return Recording(p, merge_frames(entries, files), feed, fmt, size, rest_at)
 
 
 def split_lines(data: bytes) -> list[bytes]:

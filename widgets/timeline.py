@@ -17,7 +17,7 @@ from textual.widget import Widget
 
 from reducer.replay import MarkerKind
 
-__all__ = ["Timeline", "MARKER_GLYPHS"]
+__all__ = ["ReplayTimeline", "MARKER_GLYPHS"]
 
 MARKER_GLYPHS: dict[MarkerKind, tuple[str, str]] = {
     "error": ("✗", "$text-error"),
@@ -31,11 +31,11 @@ MARKER_GLYPHS: dict[MarkerKind, tuple[str, str]] = {
 _RANK = {kind: rank for rank, kind in enumerate(MARKER_GLYPHS)}
 
 
-class Timeline(Widget, can_focus=False):
+class ReplayTimeline(Widget, can_focus=False):
     """Markers, position and time of a replay; click to seek."""
 
     DEFAULT_CSS = """
-    Timeline {
+    ReplayTimeline {
         height: 2;
         background: $panel;
         color: $text-muted;
@@ -45,13 +45,13 @@ class Timeline(Widget, can_focus=False):
     class Seek(Message):
         """The user clicked the strip: go to ``position`` (1-based frame)."""
 
-        def __init__(self, timeline: Timeline, position: int) -> None:
+        def __init__(self, timeline: ReplayTimeline, position: int) -> None:
             super().__init__()
             self.timeline = timeline
             self.position = position
 
         @property
-        def control(self) -> Timeline:
+        def control(self) -> ReplayTimeline:
             return self.timeline
 
     def __init__(self, *, id: str | None = None) -> None:

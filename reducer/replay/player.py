@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gc
 import threading
+from bisect import bisect_right
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -24,7 +25,7 @@ from .frames import ReplayFrame
 from .markers import Markers
 from .pacing import Timeline, pace
 
-__all__ = ["Checkpoints", "Replay", "SeekResult"]
+__all__ = ["Checkpoints", "Replay", "SeekResult", "pack"]
 
 _MIN_INTERVAL = 64
 _TARGET_CHECKPOINTS = 64
@@ -43,6 +44,11 @@ def _gc_paused() -> Iterator[None]:
     finally:
         if was:
             gc.enable()
+
+
+def pack(snapshot: bytes) -> bytes:
+    """A checkpoint as :class:`Checkpoints` stores it (fast zlib: ~3× smaller)."""
+    return zlib.compress(snapshot, 1)
 
 
 class Checkpoints:
@@ -65,16 +71,21 @@ class Checkpoints:
     def __len__(self) -> int:
         return len(self.positions)
 
-    def add(self, position: int, snapshot: bytes) -> None:
-        """Keep ``snapshot`` (a :meth:`Session.checkpoint`) taken after
-        ``position`` frames; ``position`` must grow from call to call."""
-        packed = zlib.compress(snapshot, 1)
+    def add(self, position: int, snapshot: bytes, *, packed: bool = False) -> bool:
+        """Keep ``snapshot`` (a :meth:`Session.checkpoint`, or its
+        :func:`pack` when ``packed``) taken after ``position`` frames, when the
+        position is on the current grid; positions must grow from call to call.
+        Returns whether it was kept."""
+        if position % self.interval or (self.positions and position <= self.positions[-1]):
+            return False  # off the grid thinned since it was asked for, or already there
+        data = snapshot if packed else pack(snapshot)
         with self._lock:
             self.positions.append(position)
-            self._snapshots.append(packed)
-            self.bytes += len(packed)
+            self._snapshots.append(data)
+            self.bytes += len(data)
             while self.bytes > self.budget_bytes and len(self.positions) > 1:
                 self._thin()
+        return True
 
     def _thin(self) -> None:
         self.interval *= 2
@@ -87,8 +98,6 @@ class Checkpoints:
 
     def at_or_before(self, position: int) -> tuple[int, bytes] | None:
         """The latest checkpoint taken at or before ``position`` (uncompressed)."""
-        from bisect import bisect_right
-
         with self._lock:
             i = bisect_right(self.positions, position) - 1
             if i < 0:
@@ -98,8 +107,6 @@ class Checkpoints:
 
     def latest_at_or_before(self, position: int) -> int:
         """The position of that checkpoint (0 when there is none)."""
-        from bisect import bisect_right
-
         with self._lock:
             i = bisect_right(self.positions, position) - 1
             return self.positions[i] if i >= 0 else 0
@@ -134,13 +141,30 @@ class Replay:
         self.descriptions: list[str] = []
         """:attr:`changes` in words."""
         self.describer = ChangeDescriber()
-        n = len(frames)
-        if interval is None:
-            interval = max(_MIN_INTERVAL, n // _TARGET_CHECKPOINTS)
-        if budget_bytes is None:
-            budget_bytes = max(int(_BUDGET_SHARE * sum(len(f.entry.raw) for f in frames)), 1 << 20)
-        self.checkpoints = Checkpoints(interval, budget_bytes)
+        self._interval = interval
+        self._budget = budget_bytes
+        self.checkpoints = self._new_checkpoints()
         self._timed = self.timeline.source == "timestamps"
+
+    def _new_checkpoints(self) -> Checkpoints:
+        frames = self.frames
+        interval = self._interval or max(_MIN_INTERVAL, len(frames) // _TARGET_CHECKPOINTS)
+        budget = self._budget or max(int(_BUDGET_SHARE * sum(len(f.entry.raw) for f in frames)),
+                                     1 << 20)
+        return Checkpoints(interval, budget)
+
+    def grow(self, frames: Sequence[ReplayFrame], timeline: Timeline | None = None,
+             markers: Markers | None = None) -> None:
+        """The recording is longer than the frames so far (the rest of the file
+        has been decoded): ``frames`` starts with the same frames, so positions
+        and the current state stay valid. Checkpoints start again."""
+        if len(frames) < len(self.frames):
+            raise ValueError("a replay only grows")
+        self.frames = frames
+        self.timeline = timeline or pace(frames)
+        self.markers = markers or Markers(frames)
+        self._timed = self.timeline.source == "timestamps"
+        self.checkpoints = self._new_checkpoints()
 
     def __len__(self) -> int:
         return len(self.frames)
@@ -213,24 +237,32 @@ class Replay:
 
     # --- checkpoints -------------------------------------------------------------------
 
-    def build_checkpoints(self, cancelled: Callable[[], bool] = lambda: False) -> Iterator[int]:
-        """Fold every frame once more on a private session, keeping a
-        checkpoint each :attr:`Checkpoints.interval` frames; yields each
-        position checkpointed. Meant for a worker thread: the state the user
-        steps through is not touched."""
+    def snapshots(self, interval: int,
+                  cancelled: Callable[[], bool] = lambda: False) -> Iterator[tuple[int, bytes]]:
+        """Fold every frame once more on a private session and yield
+        ``(position, Session.checkpoint())`` every ``interval`` frames (the
+        state the user steps through is not touched)."""
         session = self._new_session()
-        checkpoints = self.checkpoints
-        for index in range(len(self.frames)):
+        n = len(self.frames)
+        for index in range(n):
             if cancelled():
                 return
             self._apply(session, index)
             position = index + 1
-            if position % checkpoints.interval == 0 and position < len(self.frames):
+            if position % interval == 0 and position < n:
                 with _gc_paused():
                     snapshot = session.checkpoint()
-                checkpoints.add(position, snapshot)
+                yield position, snapshot
+
+    def build_checkpoints(self, cancelled: Callable[[], bool] = lambda: False) -> Iterator[int]:
+        """Fill :attr:`checkpoints` from :meth:`snapshots`; yields each position
+        kept. Meant for a worker thread."""
+        checkpoints = self.checkpoints
+        for position, snapshot in self.snapshots(checkpoints.interval, cancelled):
+            if checkpoints.add(position, snapshot):
                 yield position
-        checkpoints.complete = True
+        if not cancelled():
+            checkpoints.complete = True
 
     # --- time and markers -----------------------------------------------------------------
 

@@ -15,7 +15,7 @@ from reducer.pretty import format_duration
 from reducer.replay.frames import ReplayFrame
 from reducer.state import MAIN
 from widgets.inspector import Inspector
-from widgets.timeline import Timeline
+from widgets.timeline import ReplayTimeline
 
 from .session import SessionScreen
 
@@ -57,8 +57,12 @@ def bar_text(app: ReplayApp, width: int = 200) -> str:
     idle = ("skip idle: on" + (f" (−{format_duration(skipped)})" if skipped else "")
             if app.skip_idle else "skip idle: off")
     cps = replay.checkpoints
-    building = "" if cps.complete else (f" · indexing {len(cps)} checkpoints…" if wide
-                                        else " · indexing…")
+    if not app.recording.complete:
+        building = " · reading the rest of the file…" if wide else " · reading…"
+    elif cps.complete:
+        building = ""
+    else:
+        building = f" · indexing {len(cps)} checkpoints…" if wide else " · indexing…"
     return f"{state} {app.speed:g}× · {where} · {idle} · {pacing}{building}"
 
 
@@ -97,21 +101,24 @@ class ReplayScreen(SessionScreen):
             if isinstance(widget, Footer):
                 yield Inspector(id="inspector")
                 yield Static(id="replay-bar", markup=False)
-                yield Timeline(id="timeline")
+                yield ReplayTimeline(id="timeline")
             yield widget
 
-    def on_mount(self) -> None:
-        super().on_mount()
+    def on_mount(self) -> None:  # Textual runs SessionScreen.on_mount after this one
         self.set_class(True, "-show-inspector")
+        self.markers_changed()
+
+    def markers_changed(self) -> None:
+        """The replay's frames and markers changed (the rest of the file came in)."""
         replay = self.replay_app.replay
-        self.query_one(Timeline).set_markers(len(replay), replay.markers.at)
+        self.query_one(ReplayTimeline).set_markers(len(replay), replay.markers.at)
         self.refresh_panels()
 
     def refresh_panels(self) -> None:
         super().refresh_panels()
         try:
             bar = self.query_one("#replay-bar", Static)
-            timeline = self.query_one(Timeline)
+            timeline = self.query_one(ReplayTimeline)
             inspector = self.query_one(Inspector)
         except NoMatches:
             return
@@ -136,6 +143,6 @@ class ReplayScreen(SessionScreen):
         self.show_inspector = not self.show_inspector
         self.refresh_panels()
 
-    @on(Timeline.Seek)
-    def _seek(self, event: Timeline.Seek) -> None:
+    @on(ReplayTimeline.Seek)
+    def _seek(self, event: ReplayTimeline.Seek) -> None:
         self.replay_app.go_to(event.position)

@@ -1,0 +1,103 @@
+"""Building a replay's checkpoints in a child process.
+
+Pickling the state of a big session holds the interpreter lock for the whole
+call (about a second at 100 MB): in a thread that freezes the UI the user is
+stepping in. A forked child folds and pickles on its own, compresses each
+checkpoint and writes it to a pipe; the parent only reads the pipe (which
+releases the lock) and keeps what arrives. The child's session is freed when
+it exits, so the parent's memory grows by the compressed checkpoints only.
+Where ``fork`` is unavailable (or fails) the thread builds them itself.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import os
+import struct
+from collections.abc import Callable, Iterator
+
+from reducer.replay import Replay
+from reducer.replay.player import pack
+
+__all__ = ["build_checkpoints"]
+
+_HEADER = struct.Struct("<QQ")
+
+
+def _read_exactly(fd: int, size: int) -> bytes | None:
+    chunks: list[bytes] = []
+    left = size
+    while left:
+        chunk = os.read(fd, min(left, 1 << 20))
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+def _child(replay: Replay, interval: int, fd: int) -> None:
+    gc.disable()  # a short-lived fold: nothing to collect
+    with os.fdopen(fd, "wb", buffering=0) as out:
+        for position, snapshot in replay.snapshots(interval):
+            data = pack(snapshot)
+            out.write(_HEADER.pack(position, len(data)))
+            out.write(data)
+
+
+def build_checkpoints(replay: Replay, cancelled: Callable[[], bool] = lambda: False,
+                      *, use_fork: bool = True,
+                      on_child: Callable[[int | None], None] = lambda pid: None) -> Iterator[int]:
+    """Fill ``replay.checkpoints``; yields each position kept. Run it in a
+    worker thread. ``on_child`` is told the child's pid (and ``None`` once it
+    is gone), so its owner can kill it to stop at once."""
+    if not use_fork or not hasattr(os, "fork"):
+        yield from replay.build_checkpoints(cancelled)
+        return
+    checkpoints = replay.checkpoints
+    read_fd, write_fd = os.pipe()
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(read_fd)
+        os.close(write_fd)
+        yield from replay.build_checkpoints(cancelled)
+        return
+    if pid == 0:  # the child: fold, checkpoint, write, leave without cleanup
+        code = 0
+        try:
+            os.close(read_fd)
+            _child(replay, checkpoints.interval, write_fd)
+        except BaseException:
+            code = 1
+        finally:
+            os._exit(code)
+    os.close(write_fd)
+    on_child(pid)
+    finished = False
+    try:
+        while not cancelled():
+            header = _read_exactly(read_fd, _HEADER.size)
+            if header is None:
+                finished = True
+                break
+            position, size = _HEADER.unpack(header)
+            data = _read_exactly(read_fd, size)
+            if data is None:
+                break
+            if checkpoints.add(position, data, packed=True):
+                yield position
+    finally:
+        os.close(read_fd)
+        if not finished:
+            with contextlib.suppress(OSError):
+                os.kill(pid, 9)
+        with contextlib.suppress(ChildProcessError):
+            _, status = os.waitpid(pid, 0)
+            finished = finished and os.waitstatus_to_exitcode(status) == 0
+        on_child(None)
+    if finished:
+        checkpoints.complete = True
+    elif not cancelled():  # the child failed: build what is missing here
+        yield from replay.build_checkpoints(cancelled)
