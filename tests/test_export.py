@@ -19,7 +19,7 @@ from reducer.export_md import export_markdown
 from reducer.filters import ViewFilter
 from reducer.item_time import ItemTimes
 from reducer.state import MAIN, HookItem, PromptItem, TextItem, ThinkingItem, ToolItem
-from reducer.views import result_text
+from reducer.views import bash_result, result_text
 from viewer.cli import main
 from viewer.loader import load_path
 
@@ -64,9 +64,12 @@ def test_export_loses_no_text(path: Path) -> None:
                 assert _contains_text(md, item.text), (item.kind, item.line_no)
             elif isinstance(item, ToolItem):
                 assert f"**{item.call.name}**" in md
-                text = result_text(item.call)
-                if text.strip() and item.call.name != "Bash":
-                    assert _contains_text(md, text), (item.call.name, item.line_no)
+                bash = bash_result(item.call) if item.call.name == "Bash" else None
+                texts = [bash.stdout, bash.stderr] if bash is not None else \
+                    [result_text(item.call)]
+                for text in texts:
+                    if text.strip():
+                        assert _contains_text(md, text), (item.call.name, item.line_no)
 
 
 def test_export_of_a_session_with_a_subagent_nests_its_transcript() -> None:

@@ -156,7 +156,8 @@ class TranscriptView(ScrollView, can_focus=True):
         Binding("n", "search_next", "Next match", show=False, id="transcript.next_match"),
         Binding("N", "search_previous", "Previous match", show=False,
                 id="transcript.previous_match"),
-        Binding("f", "cycle_filter", "Filter", id="transcript.cycle_filter",
+        # not in the footer: at 80 columns it would push Help under the palette key
+        Binding("f", "cycle_filter", "Filter", show=False, id="transcript.cycle_filter",
                 tooltip="Cycle: everything → quiet (no hooks, harness notices, thinking) → only errors"),
         Binding("F", "clear_filter", "Clear filters", show=False, id="transcript.clear_filter"),
         Binding("T", "toggle_times", "Time column", show=False, id="transcript.toggle_times"),

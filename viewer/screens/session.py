@@ -213,6 +213,8 @@ class SessionScreen(Screen[None]):
         if action in ("stderr", "stop_command"):  # only for `cctv run`
             source = self.cctv.source
             return source is not None and source.kind == "command"
+        if action == "focus_tasks" and isinstance(self.focused, Input):
+            return False  # tab in the search box is the box's own
         return True
 
     # --- messages ---------------------------------------------------------------------------
