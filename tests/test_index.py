@@ -352,12 +352,13 @@ def test_a_locked_index_falls_back_to_memory(projects: Path, monkeypatch) -> Non
     monkeypatch.setattr("viewer.index.store._BUSY_MS", 50)
     first = SessionIndex(projects)
     first.refresh()
-    first.store.db.execute("BEGIN EXCLUSIVE")
+    (projects / "-home-ada-src-demo" / "d7acffbd-7cff-4056-82e8-4364dc8df14a.jsonl").unlink()
+    first.store.db.execute("BEGIN EXCLUSIVE")  # another cctv, stuck mid-write
     try:
         second = SessionIndex(projects)
-        second.refresh()
-        assert len(second.rows()) == len(scan(projects))
-        assert second.store.path is None or second.note is None
+        report = second.refresh()
+        assert second.store.path is None and "locked" in (second.note or "")
+        assert len(second.rows()) == len(scan(projects)) == report.files
     finally:
         first.store.db.execute("ROLLBACK")
 

@@ -8,6 +8,7 @@ folder. No Textual here (headless commands use it).
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from pathlib import Path
 
@@ -50,8 +51,14 @@ class SessionIndex:
         return self.store.rows()
 
     def refresh(self, progress: Progress | None = None) -> RefreshReport:
-        """Read what changed in the projects folder."""
-        return refresh(self.store, self.root, progress, self.workers)
+        """Read what changed in the projects folder. An index file that fails
+        (damaged, or locked past the busy timeout) is rebuilt or replaced by
+        one in memory, and the refresh starts again: never an error."""
+        try:
+            return refresh(self.store, self.root, progress, self.workers)
+        except sqlite3.Error as exc:
+            self.store.recover(exc)
+            return refresh(self.store, self.root, progress, self.workers)
 
     def search(self, text: str, limit: int = 200) -> list[Hit]:
         """Full-text hits across every session's prompts, replies and tool inputs."""

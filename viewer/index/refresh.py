@@ -182,9 +182,11 @@ def _in_pool(jobs: list[_Job], count: int, stored: Callable[[_Job, Extracted], N
             for future in finished:
                 job = pending.pop(future)
                 try:
-                    stored(job, future.result())
-                except Exception as exc:  # noqa: BLE001
+                    result = future.result()
+                except Exception as exc:  # noqa: BLE001 - one bad file never stops the rest
                     report.errors.append(f"{job.file.path}: {type(exc).__name__}: {exc}")
+                else:
+                    stored(job, result)  # an index error stops the refresh (the caller recovers)
                 nxt = next(queue, None)
                 if nxt is not None:
                     pending[pool.submit(_run, nxt)] = nxt

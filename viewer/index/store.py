@@ -218,6 +218,23 @@ class IndexStore:
         self.note = (self.note or "") + "; index kept in memory"
         return self._memory()
 
+    def recover(self, exc: sqlite3.Error) -> None:
+        """After ``exc`` from the file: rebuild it when it is damaged, else (locked
+        past the busy timeout) carry on in memory for this run."""
+        with self.lock:
+            try:
+                self.db.close()
+            except sqlite3.Error:
+                pass
+            text = str(exc)
+            if self.path is not None and not ("locked" in text or "busy" in text):
+                self._remove()
+                self.note = f"index damaged ({text}): rebuilt"
+                self.db = self._open()
+            else:
+                self.note = f"index {self.path} is locked by another process: kept in memory"
+                self.db = self._memory()
+
     def _memory(self) -> sqlite3.Connection:
         self.path = None
         self.fresh = True

@@ -189,6 +189,8 @@ class BrowseScreen(Screen[None]):
         self.rows: list[SessionRow] = []
         self.shown: list[SessionRow] = []
         self.hits: list[Hit] = []
+        self.hits_for = ""
+        """The search the hits shown are for."""
         self.sort_key = "last"
         self.sort_reverse = True
         self.grouped = False
@@ -315,7 +317,7 @@ class BrowseScreen(Screen[None]):
         empty = self.query_one("#empty", Static)
         if self.showing_examples:
             rows = self._example_rows()
-            empty.update(f"No sessions under {self.root} (nor in a projects/ folder there)."
+            empty.update(f"No sessions under {_short_project(str(self.root))}."
                          f"  Examples bundled with cctv, to try it:")
             empty.display = True
         else:
@@ -417,7 +419,7 @@ class BrowseScreen(Screen[None]):
             parts += [("Tasks", "bold underline"), "\n"]
             for task in row.tasks[:12]:
                 parts.append(f"  {task['status']:<10} {_one_line(task['description'], 60)}\n")
-        parts.append((f"\n{row.path}", "dim"))
+        parts.append((f"\n{_short_project(row.path)}", "dim"))
         text.update(Content.assemble(*parts))
 
     @on(DataTable.RowHighlighted, "#sessions")
@@ -480,6 +482,7 @@ class BrowseScreen(Screen[None]):
         if query != self.search_text:
             return  # typed on since
         self.hits = hits
+        self.hits_for = query
         options = self.query_one("#hits", OptionList)
         options.clear_options()
         if hits:
