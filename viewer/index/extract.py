@@ -195,8 +195,10 @@ def extract(path: str, project_dir: str, size: int, mtime: float, after_line: in
     for item in session.agents[MAIN].items:
         if isinstance(item, PromptItem):
             role, body = "user", item.text
-            if first_prompt is None and body.strip():
-                first_prompt = body.strip()
+            typed = body.strip()
+            if typed and (first_prompt is None or first_prompt.startswith("/")) \
+                    and not (first_prompt and typed.startswith("/")):
+                first_prompt = typed  # a slash command only when nothing else was typed
         elif isinstance(item, TextItem):
             role, body = "assistant", item.text
             if body.strip():

@@ -171,7 +171,7 @@ class BrowseScreen(Screen[None]):
     CSS_PATH = "browse.tcss"
 
     BINDINGS = [
-        Binding("slash", "search", "Search", key_display="/", id="browse.search"),
+        Binding("slash", "search", "Search", key_display="/", id="browse.search", priority=True),
         Binding("escape", "clear_search", "Clear", id="browse.clear", show=False),
         Binding("s", "sort_next", "Sort", id="browse.sort"),
         Binding("S", "sort_reverse", "Reverse", id="browse.reverse", show=False),
@@ -211,12 +211,12 @@ class BrowseScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Static(self._where(), id="where")
         yield ProgressBar(id="progress", show_eta=False)
-        yield Input(placeholder="search titles and projects; full text below (enter: results,"
-                    " escape: clear)", id="search")
+        yield Input(placeholder="/ search titles and projects, and the full text"
+                    " (enter: to the results, escape: clear)", id="search")
         with Horizontal(id="body"):
             with Vertical(id="lists"):
-                yield DataTable(id="sessions", cursor_type="row", zebra_stripes=True)
                 yield Static("", id="empty")
+                yield DataTable(id="sessions", cursor_type="row", zebra_stripes=True)
                 yield OptionList(id="hits")
             with VerticalScroll(id="preview"):
                 yield Static("", id="preview-text")
@@ -442,16 +442,19 @@ class BrowseScreen(Screen[None]):
     # --- search --------------------------------------------------------------------
 
     def action_search(self) -> None:
+        """Focus the search box. A priority binding, focusing at once (not deferred
+        like ``focus()``), so the keys typed right after the slash, already on
+        their way, land in the box and not in the list; in the box it types a slash."""
         search = self.query_one("#search", Input)
-        search.add_class("-open")
-        search.focus()
+        if search.has_focus:
+            search.insert_text_at_cursor("/")
+        else:
+            self.set_focus(search)
 
     def action_clear_search(self) -> None:
         search = self.query_one("#search", Input)
         if search.value:
             search.value = ""  # Changed clears the narrowing and the hits
-        else:
-            search.remove_class("-open")
         self.query_one("#sessions", DataTable).focus()
 
     @on(Input.Changed, "#search")
