@@ -12,7 +12,7 @@ import sqlite3
 import time
 from pathlib import Path
 
-from .extract import SessionRow
+from .rows import SessionRow
 from .refresh import Progress, RefreshReport, refresh
 from .scan import resolve_root
 from .store import MARKS, Hit, IndexStore, index_file

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import msgspec
 
-from .extract import Extracted, SessionRow
+from .rows import Extracted, SessionRow
 
 __all__ = ["Hit", "IndexStore", "StoredState", "cache_dir", "index_file"]
 
