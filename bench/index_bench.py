@@ -54,7 +54,8 @@ FIXTURES = REPO / "tests" / "fixtures"
 OLD = 1_700_000_000
 
 
-def _templates() -> list[build_big.Template]:
+def _templates() -> list[tuple[build_big.Template, int]]:
+    """The templates with their sizes in bytes, smallest first."""
     paths = sorted((FIXTURES / "captures" / "projects").glob("*/*.jsonl"))
     paths += sorted(p for p in (FIXTURES / "public" / "claude-code-log" / "real_projects").glob("*/*.jsonl")
                     if not p.name.startswith("agent-"))
@@ -64,8 +65,10 @@ def _templates() -> list[build_big.Template]:
             tpl = build_big.load_template(path, "transcript")
         except (KeyError, ValueError):  # an id shape the template cutter does not take
             continue
-        if tpl.parts and sum(len(p) for p in tpl.parts) > 2000:
-            templates.append(tpl)
+        size = path.stat().st_size
+        if tpl.parts and size > 2000:
+            templates.append((tpl, size))
+    templates.sort(key=lambda pair: pair[1])
     return templates
 
 
@@ -109,8 +112,10 @@ def generate(root: Path, sessions: int, total_mb: float, max_mb: float, seed: in
         seen: set[int] = set()
         with open(path, "wb") as fh:
             while done < size:
-                i = rng.randrange(len(templates))
-                chunk = build_big._copy(templates[i], i in seen, mint, session_id)
+                # a template that fits in what is left (the smallest when none does)
+                fits = sum(1 for _, n in templates if n <= size - done) or 1
+                i = rng.randrange(fits)
+                chunk = build_big._copy(templates[i][0], i in seen, mint, session_id)
                 seen.add(i)
                 chunk, last_uuid = build_big._chain_after(chunk, last_uuid)
                 fh.write(chunk)

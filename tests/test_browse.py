@@ -276,3 +276,24 @@ def test_snapshots(snap_compare, tmp_path: Path, name: str, keys: list[str],
         await pilot.pause(0.3)
 
     assert snap_compare(app, run_before=settle, terminal_size=size)
+
+
+def test_bare_cctv_and_cctv_browse_open_the_browser(tmp_path: Path, monkeypatch) -> None:
+    """``cctv`` on a terminal opens the browser over ``$CLAUDE_CONFIG_DIR/projects``;
+    ``cctv browse DIR`` over DIR; ``cctv tail`` still follows the newest session."""
+    from viewer import launch as launch_module
+    from viewer.cli import main
+    from viewer.sources import FileTail
+
+    opened: list[tuple[str | None, bool]] = []
+    monkeypatch.setattr(launch_module, "launch_browser",
+                        lambda directory=None, *, use_index=True: opened.append((directory, use_index)) or 0)
+    monkeypatch.setattr("sys.stdin.isatty", lambda: True, raising=False)
+    assert main([]) == 0
+    assert main(["browse", str(tmp_path), "--no-index"]) == 0
+    assert opened == [(None, True), (str(tmp_path), False)]
+    projects = build_tree(tmp_path)
+    newest = session_files(projects)[-1]
+    newest.touch()
+    source = launch_module.build_source(["tail"])
+    assert isinstance(source, FileTail) and source.follow and source.path == newest.resolve()

@@ -200,6 +200,10 @@ class BrowseScreen(Screen[None]):
         self.showing_examples = False
         self._search_timer: Timer | None = None
         self._by_path: dict[str, SessionRow] = {}
+        """The rows shown, by path."""
+        self._live: dict[str, bool] = {}
+        """Whether each shown row's marker says live."""
+        self._all_by_path: dict[str, SessionRow] = {}
         self.last_search_s: float | None = None
 
     @property
@@ -286,6 +290,7 @@ class BrowseScreen(Screen[None]):
         self.refreshed = True
         if changed or first or rows != self.rows:
             self.rows = rows
+            self._all_by_path = {}
             self._rebuild()
         elif rows:
             self._relabel_live()
@@ -324,6 +329,7 @@ class BrowseScreen(Screen[None]):
             empty.display = False
         self.shown = rows
         self._by_path = {r.path: r for r in rows}
+        self._live = {r.path: r.is_live(now, LIVE_WINDOW_S) for r in rows}
         table.clear()
         project = None
         for row in rows:
@@ -353,11 +359,16 @@ class BrowseScreen(Screen[None]):
         self._show_preview(self.selected_row)
 
     def _relabel_live(self) -> None:
+        """Redraw the live marker of the rows whose state changed (time passes)."""
+        if self.showing_examples:
+            return
         table = self.query_one("#sessions", DataTable)
         now = time.time()
         for row in self.shown:
-            if not self.showing_examples:
-                table.update_cell(row.path, "live", "●" if row.is_live(now, LIVE_WINDOW_S) else " ")
+            live = row.is_live(now, LIVE_WINDOW_S)
+            if live != self._live.get(row.path, False):
+                self._live[row.path] = live
+                table.update_cell(row.path, "live", "●" if live else " ")
 
     def _sort_note(self) -> str:
         if self.search_text.strip():
@@ -434,10 +445,10 @@ class BrowseScreen(Screen[None]):
             self._show_preview(self._row_for(hit.path))
 
     def _row_for(self, path: str) -> SessionRow | None:
-        for row in self.rows:
-            if row.path == path:
-                return row
-        return None
+        """Any indexed session (shown or narrowed away) by its path."""
+        if len(self._all_by_path) != len(self.rows):
+            self._all_by_path = {r.path: r for r in self.rows}
+        return self._all_by_path.get(path)
 
     # --- search --------------------------------------------------------------------
 
