@@ -28,7 +28,7 @@ from test_index import build_tree, isolated, tree_state  # noqa: F401 - autouse 
 PYDANTIC = "b45ad5d8-81fb-4bcb-baba-19d9f503d731"
 
 
-async def wait_for(pilot, condition: Callable[[], bool], timeout: float = 20.0) -> None:
+async def wait_for(pilot, condition: Callable[[], bool], timeout: float = 60.0) -> None:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while not condition():
