@@ -219,6 +219,10 @@ def main(argv: list[str] | None = None) -> int:
 
     os.environ["XDG_CACHE_HOME"] = str(cache)
     index = SessionIndex(projects)
+    t0 = time.perf_counter()
+    unchanged = index.refresh()
+    figures["reopen_refresh_s"] = round(time.perf_counter() - t0, 3)
+    figures["reopen_refresh_read"] = unchanged.read
     biggest = max(projects.glob("*/*.jsonl"), key=lambda p: p.stat().st_size)
     data = biggest.read_bytes()
     grown_copy = biggest.with_name(biggest.name + ".orig")

@@ -8,6 +8,7 @@ folder. No Textual here (headless commands use it).
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import time
 from pathlib import Path
@@ -32,7 +33,7 @@ class SessionIndex:
     """
 
     def __init__(self, root: Path, *, use_index: bool = True, workers: int | None = None) -> None:
-        self.root = root
+        self.root = Path(os.path.abspath(root))  # rows name their files by absolute path
         self.workers = workers
         self.store = IndexStore(index_file(root) if use_index else None)
 
