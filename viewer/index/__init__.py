@@ -16,9 +16,9 @@ from pathlib import Path
 from .rows import SessionRow
 from .refresh import Progress, RefreshReport, refresh
 from .scan import resolve_root
-from .store import MARKS, Hit, IndexStore, index_file
+from .store import MARKS, Hit, IndexClosed, IndexStore, damaged, index_file, locked
 
-__all__ = ["Hit", "LIVE_WINDOW_S", "MARKS", "SessionIndex", "SessionRow", "RefreshReport",
+__all__ = ["Hit", "IndexClosed", "LIVE_WINDOW_S", "MARKS", "SessionIndex", "SessionRow", "RefreshReport",
            "resolve_root"]
 
 LIVE_WINDOW_S = 300.0
@@ -58,6 +58,8 @@ class SessionIndex:
         try:
             return refresh(self.store, self.root, progress, self.workers)
         except sqlite3.Error as exc:
+            if not (damaged(exc) or locked(exc)) or self.store.closed:
+                raise
             self.store.recover(exc)
             return refresh(self.store, self.root, progress, self.workers)
 

@@ -31,7 +31,7 @@ from textual.worker import Worker, WorkerState
 
 from reducer.pretty import compact_count, format_cost, format_duration, human_bytes
 
-from ..index import LIVE_WINDOW_S, MARKS, Hit, SessionIndex, SessionRow
+from ..index import LIVE_WINDOW_S, MARKS, Hit, IndexClosed, SessionIndex, SessionRow
 
 if TYPE_CHECKING:
     from ..app import CctvApp
@@ -271,8 +271,11 @@ class BrowseScreen(Screen[None]):
                 last[0] = now
                 self.app.call_from_thread(self._progress, done, total)
 
-        report = self.index.refresh(progress)
-        rows = self.index.rows()
+        try:
+            report = self.index.refresh(progress)
+            rows = self.index.rows()
+        except IndexClosed:
+            return  # the screen went away (the app quit) mid-refresh: nothing to show
         self.app.call_from_thread(self._refreshed, rows, report.read + report.removed)
 
     def _progress(self, done: int, total: int) -> None:
@@ -488,7 +491,10 @@ class BrowseScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="search", exit_on_error=False)
     def full_text(self, query: str) -> None:
         started = time.perf_counter()
-        hits = self.index.search(query)
+        try:
+            hits = self.index.search(query)
+        except IndexClosed:
+            return
         self.last_search_s = time.perf_counter() - started
         self.app.call_from_thread(self._show_hits, hits, query)
 
