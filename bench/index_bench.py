@@ -16,7 +16,7 @@ Then reports, each measurement in a fresh process where it says so:
 * **first indexing**: ``cctv sessions DIR --json`` on an empty cache, as a whole
   process (worker processes on every core), and goal ≤ 5× floor;
 * **reopen, nothing changed**: the browser's first screen (process start to the
-  list drawn, headless) — goal < 0.5 s — and ``cctv sessions --json`` as a
+  first screenful of the list, headless) — goal < 0.5 s — and ``cctv sessions --json`` as a
   whole process — goal ≤ 0.1× first indexing;
 * **one session grown**: 1 MB appended to a big session, then a refresh — goal < 1 s;
 * **full-text search**: in the app (``SessionIndex.search``; goal < 100 ms) and
@@ -163,7 +163,8 @@ async def main():
         while True:
             screen = app.screen
             table = screen.query("#sessions")
-            if table and table.first().row_count >= int(sys.argv[2]):
+            # the first screenful (a long list fills in a chunk per frame after it)
+            if table and table.first().row_count >= min(int(sys.argv[2]), 40):
                 break
             await asyncio.sleep(0.005)
         shown = time.perf_counter() - t0

@@ -9,6 +9,7 @@ opening (at a hit), coming back, the preview and the empty state.
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -269,6 +270,7 @@ def test_snapshots(snap_compare, tmp_path: Path, name: str, keys: list[str],
 
     async def settle(pilot) -> None:
         await ready(pilot)
+        app.screen.query_one("#search", Input).cursor_blink = False  # a stable picture
         if keys:
             await pilot.press(*keys)
         if name == "search":
@@ -297,3 +299,31 @@ def test_bare_cctv_and_cctv_browse_open_the_browser(tmp_path: Path, monkeypatch)
     newest.touch()
     source = launch_module.build_source(["tail"])
     assert isinstance(source, FileTail) and source.follow and source.path == newest.resolve()
+
+
+async def test_a_long_list_shows_its_first_rows_at_once_then_fills_in(tmp_path: Path) -> None:
+    from viewer.screens import browse as browse_module
+
+    folder = tmp_path / "cfg" / "projects" / "-home-ada-src-demo"
+    folder.mkdir(parents=True)
+    source = (build_tree(tmp_path / "src") / "-home-ada-src-demo"
+              / "e321c1d0-19a4-4a0d-819a-a0cf937b8a13.jsonl").read_bytes()
+    count = browse_module.FILL_FIRST + 2 * browse_module.FILL_CHUNK + 7
+    for i in range(count):
+        path = folder / f"{i:08d}-0000-4000-8000-000000000000.jsonl"
+        path.write_bytes(source)
+        os.utime(path, (1_700_000_000 + i, 1_700_000_000 + i))
+    app = browser(folder.parent)
+    async with app.run_test(size=(120, 30)) as pilot:
+        screen = await ready(pilot)
+        table = screen.query_one("#sessions", DataTable)
+        await wait_for(pilot, lambda: table.row_count == count)
+        table.move_cursor(row=count - 3)
+        chosen = screen.selected_row
+        screen.sort_by("size")  # a rebuild keeps a selection far down the list
+        assert table.row_count >= browse_module.FILL_FIRST
+        assert screen.selected_row is not None and screen.selected_row.path == chosen.path
+        await wait_for(pilot, lambda: table.row_count == count)
+        await pilot.press("slash", *"demo")  # every one matches: the first rows at once
+        assert browse_module.FILL_FIRST <= table.row_count <= count
+        await wait_for(pilot, lambda: table.row_count == count)

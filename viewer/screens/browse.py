@@ -10,8 +10,11 @@ kept.
 
 from __future__ import annotations
 
+import itertools
+import os
 import time
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -39,6 +42,9 @@ if TYPE_CHECKING:
 __all__ = ["BrowseScreen", "COLUMNS"]
 
 SEARCH_DEBOUNCE_S = 0.2
+FILL_FIRST = 150
+"""Rows put in the table at once; the rest follow a chunk per frame."""
+FILL_CHUNK = 300
 REFRESH_EVERY_S = 5.0
 TITLE_WIDTH = 48
 
@@ -115,7 +121,7 @@ def _tail(text: str, width: int) -> str:
 
 
 def _short_project(project: str) -> str:
-    home = str(Path.home())
+    home = os.environ.get("HOME") or str(Path.home())
     if project == home or project.startswith(home + "/"):
         return "~" + project[len(home):]
     return project
@@ -204,6 +210,8 @@ class BrowseScreen(Screen[None]):
         self._live: dict[str, bool] = {}
         """Whether each shown row's marker says live."""
         self._all_by_path: dict[str, SessionRow] = {}
+        self._cell_cache: dict[str, tuple[SessionRow, bool, list[Any]]] = {}
+        self._fill_generation = 0
         self.last_search_s: float | None = None
 
     @property
@@ -334,19 +342,13 @@ class BrowseScreen(Screen[None]):
         self._by_path = {r.path: r for r in rows}
         self._live = {r.path: r.is_live(now, LIVE_WINDOW_S) for r in rows}
         table.clear()
-        project = None
-        for row in rows:
-            if self.grouped and row.project != project:
-                project = row.project
-                count = sum(1 for r in rows if r.project == project)
-                header = Text(_safe(f"▾ {_short_project(project)} ({count})"), style="bold")
-                table.add_row("", header, *[""] * (len(COLUMNS) - 2), key=f"group:{project}")
-            cells = [c.cell(row, now) for c in COLUMNS]
-            if self.showing_examples:
-                cells[0] = "◆"
-                cells[1] = "example: " + cells[1]
-                cells[2] = "(bundled with cctv)"
-            table.add_row(*(_cell(cell) for cell in cells), key=row.path)
+        self._fill_generation += 1
+        entries = _Peekable(self._entries(rows, now))
+        first = FILL_FIRST
+        if keep_selection and selected is not None and selected.path in self._by_path:
+            first = max(first, rows.index(selected) + FILL_FIRST)
+        if self._fill(table, entries, first):
+            self.call_after_refresh(self._fill_more, table, entries, self._fill_generation)
         for column in COLUMNS:
             label = column.label
             if column.key == self.sort_key and not self.search_text.strip():
@@ -360,6 +362,48 @@ class BrowseScreen(Screen[None]):
             first = 1 if self.grouped else 0
             table.move_cursor(row=first)
         self._show_preview(self.selected_row)
+
+    def _entries(self, rows: list[SessionRow], now: float) -> Iterator[tuple[str, list[Any]]]:
+        """The table rows for ``rows``: (key, cells), a group header before each project."""
+        counts = Counter(r.project for r in rows) if self.grouped else Counter()
+        project = None
+        for row in rows:
+            if self.grouped and row.project != project:
+                project = row.project
+                header = Text(_safe(f"▾ {_short_project(project)} ({counts[project]})"),
+                              style="bold")
+                yield f"group:{project}", ["", header, *[""] * (len(COLUMNS) - 2)]
+            yield row.path, self._cells_of(row, now)
+
+    def _cells_of(self, row: SessionRow, now: float) -> list[Any]:
+        """A row's cells, made once per row and live state (typing only re-adds them)."""
+        live = self._live.get(row.path, False)
+        cached = self._cell_cache.get(row.path)
+        if cached is not None and cached[0] is row and cached[1] == live:
+            return cached[2]
+        cells = [c.cell(row, now) for c in COLUMNS]
+        if self.showing_examples:
+            cells[0] = "◆"
+            cells[1] = "example: " + cells[1]
+            cells[2] = "(bundled with cctv)"
+        made = [_cell(cell) for cell in cells]
+        self._cell_cache[row.path] = (row, live, made)
+        return made
+
+    @staticmethod
+    def _fill(table: DataTable, entries: _Peekable, count: int) -> bool:
+        """Add up to ``count`` entries; True if some are left."""
+        for key, cells in itertools.islice(entries, count):
+            table.add_row(*cells, key=key)
+        return _has_more(entries)
+
+    def _fill_more(self, table: DataTable, entries: _Peekable, generation: int) -> None:
+        """Add the rest of a long list a chunk per frame, so the first screen (and
+        each keystroke's narrowing) shows at once."""
+        if generation != self._fill_generation:
+            return  # rebuilt since
+        if self._fill(table, entries, FILL_CHUNK):
+            self.call_after_refresh(self._fill_more, table, entries, generation)
 
     def _relabel_live(self) -> None:
         """Redraw the live marker of the rows whose state changed (time passes)."""
@@ -579,6 +623,34 @@ class BrowseScreen(Screen[None]):
         """Open ``row`` in the viewer (following it when it is live)."""
         live = not self.showing_examples and row.is_live(time.time(), LIVE_WINDOW_S)
         self.cctv.open_session(Path(row.path), line=line, follow=live)
+
+
+class _Peekable:
+    """An iterator that can tell whether it has more."""
+
+    def __init__(self, it: Iterator[tuple[str, list[Any]]]) -> None:
+        self._it = it
+        self._head: list[tuple[str, list[Any]]] = []
+
+    def __iter__(self) -> _Peekable:
+        return self
+
+    def __next__(self) -> tuple[str, list[Any]]:
+        if self._head:
+            return self._head.pop()
+        return next(self._it)
+
+    def more(self) -> bool:
+        if not self._head:
+            try:
+                self._head.append(next(self._it))
+            except StopIteration:
+                return False
+        return True
+
+
+def _has_more(entries: Any) -> bool:
+    return entries.more()
 
 
 def _one_para(text: str, limit: int) -> str:
