@@ -57,3 +57,27 @@ def test_the_raw_store_imports_no_ui_library() -> None:
     )
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert res.returncode == 0, res.stderr
+
+
+def test_index_commands_import_no_ui_library(tmp_path) -> None:
+    """``cctv sessions`` / ``cctv search`` (and the index package) run without the terminal UI."""
+    projects = tmp_path / "projects" / "-p"
+    projects.mkdir(parents=True)
+    (projects / "s.jsonl").write_text('{"type":"user","message":{"role":"user","content":"hi"},'
+                                      '"uuid":"u1","parentUuid":null,"sessionId":"s"}\n')
+    code = (
+        "import sys, io, contextlib\n"
+        "from viewer.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):\n"
+        f"    assert main(['sessions', {str(tmp_path)!r}, '--json']) == 0\n"
+        f"    main(['search', 'hi', {str(tmp_path)!r}, '--json'])\n"
+        f"    main(['sessions', {str(tmp_path)!r}, '--no-index'])\n"
+        "import viewer.index, viewer.index.extract, viewer.index.commands\n"
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich'))\n"
+        "assert not bad, bad\n"
+    )
+    env = {**__import__("os").environ, "XDG_CACHE_HOME": str(tmp_path / "cache"),
+           "HOME": str(tmp_path), "CLAUDE_CONFIG_DIR": str(tmp_path)}
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                         env=env)
+    assert res.returncode == 0, res.stderr

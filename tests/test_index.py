@@ -352,12 +352,13 @@ def test_a_locked_index_falls_back_to_memory(projects: Path, monkeypatch) -> Non
     monkeypatch.setattr("viewer.index.store._BUSY_MS", 50)
     first = SessionIndex(projects)
     first.refresh()
-    first.store.db.execute("BEGIN EXCLUSIVE")
+    (projects / "-home-ada-src-demo" / "d7acffbd-7cff-4056-82e8-4364dc8df14a.jsonl").unlink()
+    first.store.db.execute("BEGIN EXCLUSIVE")  # another cctv, stuck mid-write
     try:
         second = SessionIndex(projects)
-        second.refresh()
-        assert len(second.rows()) == len(scan(projects))
-        assert second.store.path is None or second.note is None
+        report = second.refresh()
+        assert second.store.path is None and "locked" in (second.note or "")
+        assert len(second.rows()) == len(scan(projects)) == report.files
     finally:
         first.store.db.execute("ROLLBACK")
 
@@ -420,3 +421,24 @@ def test_indexing_never_writes_into_the_projects_folder(projects: Path, capsys) 
     index = SessionIndex(projects)
     index.refresh()
     assert tree_state(projects.parent) == before
+
+
+def test_closing_mid_refresh_stops_it_and_keeps_the_index(projects: Path) -> None:
+    """The app quitting while its refresh thread runs must not be taken for a
+    damaged index (which would delete it)."""
+    from viewer.index import IndexClosed
+
+    index = SessionIndex(projects)
+    index.refresh()
+    (projects / "-home-ada-src-demo" / "d7acffbd-7cff-4056-82e8-4364dc8df14a.jsonl").touch()
+    calls = []
+
+    def close_during(done: int, total: int) -> None:
+        calls.append(done)
+        index.close()
+
+    with pytest.raises(IndexClosed):
+        index.refresh(close_during)
+    assert calls and index_file(projects).exists()
+    again = SessionIndex(projects)
+    assert again.note is None and len(again.rows()) == len(scan(projects))

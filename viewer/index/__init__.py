@@ -8,15 +8,17 @@ folder. No Textual here (headless commands use it).
 
 from __future__ import annotations
 
+import os
+import sqlite3
 import time
 from pathlib import Path
 
-from .extract import SessionRow
+from .rows import SessionRow
 from .refresh import Progress, RefreshReport, refresh
 from .scan import resolve_root
-from .store import MARKS, Hit, IndexStore, index_file
+from .store import MARKS, Hit, IndexClosed, IndexStore, damaged, index_file, locked
 
-__all__ = ["Hit", "LIVE_WINDOW_S", "MARKS", "SessionIndex", "SessionRow", "RefreshReport",
+__all__ = ["Hit", "IndexClosed", "LIVE_WINDOW_S", "MARKS", "SessionIndex", "SessionRow", "RefreshReport",
            "resolve_root"]
 
 LIVE_WINDOW_S = 300.0
@@ -31,7 +33,7 @@ class SessionIndex:
     """
 
     def __init__(self, root: Path, *, use_index: bool = True, workers: int | None = None) -> None:
-        self.root = root
+        self.root = Path(os.path.abspath(root))  # rows name their files by absolute path
         self.workers = workers
         self.store = IndexStore(index_file(root) if use_index else None)
 
@@ -50,8 +52,16 @@ class SessionIndex:
         return self.store.rows()
 
     def refresh(self, progress: Progress | None = None) -> RefreshReport:
-        """Read what changed in the projects folder."""
-        return refresh(self.store, self.root, progress, self.workers)
+        """Read what changed in the projects folder. An index file that fails
+        (damaged, or locked past the busy timeout) is rebuilt or replaced by
+        one in memory, and the refresh starts again: never an error."""
+        try:
+            return refresh(self.store, self.root, progress, self.workers)
+        except sqlite3.Error as exc:
+            if not (damaged(exc) or locked(exc)) or self.store.closed:
+                raise
+            self.store.recover(exc)
+            return refresh(self.store, self.root, progress, self.workers)
 
     def search(self, text: str, limit: int = 200) -> list[Hit]:
         """Full-text hits across every session's prompts, replies and tool inputs."""

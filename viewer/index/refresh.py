@@ -16,16 +16,14 @@ one per core; the parent only writes SQLite.
 from __future__ import annotations
 
 import contextlib
-import multiprocessing
 import os
 import sys
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .extract import HEAD_BYTES, TAIL_BYTES, Extracted, extract, tail_digest
+from .rows import HEAD_BYTES, TAIL_BYTES, Extracted, tail_digest
 from .scan import SessionFile, scan
 from .store import IndexStore, StoredState
 
@@ -92,6 +90,8 @@ def plan(files: list[SessionFile], states: dict[str, StoredState]) -> tuple[list
 
 
 def _run(job: _Job) -> Extracted:
+    from .extract import extract  # the decoder and the fold: only when a file is read
+
     f = job.file
     mtime = max(f.mtime_ns, f.sub_mtime_ns) / 1e9
     return extract(f.path, f.project_dir, f.size, mtime, job.after_line)
@@ -167,6 +167,9 @@ def _in_pool(jobs: list[_Job], count: int, stored: Callable[[_Job, Extracted], N
              report: RefreshReport) -> None:
     """Read ``jobs`` in ``count`` worker processes, biggest first (so the last
     ones to finish are small), storing each result as it comes."""
+    import multiprocessing
+    from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+
     ordered = sorted(jobs, key=lambda j: j.file.size, reverse=True)
     context = multiprocessing.get_context("spawn")  # no fork of a threaded app
     with _real_stderr(), ProcessPoolExecutor(max_workers=count, mp_context=context,
@@ -182,9 +185,11 @@ def _in_pool(jobs: list[_Job], count: int, stored: Callable[[_Job, Extracted], N
             for future in finished:
                 job = pending.pop(future)
                 try:
-                    stored(job, future.result())
-                except Exception as exc:  # noqa: BLE001
+                    result = future.result()
+                except Exception as exc:  # noqa: BLE001 - one bad file never stops the rest
                     report.errors.append(f"{job.file.path}: {type(exc).__name__}: {exc}")
+                else:
+                    stored(job, result)  # an index error stops the refresh (the caller recovers)
                 nxt = next(queue, None)
                 if nxt is not None:
                     pending[pool.submit(_run, nxt)] = nxt

@@ -23,9 +23,9 @@ from pathlib import Path
 
 import msgspec
 
-from .extract import Extracted, SessionRow
+from .rows import Extracted, SessionRow
 
-__all__ = ["Hit", "IndexStore", "StoredState", "cache_dir", "index_file"]
+__all__ = ["Hit", "IndexClosed", "IndexStore", "StoredState", "cache_dir", "index_file"]
 
 SCHEMA = 1
 _SHIFT = 32
@@ -134,12 +134,31 @@ def fts_query(text: str) -> str | None:
     return " ".join('"' + w.replace('"', '""') + '"*' for w in words)
 
 
+class IndexClosed(Exception):
+    """The index was closed (the app quit) while a refresh was still using it."""
+
+
+def damaged(exc: sqlite3.Error) -> bool:
+    """``exc`` says the index file itself is bad (to be rebuilt)."""
+    text = str(exc).lower()
+    return any(word in text for word in ("malformed", "not a database", "corrupt",
+                                         "disk i/o error"))
+
+
+def locked(exc: sqlite3.Error) -> bool:
+    """``exc`` says another process holds the index past the busy timeout."""
+    text = str(exc).lower()
+    return isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text)
+
+
 def _locked(method):
-    """Run ``method`` holding the store's lock."""
+    """Run ``method`` holding the store's lock (:class:`IndexClosed` once closed)."""
 
     @functools.wraps(method)
     def wrapper(self, *args, **kwargs):
         with self.lock:
+            if self.closed:
+                raise IndexClosed(str(self.path))
             return method(self, *args, **kwargs)
 
     return wrapper
@@ -153,6 +172,7 @@ class IndexStore:
         self.note: str | None = None
         self.fresh = False
         """The file was created (or rebuilt) by this open: a first indexing follows."""
+        self.closed = False
         self.lock = threading.RLock()
         """Held by each read and write: one connection, used from the UI and a worker thread."""
         self.db = self._open()
@@ -218,6 +238,23 @@ class IndexStore:
         self.note = (self.note or "") + "; index kept in memory"
         return self._memory()
 
+    def recover(self, exc: sqlite3.Error) -> None:
+        """After ``exc`` from the file: rebuild it when it is damaged, else (locked
+        past the busy timeout) carry on in memory for this run."""
+        with self.lock:
+            try:
+                self.db.close()
+            except sqlite3.Error:
+                pass
+            text = str(exc)
+            if self.path is not None and not locked(exc):
+                self._remove()
+                self.note = f"index damaged ({text}): rebuilt"
+                self.db = self._open()
+            else:
+                self.note = f"index {self.path} is locked by another process: kept in memory"
+                self.db = self._memory()
+
     def _memory(self) -> sqlite3.Connection:
         self.path = None
         self.fresh = True
@@ -234,7 +271,10 @@ class IndexStore:
                 pass
 
     def close(self) -> None:
-        self.db.close()
+        """Close the database; a refresh still running stops at its next write."""
+        with self.lock:
+            self.closed = True
+            self.db.close()
 
     # --- reading -------------------------------------------------------------------
 

@@ -10,8 +10,11 @@ kept.
 
 from __future__ import annotations
 
+import itertools
+import os
 import time
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,7 +34,7 @@ from textual.worker import Worker, WorkerState
 
 from reducer.pretty import compact_count, format_cost, format_duration, human_bytes
 
-from ..index import LIVE_WINDOW_S, MARKS, Hit, SessionIndex, SessionRow
+from ..index import LIVE_WINDOW_S, MARKS, Hit, IndexClosed, SessionIndex, SessionRow
 
 if TYPE_CHECKING:
     from ..app import CctvApp
@@ -39,6 +42,9 @@ if TYPE_CHECKING:
 __all__ = ["BrowseScreen", "COLUMNS"]
 
 SEARCH_DEBOUNCE_S = 0.2
+FILL_FIRST = 150
+"""Rows put in the table at once; the rest follow a chunk per frame."""
+FILL_CHUNK = 300
 REFRESH_EVERY_S = 5.0
 TITLE_WIDTH = 48
 
@@ -115,7 +121,7 @@ def _tail(text: str, width: int) -> str:
 
 
 def _short_project(project: str) -> str:
-    home = str(Path.home())
+    home = os.environ.get("HOME") or str(Path.home())
     if project == home or project.startswith(home + "/"):
         return "~" + project[len(home):]
     return project
@@ -171,7 +177,7 @@ class BrowseScreen(Screen[None]):
     CSS_PATH = "browse.tcss"
 
     BINDINGS = [
-        Binding("slash", "search", "Search", key_display="/", id="browse.search"),
+        Binding("slash", "search", "Search", key_display="/", id="browse.search", priority=True),
         Binding("escape", "clear_search", "Clear", id="browse.clear", show=False),
         Binding("s", "sort_next", "Sort", id="browse.sort"),
         Binding("S", "sort_reverse", "Reverse", id="browse.reverse", show=False),
@@ -189,6 +195,8 @@ class BrowseScreen(Screen[None]):
         self.rows: list[SessionRow] = []
         self.shown: list[SessionRow] = []
         self.hits: list[Hit] = []
+        self.hits_for = ""
+        """The search the hits shown are for."""
         self.sort_key = "last"
         self.sort_reverse = True
         self.grouped = False
@@ -198,6 +206,12 @@ class BrowseScreen(Screen[None]):
         self.showing_examples = False
         self._search_timer: Timer | None = None
         self._by_path: dict[str, SessionRow] = {}
+        """The rows shown, by path."""
+        self._live: dict[str, bool] = {}
+        """Whether each shown row's marker says live."""
+        self._all_by_path: dict[str, SessionRow] = {}
+        self._cell_cache: dict[str, tuple[SessionRow, bool, list[Any]]] = {}
+        self._fill_generation = 0
         self.last_search_s: float | None = None
 
     @property
@@ -209,12 +223,12 @@ class BrowseScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Static(self._where(), id="where")
         yield ProgressBar(id="progress", show_eta=False)
-        yield Input(placeholder="search titles and projects; full text below (enter: results,"
-                    " escape: clear)", id="search")
+        yield Input(placeholder="/ search titles and projects, and the full text"
+                    " (enter: to the results, escape: clear)", id="search")
         with Horizontal(id="body"):
             with Vertical(id="lists"):
-                yield DataTable(id="sessions", cursor_type="row", zebra_stripes=True)
                 yield Static("", id="empty")
+                yield DataTable(id="sessions", cursor_type="row", zebra_stripes=True)
                 yield OptionList(id="hits")
             with VerticalScroll(id="preview"):
                 yield Static("", id="preview-text")
@@ -265,8 +279,11 @@ class BrowseScreen(Screen[None]):
                 last[0] = now
                 self.app.call_from_thread(self._progress, done, total)
 
-        report = self.index.refresh(progress)
-        rows = self.index.rows()
+        try:
+            report = self.index.refresh(progress)
+            rows = self.index.rows()
+        except IndexClosed:
+            return  # the screen went away (the app quit) mid-refresh: nothing to show
         self.app.call_from_thread(self._refreshed, rows, report.read + report.removed)
 
     def _progress(self, done: int, total: int) -> None:
@@ -284,6 +301,7 @@ class BrowseScreen(Screen[None]):
         self.refreshed = True
         if changed or first or rows != self.rows:
             self.rows = rows
+            self._all_by_path = {}
             self._rebuild()
         elif rows:
             self._relabel_live()
@@ -315,27 +333,22 @@ class BrowseScreen(Screen[None]):
         empty = self.query_one("#empty", Static)
         if self.showing_examples:
             rows = self._example_rows()
-            empty.update(f"No sessions under {self.root} (nor in a projects/ folder there)."
+            empty.update(f"No sessions under {_short_project(str(self.root))}."
                          f"  Examples bundled with cctv, to try it:")
             empty.display = True
         else:
             empty.display = False
         self.shown = rows
         self._by_path = {r.path: r for r in rows}
+        self._live = {r.path: r.is_live(now, LIVE_WINDOW_S) for r in rows}
         table.clear()
-        project = None
-        for row in rows:
-            if self.grouped and row.project != project:
-                project = row.project
-                count = sum(1 for r in rows if r.project == project)
-                header = Text(_safe(f"▾ {_short_project(project)} ({count})"), style="bold")
-                table.add_row("", header, *[""] * (len(COLUMNS) - 2), key=f"group:{project}")
-            cells = [c.cell(row, now) for c in COLUMNS]
-            if self.showing_examples:
-                cells[0] = "◆"
-                cells[1] = "example: " + cells[1]
-                cells[2] = "(bundled with cctv)"
-            table.add_row(*(_cell(cell) for cell in cells), key=row.path)
+        self._fill_generation += 1
+        entries = _Peekable(self._entries(rows, now))
+        first = FILL_FIRST
+        if keep_selection and selected is not None and selected.path in self._by_path:
+            first = max(first, rows.index(selected) + FILL_FIRST)
+        if self._fill(table, entries, first):
+            self.call_after_refresh(self._fill_more, table, entries, self._fill_generation)
         for column in COLUMNS:
             label = column.label
             if column.key == self.sort_key and not self.search_text.strip():
@@ -350,12 +363,59 @@ class BrowseScreen(Screen[None]):
             table.move_cursor(row=first)
         self._show_preview(self.selected_row)
 
+    def _entries(self, rows: list[SessionRow], now: float) -> Iterator[tuple[str, list[Any]]]:
+        """The table rows for ``rows``: (key, cells), a group header before each project."""
+        counts = Counter(r.project for r in rows) if self.grouped else Counter()
+        project = None
+        for row in rows:
+            if self.grouped and row.project != project:
+                project = row.project
+                header = Text(_safe(f"▾ {_short_project(project)} ({counts[project]})"),
+                              style="bold")
+                yield f"group:{project}", ["", header, *[""] * (len(COLUMNS) - 2)]
+            yield row.path, self._cells_of(row, now)
+
+    def _cells_of(self, row: SessionRow, now: float) -> list[Any]:
+        """A row's cells, made once per row and live state (typing only re-adds them)."""
+        live = self._live.get(row.path, False)
+        cached = self._cell_cache.get(row.path)
+        if cached is not None and cached[0] is row and cached[1] == live:
+            return cached[2]
+        cells = [c.cell(row, now) for c in COLUMNS]
+        if self.showing_examples:
+            cells[0] = "◆"
+            cells[1] = "example: " + cells[1]
+            cells[2] = "(bundled with cctv)"
+        made = [_cell(cell) for cell in cells]
+        self._cell_cache[row.path] = (row, live, made)
+        return made
+
+    @staticmethod
+    def _fill(table: DataTable, entries: _Peekable, count: int) -> bool:
+        """Add up to ``count`` entries; True if some are left."""
+        for key, cells in itertools.islice(entries, count):
+            table.add_row(*cells, key=key)
+        return _has_more(entries)
+
+    def _fill_more(self, table: DataTable, entries: _Peekable, generation: int) -> None:
+        """Add the rest of a long list a chunk per frame, so the first screen (and
+        each keystroke's narrowing) shows at once."""
+        if generation != self._fill_generation:
+            return  # rebuilt since
+        if self._fill(table, entries, FILL_CHUNK):
+            self.call_after_refresh(self._fill_more, table, entries, generation)
+
     def _relabel_live(self) -> None:
+        """Redraw the live marker of the rows whose state changed (time passes)."""
+        if self.showing_examples:
+            return
         table = self.query_one("#sessions", DataTable)
         now = time.time()
         for row in self.shown:
-            if not self.showing_examples:
-                table.update_cell(row.path, "live", "●" if row.is_live(now, LIVE_WINDOW_S) else " ")
+            live = row.is_live(now, LIVE_WINDOW_S)
+            if live != self._live.get(row.path, False):
+                self._live[row.path] = live
+                table.update_cell(row.path, "live", "●" if live else " ")
 
     def _sort_note(self) -> str:
         if self.search_text.strip():
@@ -417,7 +477,7 @@ class BrowseScreen(Screen[None]):
             parts += [("Tasks", "bold underline"), "\n"]
             for task in row.tasks[:12]:
                 parts.append(f"  {task['status']:<10} {_one_line(task['description'], 60)}\n")
-        parts.append((f"\n{row.path}", "dim"))
+        parts.append((f"\n{_short_project(row.path)}", "dim"))
         text.update(Content.assemble(*parts))
 
     @on(DataTable.RowHighlighted, "#sessions")
@@ -432,24 +492,27 @@ class BrowseScreen(Screen[None]):
             self._show_preview(self._row_for(hit.path))
 
     def _row_for(self, path: str) -> SessionRow | None:
-        for row in self.rows:
-            if row.path == path:
-                return row
-        return None
+        """Any indexed session (shown or narrowed away) by its path."""
+        if len(self._all_by_path) != len(self.rows):
+            self._all_by_path = {r.path: r for r in self.rows}
+        return self._all_by_path.get(path)
 
     # --- search --------------------------------------------------------------------
 
     def action_search(self) -> None:
+        """Focus the search box. A priority binding, focusing at once (not deferred
+        like ``focus()``), so the keys typed right after the slash, already on
+        their way, land in the box and not in the list; in the box it types a slash."""
         search = self.query_one("#search", Input)
-        search.add_class("-open")
-        search.focus()
+        if search.has_focus:
+            search.insert_text_at_cursor("/")
+        else:
+            self.set_focus(search)
 
     def action_clear_search(self) -> None:
         search = self.query_one("#search", Input)
         if search.value:
             search.value = ""  # Changed clears the narrowing and the hits
-        else:
-            search.remove_class("-open")
         self.query_one("#sessions", DataTable).focus()
 
     @on(Input.Changed, "#search")
@@ -472,7 +535,10 @@ class BrowseScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="search", exit_on_error=False)
     def full_text(self, query: str) -> None:
         started = time.perf_counter()
-        hits = self.index.search(query)
+        try:
+            hits = self.index.search(query)
+        except IndexClosed:
+            return
         self.last_search_s = time.perf_counter() - started
         self.app.call_from_thread(self._show_hits, hits, query)
 
@@ -480,6 +546,7 @@ class BrowseScreen(Screen[None]):
         if query != self.search_text:
             return  # typed on since
         self.hits = hits
+        self.hits_for = query
         options = self.query_one("#hits", OptionList)
         options.clear_options()
         if hits:
@@ -556,6 +623,34 @@ class BrowseScreen(Screen[None]):
         """Open ``row`` in the viewer (following it when it is live)."""
         live = not self.showing_examples and row.is_live(time.time(), LIVE_WINDOW_S)
         self.cctv.open_session(Path(row.path), line=line, follow=live)
+
+
+class _Peekable:
+    """An iterator that can tell whether it has more."""
+
+    def __init__(self, it: Iterator[tuple[str, list[Any]]]) -> None:
+        self._it = it
+        self._head: list[tuple[str, list[Any]]] = []
+
+    def __iter__(self) -> _Peekable:
+        return self
+
+    def __next__(self) -> tuple[str, list[Any]]:
+        if self._head:
+            return self._head.pop()
+        return next(self._it)
+
+    def more(self) -> bool:
+        if not self._head:
+            try:
+                self._head.append(next(self._it))
+            except StopIteration:
+                return False
+        return True
+
+
+def _has_more(entries: Any) -> bool:
+    return entries.more()
 
 
 def _one_para(text: str, limit: int) -> str:

@@ -1,0 +1,329 @@
+"""The session browser, driven like a user over projects trees built from the
+real recordings: the list, grouping, sorting, narrowing, full-text hits,
+opening (at a hit), coming back, the preview and the empty state.
+
+``XDG_CACHE_HOME``, ``CLAUDE_CONFIG_DIR`` and ``HOME`` are in ``tmp_path``
+(autouse fixture from ``test_index``): nothing real is read or written.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from textual.widgets import DataTable, Input, OptionList, Static
+from textual.widgets.data_table import ColumnKey
+
+from reducer.state import MAIN
+from viewer.app import BrowseOptions, CctvApp
+from viewer.cli import demo_path
+from viewer.screens.browse import BrowseScreen
+from viewer.screens.session import SessionScreen
+from widgets.transcript import TranscriptView
+
+from test_index import build_tree, isolated, tree_state  # noqa: F401 - autouse fixture
+
+PYDANTIC = "b45ad5d8-81fb-4bcb-baba-19d9f503d731"
+
+
+async def wait_for(pilot, condition: Callable[[], bool], timeout: float = 60.0) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not condition():
+        if loop.time() > deadline:
+            raise AssertionError("condition not met in time")
+        await pilot.pause(0.05)
+
+
+def browser(root: Path) -> CctvApp:
+    return CctvApp(None, clock=None, browse=BrowseOptions(root, examples=[demo_path()]))
+
+
+def screen_of(app: CctvApp) -> BrowseScreen:
+    screen = app.screen
+    assert isinstance(screen, BrowseScreen)
+    return screen
+
+
+def table_rows(app: CctvApp) -> list[str]:
+    """The keys of the table's rows, top to bottom (paths, or ``group:…``)."""
+    table = app.screen.query_one("#sessions", DataTable)
+    return [table.coordinate_to_cell_key((i, 0)).row_key.value for i in range(table.row_count)]
+
+
+async def ready(pilot) -> BrowseScreen:
+    await wait_for(pilot, lambda: isinstance(pilot.app.screen, BrowseScreen)
+                   and pilot.app.screen.refreshed)
+    await pilot.pause()
+    return screen_of(pilot.app)
+
+
+@pytest.fixture(autouse=True)
+def home_is_tmp(isolated: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``HOME`` is ``tmp_path`` itself, so the tree shows as ``~/cfg/projects``
+    whatever the temporary folder is called (stable snapshots)."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+
+
+@pytest.fixture
+def projects(tmp_path: Path) -> Path:
+    return build_tree(tmp_path)
+
+
+def session_files(projects: Path) -> list[Path]:
+    return sorted(p for p in projects.glob("*/*.jsonl") if not p.name.startswith("agent-"))
+
+
+async def test_the_list_shows_every_session_newest_first(projects: Path) -> None:
+    app = browser(projects)
+    async with app.run_test(size=(160, 40)) as pilot:
+        screen = await ready(pilot)
+        keys = table_rows(app)
+        assert sorted(keys) == sorted(str(p) for p in session_files(projects))
+        stamps = [screen._by_path[k].last_activity or "" for k in keys]
+        assert stamps == sorted(stamps, reverse=True)
+        where = str(screen.query_one("#where", Static).render())
+        assert f"{len(keys)} sessions under" in where and "sorted by last activity" in where
+
+
+async def test_grouping_and_sorting(projects: Path) -> None:
+    app = browser(projects)
+    async with app.run_test(size=(160, 40)) as pilot:
+        screen = await ready(pilot)
+        await pilot.press("g")
+        keys = table_rows(app)
+        groups = [k for k in keys if k.startswith("group:")]
+        assert len(groups) == len({r.project for r in screen.rows})
+        # under each header only that project's sessions
+        current = None
+        for key in keys:
+            if key.startswith("group:"):
+                current = key.removeprefix("group:")
+            else:
+                assert screen._by_path[key].project == current
+        await pilot.press("g")
+        screen.sort_by("tools")
+        await pilot.pause()
+        counts = [screen._by_path[k].tool_calls for k in table_rows(app)]
+        assert counts == sorted(counts, reverse=True)
+        await pilot.press("S")
+        counts = [screen._by_path[k].tool_calls for k in table_rows(app)]
+        assert counts == sorted(counts)
+        await pilot.press("s")  # the next column: cost/tokens
+        assert screen.sort_key == "cost"
+        # a header click sorts by that column
+        table = screen.query_one("#sessions", DataTable)
+        table.post_message(DataTable.HeaderSelected(table, ColumnKey("title"), 1,
+                                                    table.columns[ColumnKey("title")].label))
+        await pilot.pause()
+        titles = [screen._by_path[k].title.lower() for k in table_rows(app)]
+        assert screen.sort_key == "title" and titles == sorted(titles)
+
+
+async def test_typing_narrows_at_once_and_text_hits_follow(projects: Path) -> None:
+    app = browser(projects)
+    async with app.run_test(size=(160, 40)) as pilot:
+        screen = await ready(pilot)
+        total = len(table_rows(app))
+        await pilot.press("slash", *"pydanctic")
+        keys = table_rows(app)  # the fuzzy narrowing is synchronous
+        assert 0 < len(keys) < total and PYDANTIC in keys[0]
+        await wait_for(pilot, lambda: screen.hits_for == "pydanctic")
+        hits = screen.query_one("#hits", OptionList)
+        assert hits.display and hits.option_count == len(screen.hits)
+        assert all("pydanctic" in h.plain.lower() for h in screen.hits)
+        assert screen.last_search_s is not None and screen.last_search_s < 0.5
+        # a word in no title or project: no sessions, only text hits
+        await pilot.press(*["backspace"] * 9, *"greet")
+        await wait_for(pilot, lambda: screen.hits_for == "greet")
+        assert any("greet" in h.plain.lower() for h in screen.hits)
+        await pilot.press("escape")
+        assert screen.query_one("#search", Input).value == ""
+        assert len(table_rows(app)) == total and not screen.hits
+
+
+async def test_enter_opens_a_session_and_escape_comes_back_with_search_kept(projects: Path) -> None:
+    app = browser(projects)
+    async with app.run_test(size=(160, 40)) as pilot:
+        screen = await ready(pilot)
+        await pilot.press("slash", *"pydanctic", "enter")  # enter: to the results
+        table = screen.query_one("#sessions", DataTable)
+        assert table.has_focus
+        chosen = screen.selected_row
+        assert chosen is not None and chosen.session_id == PYDANTIC
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen)
+                       and bool(app.feed.session.turns) and app.ended is not None)
+        assert app.feed.session.title == chosen.title
+        assert len(app.feed.session.calls) == chosen.tool_calls
+        assert app.source is not None and not app.source.follow  # not live
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, BrowseScreen))
+        assert app.screen is screen
+        assert screen.query_one("#search", Input).value == "pydanctic"
+        assert screen.selected_row is not None and screen.selected_row.path == chosen.path
+
+
+async def test_enter_on_a_hit_opens_the_session_at_that_message(projects: Path) -> None:
+    app = browser(projects)
+    async with app.run_test(size=(160, 40)) as pilot:
+        screen = await ready(pilot)
+        await pilot.press("slash", *"ruff format")
+        await wait_for(pilot, lambda: screen.hits_for == "ruff format")
+        hit = screen.hits[0]
+        hits = screen.query_one("#hits", OptionList)
+        hits.focus()
+        hits.highlighted = 0
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen) and app.ended is not None)
+        await pilot.pause(0.2)
+        view = app.screen.query_one(TranscriptView)
+        item = view.cursor_item
+        assert item is not None and item.line_no == hit.line
+        assert app.source.path == Path(hit.path)
+
+
+async def test_the_preview_shows_the_selected_session(projects: Path) -> None:
+    app = browser(projects)
+    async with app.run_test(size=(160, 40)) as pilot:
+        screen = await ready(pilot)
+        await pilot.press("slash", *"pydanctic", "enter")
+        text = str(screen.query_one("#preview-text", Static).render())
+        row = screen.selected_row
+        assert row.first_prompt and " ".join(row.first_prompt.split())[:40] in " ".join(text.split())
+        assert "Last reply" in text and f"{row.tool_calls} tool calls" in text
+        await pilot.press("p")
+        assert not screen.query_one("#preview").display
+
+
+async def test_an_empty_folder_says_where_it_looked_and_offers_the_examples(tmp_path: Path) -> None:
+    empty = tmp_path / "cfg" / "projects"
+    empty.mkdir(parents=True)
+    app = browser(empty)
+    async with app.run_test(size=(120, 30)) as pilot:
+        screen = await ready(pilot)
+        note = str(screen.query_one("#empty", Static).render())
+        assert "No sessions under ~/cfg/projects" in note
+        assert table_rows(app) == [str(demo_path())]
+        table = screen.query_one("#sessions", DataTable)
+        assert str(table.get_row_at(0)[1]).startswith("example: ")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen)
+                       and bool(app.feed.session.turns))
+
+
+async def test_browsing_never_writes_into_the_projects_folder(projects: Path) -> None:
+    before = tree_state(projects.parent)
+    app = browser(projects)
+    async with app.run_test(size=(160, 40)) as pilot:
+        screen = await ready(pilot)
+        await pilot.press("slash", *"survey", "enter", "enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen) and app.ended is not None)
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, BrowseScreen))
+        screen.refresh_index()
+        await pilot.pause(0.5)
+    assert tree_state(projects.parent) == before
+
+
+async def test_a_session_written_to_just_now_is_live_and_followed(projects: Path) -> None:
+    live = session_files(projects)[0]
+    live.touch()
+    app = browser(projects)
+    async with app.run_test(size=(160, 40)) as pilot:
+        screen = await ready(pilot)
+        table = screen.query_one("#sessions", DataTable)
+        assert str(table.get_row(str(live))[0]) == "●"
+        others = [k for k in table_rows(app) if k != str(live)]
+        assert all(str(table.get_row(k)[0]) == " " for k in others)
+        table.move_cursor(row=table.get_row_index(str(live)))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen))
+        assert app.source.follow
+
+
+# --------------------------------------------------------------------------- snapshots
+
+
+@pytest.mark.parametrize(
+    ("name", "keys", "size", "theme"),
+    [
+        ("list", [], (160, 40), "textual-dark"),
+        ("list_80x24_light", [], (80, 24), "textual-light"),
+        ("grouped", ["g"], (160, 40), "textual-dark"),
+        ("search", ["slash", *"pytest"], (160, 40), "textual-dark"),
+        ("empty", [], (120, 30), "textual-dark"),
+    ],
+)
+def test_snapshots(snap_compare, tmp_path: Path, name: str, keys: list[str],
+                   size: tuple[int, int], theme: str) -> None:
+    if name == "empty":
+        root = tmp_path / "cfg" / "projects"
+        root.mkdir(parents=True)
+    else:
+        root = build_tree(tmp_path)
+    app = browser(root)
+    app.theme = theme
+
+    async def settle(pilot) -> None:
+        await ready(pilot)
+        app.screen.query_one("#search", Input).cursor_blink = False  # a stable picture
+        if keys:
+            await pilot.press(*keys)
+        if name == "search":
+            await wait_for(pilot, lambda: screen_of(app).hits_for == "pytest")
+        await pilot.pause(0.3)
+
+    assert snap_compare(app, run_before=settle, terminal_size=size)
+
+
+def test_bare_cctv_and_cctv_browse_open_the_browser(tmp_path: Path, monkeypatch) -> None:
+    """``cctv`` on a terminal opens the browser over ``$CLAUDE_CONFIG_DIR/projects``;
+    ``cctv browse DIR`` over DIR; ``cctv tail`` still follows the newest session."""
+    from viewer import launch as launch_module
+    from viewer.cli import main
+    from viewer.sources import FileTail
+
+    opened: list[tuple[str | None, bool]] = []
+    monkeypatch.setattr(launch_module, "launch_browser",
+                        lambda directory=None, *, use_index=True: opened.append((directory, use_index)) or 0)
+    monkeypatch.setattr("sys.stdin.isatty", lambda: True, raising=False)
+    assert main([]) == 0
+    assert main(["browse", str(tmp_path), "--no-index"]) == 0
+    assert opened == [(None, True), (str(tmp_path), False)]
+    projects = build_tree(tmp_path)
+    newest = session_files(projects)[-1]
+    newest.touch()
+    source = launch_module.build_source(["tail"])
+    assert isinstance(source, FileTail) and source.follow and source.path == newest.resolve()
+
+
+async def test_a_long_list_shows_its_first_rows_at_once_then_fills_in(tmp_path: Path) -> None:
+    from viewer.screens import browse as browse_module
+
+    folder = tmp_path / "cfg" / "projects" / "-home-ada-src-demo"
+    folder.mkdir(parents=True)
+    source = (build_tree(tmp_path / "src") / "-home-ada-src-demo"
+              / "e321c1d0-19a4-4a0d-819a-a0cf937b8a13.jsonl").read_bytes()
+    count = browse_module.FILL_FIRST + 2 * browse_module.FILL_CHUNK + 7
+    for i in range(count):
+        path = folder / f"{i:08d}-0000-4000-8000-000000000000.jsonl"
+        path.write_bytes(source)
+        os.utime(path, (1_700_000_000 + i, 1_700_000_000 + i))
+    app = browser(folder.parent)
+    async with app.run_test(size=(120, 30)) as pilot:
+        screen = await ready(pilot)
+        table = screen.query_one("#sessions", DataTable)
+        await wait_for(pilot, lambda: table.row_count == count)
+        table.move_cursor(row=count - 3)
+        chosen = screen.selected_row
+        screen.sort_by("size")  # a rebuild keeps a selection far down the list
+        assert table.row_count >= browse_module.FILL_FIRST
+        assert screen.selected_row is not None and screen.selected_row.path == chosen.path
+        await wait_for(pilot, lambda: table.row_count == count)
+        await pilot.press("slash", *"demo")  # every one matches: the first rows at once
+        assert browse_module.FILL_FIRST <= table.row_count <= count
+        await wait_for(pilot, lambda: table.row_count == count)

@@ -1,0 +1,90 @@
+"""What the index keeps per session: plain msgspec structs, cheap to import
+(a listing with nothing to read never loads the decoder or the fold)."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import msgspec
+
+__all__ = ["Extracted", "HEAD_BYTES", "SessionRow", "TAIL_BYTES", "TextRow", "tail_digest"]
+
+TAIL_BYTES = 256
+"""Bytes before the indexed end that must be unchanged for an append to be read as one."""
+HEAD_BYTES = 4096
+"""First bytes that must be unchanged too (a file replaced by a longer one is no append)."""
+
+
+def tail_digest(data: bytes) -> str:
+    """A digest of a file's first :data:`HEAD_BYTES` and the :data:`TAIL_BYTES`
+    before where a read stopped: unchanged when the file only grew since."""
+    return hashlib.blake2b(data, digest_size=8).hexdigest()
+
+
+class SessionRow(msgspec.Struct, kw_only=True):
+    """What the list shows about one session (``cctv sessions --json`` keys and the preview's)."""
+
+    session_id: str
+    path: str
+    project: str
+    project_dir: str
+    title: str
+    first_prompt: str | None
+    git_branch: str | None
+    started: str | None
+    last_activity: str | None
+    duration_s: float | None
+    prompts: int
+    tool_calls: int
+    cost_usd: float | None
+    input_tokens: int
+    output_tokens: int
+    model: str | None
+    bytes: int
+    subagents: int
+    mtime: float = 0.0
+    """Latest modification time of the session or its sub-agent files (epoch s)."""
+    last_reply: str | None = None
+    tasks: list[dict[str, str]] = msgspec.field(default_factory=list)
+    format: str = "transcript"
+
+    def is_live(self, now: float, window_s: float) -> bool:
+        """Written to within the last ``window_s`` seconds."""
+        return now - self.mtime < window_s
+
+    def as_json(self, now: float, window_s: float) -> dict[str, Any]:
+        """The documented object of ``cctv sessions --json``."""
+        return {
+            "session_id": self.session_id, "path": self.path, "project": self.project,
+            "project_dir": self.project_dir, "title": self.title,
+            "first_prompt": self.first_prompt, "git_branch": self.git_branch,
+            "started": self.started, "last_activity": self.last_activity,
+            "duration_s": self.duration_s, "prompts": self.prompts,
+            "tool_calls": self.tool_calls, "cost_usd": self.cost_usd,
+            "input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
+            "model": self.model, "bytes": self.bytes, "subagents": self.subagents,
+            "live": self.is_live(now, window_s),
+        }
+
+
+class TextRow(msgspec.Struct, array_like=True):
+    """One searchable prompt, reply or tool input."""
+
+    line: int
+    role: str  # "user" | "assistant" | "tool"
+    timestamp: str | None
+    body: str
+
+
+class Extracted(msgspec.Struct, kw_only=True):
+    """The result of reading one file: its row, its new texts, where the read stopped."""
+
+    row: SessionRow
+    texts: list[TextRow]
+    indexed_bytes: int
+    """Bytes read: the end of the last complete line."""
+    lines: int
+    """Lines read (texts of lines up to here are in the index)."""
+    tail: str
+    """:func:`tail_digest` of the bytes just before ``indexed_bytes``."""
