@@ -49,6 +49,46 @@ async def _shot(name: str, path: Path, keys: list[str], *, theme: str = "textual
     print(f"screenshots/{name}.svg")
 
 
+async def _drive(app: CctvApp, name: str, keys: list[str], size: tuple[int, int],
+                 settle: float = 0.2) -> None:
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause(settle)
+        for key in keys:
+            await pilot.press(key)
+            await pilot.pause()
+        await pilot.pause(0.2)
+        app.save_screenshot(filename=f"{name}.svg", path=str(HERE))
+    print(f"screenshots/{name}.svg")
+
+
+async def _browser_shot(name: str, keys: list[str], size: tuple[int, int] = (140, 40)) -> None:
+    """The session browser over the captures' projects tree (index in a temporary cache)."""
+    import os
+    import tempfile
+
+    from viewer.app import BrowseOptions
+
+    with tempfile.TemporaryDirectory() as cache:
+        os.environ["XDG_CACHE_HOME"] = cache
+        app = CctvApp(None, clock=lambda: FROZEN,
+                      browse=BrowseOptions(REFERENCE / "captures" / "projects", examples=[demo_path()]))
+        await _drive(app, name, keys, size, settle=1.5)
+
+
+async def _replay_shot(name: str, path: Path, line: int, keys: list[str],
+                       size: tuple[int, int] = (140, 40), theme: str = "textual-dark") -> None:
+    from viewer.replay_app import ReplayApp
+    from viewer.replay_source import load_recording
+
+    rec = load_recording(path)
+    replay = rec.replay()
+    list(replay.build_checkpoints())
+    app = ReplayApp(rec, replay=replay, start=replay.position_of_line(line),
+                    build_checkpoints=False, label=path.name)
+    app.theme = theme
+    await _drive(app, name, keys, size)
+
+
 async def main() -> None:
     demo = demo_path()
     stream = REFERENCE / "captures" / "stream"
@@ -60,6 +100,11 @@ async def main() -> None:
     await _shot("raw-view", demo, ["g", "j", "j", "r"])
     await _shot("help", demo, ["question_mark"])
     await _shot("narrow-80x24", stream / "03_tools.jsonl", [], size=(80, 24))
+    await _shot("filter-search", stream / "07_hooks.jsonl", ["f", "slash", *"hello", "enter", "n"])
+    await _shot("time-column-light", demo, ["T"], theme="textual-light")
+    await _browser_shot("browse", [])
+    await _browser_shot("browse-search", ["slash", *"bash"])
+    await _replay_shot("replay", stream / "06_background_bash.jsonl", 12, ["t"])
 
 
 if __name__ == "__main__":
