@@ -7,7 +7,7 @@ from pathlib import Path
 
 from textual.widgets import Static
 
-from tests.conftest import FIXTURES
+from conftest import FIXTURES
 from viewer.replay_app import ReplayApp
 from viewer.replay_source import load_recording
 from viewer.screens.session import SessionScreen
