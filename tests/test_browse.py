@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -263,9 +265,15 @@ def test_snapshots(snap_compare, tmp_path: Path, name: str, keys: list[str],
     if name == "empty":
         root = tmp_path / "cfg" / "projects"
         root.mkdir(parents=True)
+        # the preview names the example's path: one that is the same from a checkout
+        # and from an installed package, so the picture is too
+        example = Path(tempfile.gettempdir()) / "cctv-snapshot-example" / "demo_session.jsonl"
+        example.parent.mkdir(exist_ok=True)
+        shutil.copyfile(demo_path(), example)
+        app = CctvApp(None, clock=None, browse=BrowseOptions(root, examples=[example]))
     else:
         root = build_tree(tmp_path)
-    app = browser(root)
+        app = browser(root)
     app.theme = theme
 
     async def settle(pilot) -> None:
