@@ -49,6 +49,11 @@ class LineSplitter:
         """The trailing fragment still waiting for its newline."""
         return bytes(self._partial)
 
+    @property
+    def pending_size(self) -> int:
+        """Length of the trailing fragment (without copying it)."""
+        return len(self._partial)
+
     def feed(self, chunk: bytes) -> list[RawLine]:
         """Add ``chunk`` and return the lines it completed."""
         if not chunk:

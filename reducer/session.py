@@ -398,6 +398,16 @@ class Session:
         item.version += 1
         self._changes.append(_new_change(("item_updated", item.agent, item.index, None)))
 
+    def source_notice(self, text: str, level: str = "info") -> list[Change]:
+        """Add a notice from the reader of the input (the file was replaced, the
+        command exited, ...) to the main transcript, after what was read so far.
+
+        It belongs to no line of the input: its ``line_no`` is 0."""
+        changes: list[Change] = []
+        self._changes = changes
+        self._notice(MAIN, 0, "source", text, level)
+        return changes
+
     def _notice(self, agent: str, line_no: int, category: str, text: str, level: str = "info",
                 detail: str | None = None) -> NoticeItem:
         item = NoticeItem(agent, line_no, self._turn_index(agent), category, text, level, detail)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-import gc
 import contextlib
+import gc
 import time
 from collections.abc import Callable
 
@@ -22,7 +22,9 @@ from reducer.state import MAIN, Change
 
 from .commands import CctvCommands
 from .screens.session import SessionScreen
-from .sources import Ended, FileTail, Lines, Progress, Reset, Source, Status, Stderr, Waiting
+from .source_state import SourceState
+from .sources import FileTail, Lines, Source, is_reset
+from .stderr_buffer import StderrBuffer
 from .subagent_tail import SubagentTail
 
 __all__ = ["CctvApp"]
@@ -75,8 +77,12 @@ class CctvApp(App[int]):
         self.clock = clock
         """Wall clock for live elapsed times; ``None`` in tests (state only)."""
         self.loading: tuple[int, int] | None = None
-        self.waiting: str | None = None
-        self.stderr_lines: list[str] = []
+        self.source_state = SourceState(source.kind if source is not None else "file",
+                                        follow=getattr(source, "follow", True),
+                                        label=self.source_label)
+        """What the source says happens (status text, notices, exit status)."""
+        self.stderr = StderrBuffer()
+        """The command's standard error (``cctv run``), bounded; the rest spills to the cache."""
         self._live = False
         self._dirty = False
         self._subagents_started = False
@@ -110,10 +116,11 @@ class CctvApp(App[int]):
         gc.unfreeze()  # hand the objects back to the collector (matters in tests)
 
     async def action_quit(self) -> None:
+        """Quit at once, whatever is loading; a running command is told to stop."""
         if self.source is not None:
             with contextlib.suppress(Exception):
-                await self.source.stop()
-        self.exit(0)
+                await self.source.stop()  # returns at once: it only signals
+        self.exit(self.source_state.exit_status(quitting=True))
 
     # --- feeding -----------------------------------------------------------------------
 
@@ -121,39 +128,40 @@ class CctvApp(App[int]):
     async def consume_source(self) -> None:
         """Read the source's events and fold them, a slice at a time."""
         assert self.source is not None
+        state = self.source_state
         async with contextlib.aclosing(self.source.events()) as events:
             async for event in events:
                 if isinstance(event, Lines):
                     await self._fold(event.lines)
-                elif isinstance(event, Progress):
-                    self.loading = None if event.done >= event.total else (event.done, event.total)
-                    self._dirty = True
-                elif isinstance(event, Status):
-                    if event.text.startswith("following") or event.text.startswith("history"):
-                        if not self._live:
-                            # the history is in: keep the collector off its objects
-                            # (a full collection over a big heap is a visible pause)
-                            gc.freeze()
-                        self._live = True
-                        self.loading = None
-                        self._start_subagents()
-                    self.waiting = None
-                    self._dirty = True
-                elif isinstance(event, Waiting):
-                    self.waiting = event.reason
-                    self._dirty = True
-                elif isinstance(event, Reset):
-                    self._reset(event.reason)
-                elif isinstance(event, Stderr):
-                    self.stderr_lines.append(event.text)
-                elif isinstance(event, Ended):
+                    state.output_seen(time.monotonic())
+                    continue
+                reset = is_reset(event)
+                if reset:
+                    self._reset()
+                effect = state.apply(event, time.monotonic())
+                self.loading = state.loading
+                if effect.stderr is not None:
+                    self.stderr.append(effect.stderr)
+                if effect.history_in:
+                    if not self._live:
+                        # the history is in: keep the collector off its objects
+                        # (a full collection over a big heap is a visible pause)
+                        gc.freeze()
+                    self._live = True
                     self._start_subagents()
-                    code = f" (exit {event.exit_code})" if event.exit_code is not None else ""
-                    self.ended = f"{event.reason}{code}"
-                    self.loading = None
-                    if event.exit_code not in (None, 0):
-                        self.notify(f"command {event.reason}{code}", severity="error")
-                    self._dirty = True
+                if effect.notice is not None:
+                    text, level = effect.notice
+                    self._broadcast(self.feed.session.source_notice(text, level))
+                if effect.toast is not None:
+                    text, level = effect.toast
+                    self.notify(text, severity=level, timeout=8)
+                self._dirty = True
+        state.finished()
+        self._start_subagents()
+        self.loading = None
+        self.ended = state.ended
+        self.stderr.flush()
+        self._dirty = True
         self._flush_panels()
 
     def _start_subagents(self) -> None:
@@ -209,7 +217,8 @@ class CctvApp(App[int]):
                 screen.apply_changes(changes)
         self._dirty = True
 
-    def _reset(self, reason: str) -> None:
+    def _reset(self) -> None:
+        """The source starts over (its file was truncated or written anew): drop all state."""
         self.feed = Feed()
         self._subagents_started = False
         while len(self.screen_stack) > 2 or not isinstance(self.screen, SessionScreen):
@@ -217,7 +226,6 @@ class CctvApp(App[int]):
         for screen in self.screen_stack:
             if isinstance(screen, SessionScreen):
                 screen.reset(self.feed.session)
-        self.notify(f"source reset: {reason}", severity="warning")
         self._dirty = True
 
     def _flush_panels(self) -> None:

@@ -89,9 +89,14 @@ def _rate_limit(session: Session, now: float | None) -> Content | None:
     return Content.styled(f"⚠ {text}", style)
 
 
+_SOURCE_STYLES = {"information": "$text-primary", "warning": "bold $text-warning",
+                  "error": "bold $text-error"}
+
+
 def status_parts(session: Session, *, source: str, following: bool, ended: str | None = None,
                  now: float | None = None,
-                 loading: tuple[int, int] | None = None) -> list[_Part]:
+                 loading: tuple[int, int] | None = None,
+                 source_state: tuple[str, str] | None = None) -> list[_Part]:
     """The fields of the bar, in display order, each with its priority."""
     parts: list[_Part] = [
         _Part(0, 100, _activity(session, ended),
@@ -130,6 +135,12 @@ def status_parts(session: Session, *, source: str, following: bool, ended: str |
     else:
         parts.append(_Part(80, 90, Content.styled("⏸ paused (G to follow)", "bold $text-warning"),
                            short=Content.styled("⏸ paused", "bold $text-warning")))
+    if source_state is not None:
+        text, level = source_state
+        style = _SOURCE_STYLES.get(level, "$text-muted")
+        short = text.split(" · ")[0].split(" (")[0]
+        parts.append(_Part(85, 88, Content.styled(text, style),
+                           short=Content.styled(short, style) if short != text else None))
     if source:
         parts.append(_Part(90, 30, Content.styled(source, "$text-muted"), source=source))
     return parts
@@ -196,16 +207,19 @@ class StatusBar(Static):
 
     def update_state(self, session: Session, *, source: str, following: bool,
                      ended: str | None = None, now: float | None = None,
-                     loading: tuple[int, int] | None = None) -> None:
+                     loading: tuple[int, int] | None = None,
+                     source_state: tuple[str, str] | None = None) -> None:
         """Re-draw from ``session``.
 
         ``source`` labels the input (a path, ``"stdin"``, ``"cmd: …"``);
         ``following`` is whether the view sticks to the end; ``ended`` (e.g.
         ``"exited 3"``) marks a source that has finished; ``now`` (epoch
         seconds) is the clock for relative times; ``loading`` is
-        ``(bytes_done, bytes_total)`` while the initial read is under way."""
+        ``(bytes_done, bytes_total)`` while the initial read is under way;
+        ``source_state`` is what the source says now (text, level: information,
+        warning or error), e.g. ``("deleted · waiting for it to come back", "warning")``."""
         self._parts = status_parts(session, source=source, following=following, ended=ended,
-                                   now=now, loading=loading)
+                                   now=now, loading=loading, source_state=source_state)
         self._draw()
 
     @property
