@@ -21,11 +21,12 @@ from reducer.lines import RawLine
 from reducer.state import MAIN, Change
 
 from .commands import CctvCommands
+from .newest import NewestSession
 from .screens.session import SessionScreen
 from .source_state import SourceState
 from .sources import FileTail, Lines, Source, is_reset
 from .stderr_buffer import StderrBuffer
-from .subagent_tail import SubagentTail
+from .subagent_tail import SubagentTail, resolve_agent
 
 __all__ = ["CctvApp"]
 
@@ -54,7 +55,11 @@ class CctvApp(App[int]):
     BINDINGS = [
         Binding("q", "quit", "Quit", id="quit"),
         Binding("question_mark", "help", "Help", key_display="?", id="help"),
+        Binding("L", "switch_newest", "Switch to the newer session", show=False, id="newest"),
     ]
+
+    NEWEST_POLL_S = 2.0
+    """How often ``cctv tail`` looks for a session newer than the one it follows."""
 
     ended: var[str | None] = var(None)
     """Why the source ended (``None`` while it is live)."""
@@ -67,8 +72,15 @@ class CctvApp(App[int]):
         clock: Callable[[], float] | None = time.time,
         intro: str | None = None,
         label: str | None = None,
+        newest: NewestSession | None = None,
+        follow_newest: bool = False,
     ) -> None:
         super().__init__()
+        self.newest = newest
+        """Set for ``cctv tail``: notices a session that starts after the followed one."""
+        self.follow_newest = follow_newest
+        """Switch to a newer session at once instead of offering it."""
+        self.offered: Path | None = None
         self._label = label
         self.intro = intro
         """A line to show when the app starts (e.g. which session `cctv tail` picked)."""
@@ -111,6 +123,8 @@ class CctvApp(App[int]):
         self.set_interval(0.1, self._flush_panels)
         if self.clock is not None:
             self.set_interval(1.0, self._tick)
+        if self.newest is not None:
+            self.set_interval(self.NEWEST_POLL_S, self._check_newest)
 
     def on_unmount(self) -> None:
         gc.unfreeze()  # hand the objects back to the collector (matters in tests)
@@ -121,6 +135,42 @@ class CctvApp(App[int]):
             with contextlib.suppress(Exception):
                 await self.source.stop()  # returns at once: it only signals
         self.exit(self.source_state.exit_status(quitting=True))
+
+    # --- a newer session (cctv tail) ------------------------------------------------------
+
+    def _check_newest(self) -> None:
+        if self.newest is None:
+            return
+        path = self.newest.poll()
+        if path is None:
+            return
+        if self.follow_newest:
+            self.switch_to(path)
+            self.notify(f"following the newer session {path.name}", timeout=6)
+            return
+        self.offered = path
+        self.notify(f"a newer session started: {path.parent.name}/{path.name} — press L to switch",
+                    title="newer session", timeout=20)
+
+    async def action_switch_newest(self) -> None:
+        if self.offered is None:
+            self.notify("no newer session has started", severity="warning")
+            return
+        path, self.offered = self.offered, None
+        self.switch_to(path)
+
+    def switch_to(self, path: Path) -> None:
+        """Follow another session file instead of the current source."""
+        old = self.source
+        self.source = FileTail(path, follow=True)
+        self._label = None
+        if self.newest is not None:
+            self.newest.current = path
+        self.source_state = SourceState("file", follow=True, label=self.source_label)
+        self._reset()
+        self.consume_source()  # exclusive: the old reader is cancelled and closed
+        if old is not None:
+            self.run_worker(old.stop(), exit_on_error=False)
 
     # --- feeding -----------------------------------------------------------------------
 
@@ -176,10 +226,24 @@ class CctvApp(App[int]):
 
     @work(exclusive=True, group="subagents", exit_on_error=False)
     async def follow_subagents(self, path: Path, follow: bool) -> None:
-        def on_lines(agent: str, _path: Path, lines: list[RawLine]) -> None:
-            self._broadcast(self.feed.feed_agent_file(lines, agent))
+        feed = self.feed  # a reset makes a new one (and cancels this worker)
 
-        tail = SubagentTail(path, on_lines, lambda: self.feed.session.agent_file_ids, follow=follow)
+        def on_new(agent_id: str, agent_path: Path, meta: dict) -> None:
+            session = feed.session
+            agent = session.agent_for(agent_id)
+            file_id = agent_path.stem.removeprefix("agent-")
+            agent.agent_file_id = file_id
+            session.agent_file_ids.setdefault(file_id, agent_id)
+            agent.subagent_type = agent.subagent_type or meta.get("agentType")
+            agent.description = agent.description or str(meta.get("description") or "")
+
+        def on_lines(agent: str, _path: Path, lines: list[RawLine]) -> None:
+            self._broadcast(feed.feed_agent_file(lines, agent))
+
+        def resolve(agent_path: Path, meta: dict) -> str | None:
+            return resolve_agent(feed.session, agent_path, meta)
+
+        tail = SubagentTail(path, on_lines, resolve, on_new=on_new, follow=follow)
         await tail.run()
 
     async def _fold(self, lines: list) -> None:
@@ -221,6 +285,8 @@ class CctvApp(App[int]):
         """The source starts over (its file was truncated or written anew): drop all state."""
         self.feed = Feed()
         self._subagents_started = False
+        self.workers.cancel_group(self, "subagents")
+        self.ended = None
         while len(self.screen_stack) > 2 or not isinstance(self.screen, SessionScreen):
             self.pop_screen()
         for screen in self.screen_stack:
