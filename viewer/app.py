@@ -134,7 +134,8 @@ class CctvApp(App[int]):
         if self.source is not None:
             with contextlib.suppress(Exception):
                 await self.source.stop()  # returns at once: it only signals
-        self.exit(self.source_state.exit_status(quitting=True))
+        code = self.source_state.exit_status(quitting=True)
+        self.exit(code, return_code=code)
 
     # --- a newer session (cctv tail) ------------------------------------------------------
 

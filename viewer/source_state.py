@@ -102,6 +102,8 @@ class SourceState:
         """What an empty view says (waiting for the file, cannot read, ...)."""
         self._last_output = 0.0
         self._announced_errors: set[str] = set()
+        self._watch_note: tuple[str, Level] | None = None
+        """Watching for changes failed: shown whenever nothing more pressing is."""
 
     # --- updates ------------------------------------------------------------------------
 
@@ -181,7 +183,7 @@ class SourceState:
                 self.ended = None if self.follow and self.kind == "file" else f"cannot read: {error}"
                 self._middle = f"cannot read {path}\n\n{error}"
             case WatchFailed(error=error, poll_s=poll_s):
-                self._say(f"polling every {poll_s:g} s (watching failed: {error})", "warning")
+                self._watch_note = (f"polling every {poll_s:g} s (watching failed: {error})", "warning")
                 effect.toast = (f"watching for changes failed ({error}): checking every {poll_s:g} s",
                                 "warning")
             case ProcessStarted():
@@ -194,9 +196,10 @@ class SourceState:
                 self.stopped_by_user = by_user
                 text = describe_exit(status, by_user)
                 failed = status != 0 and not by_user
-                effect.notice = (f"the command {text}", "error" if failed else "information")
+                told = text if status >= 0 and not by_user else f"was {text}"
+                effect.notice = (f"the command {told}", "error" if failed else "information")
                 if failed:
-                    effect.toast = (f"the command {text}", "error")
+                    effect.toast = (f"the command {told}", "error")
                 if self.output_closed:
                     self.ended = text
                     self._quiet()
@@ -247,6 +250,8 @@ class SourceState:
             return (f"waiting for output · {format_duration(now - self._last_output)}", "information")
         if self._status is not None and self._status_until is not None and now > self._status_until:
             self._quiet()
+        if self._status is None and self.ended is None:
+            return self._watch_note
         return self._status
 
     def middle(self, now: float) -> str | None:

@@ -17,7 +17,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
 from reducer.session import Session
-from reducer.state import MAIN, Change
+from reducer.state import MAIN, Change, NoticeItem
 from widgets.status_bar import StatusBar
 from widgets.tasks_panel import TasksPanel
 from widgets.transcript import TranscriptView
@@ -127,7 +127,8 @@ class SessionScreen(Screen[None]):
         if self.agent_id != MAIN:
             return
         body = self.query_one("#body")
-        empty = text is not None and not self.session.main.items
+        empty = text is not None and all(  # stops at the first item of the input
+            isinstance(item, NoticeItem) and item.line_no == 0 for item in self.session.main.items)
         if empty:
             self.query_one("#placeholder", Static).update(Content(text))
         if empty != body.has_class("-empty"):
