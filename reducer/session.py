@@ -118,6 +118,10 @@ def block_text(content: Any) -> str:
     return "\n".join(parts)
 
 
+MALFORMED_KEPT = 10_000
+"""Malformed lines listed by line in :attr:`Session.malformed` (all are counted)."""
+
+
 class Session:
     """Session state folded from frames of either format.
 
@@ -133,6 +137,10 @@ class Session:
         """Lines folded from sub-agent transcript files."""
         self.kinds: Counter[str] = Counter()
         self.malformed: list[tuple[int, str]] = []
+        """(line, reason) of the first :data:`MALFORMED_KEPT` malformed lines."""
+        self.malformed_count = 0
+        """How many malformed lines there were in all."""
+        self._run_of_main = False
         self.unknown: list[tuple[int, str]] = []
         self.format: str = "unknown"
         # session info
@@ -342,8 +350,7 @@ class Session:
         elif isinstance(e, F.ControlRequest):
             self._control_request(e)
         elif isinstance(e, F.Malformed):
-            self.malformed.append((e.line_no, e.reason))
-            self._problem(e.line_no, "malformed", "malformed", e.reason)
+            self._malformed(e, forced_agent)
         elif isinstance(e, F.Unknown):
             self.unknown.append((e.line_no, e.kind_key))
             self._problem(e.line_no, "unknown", e.kind_key, f"unknown frame kind {e.kind_key!r}")
@@ -416,6 +423,47 @@ class Session:
 
     def _problem(self, line_no: int, problem: str, kind_key: str, reason: str) -> None:
         self._add(ProblemItem(MAIN, line_no, self._turn_index(MAIN), problem, kind_key, reason))
+
+    def _fold_repeated_malformed(self, line_no: int, changes: list[Change]) -> bool:
+        """Fold a main-source line whose bytes are those of the malformed line
+        before it, without decoding it: one more line of that line's row.
+        False (nothing done) if that row is not the last one of the main transcript."""
+        items = self.agents[MAIN].items
+        last = items[-1] if items else None
+        if not (isinstance(last, ProblemItem) and last.problem == "malformed"
+                and last.last_line_no == line_no - 1 and self._run_of_main):
+            return False
+        self.lines += 1
+        self.kinds["malformed"] += 1
+        self.malformed_count += 1
+        if len(self.malformed) < MALFORMED_KEPT:
+            self.malformed.append((line_no, last.reason))
+        last.count += 1
+        last.last_line_no = line_no
+        last.version += 1
+        change = _new_change(("item_updated", MAIN, last.index, None))
+        if not changes or changes[-1] != change:
+            changes.append(change)
+        return True
+
+    def _malformed(self, e: F.Malformed, forced_agent: str | None) -> None:
+        """A malformed line: a row of its own, or one more line of the row just
+        before when that row holds the previous line with the same reason (so
+        ``cctv run -- yes`` costs one row, not one per line)."""
+        self.malformed_count += 1
+        if len(self.malformed) < MALFORMED_KEPT:
+            self.malformed.append((e.line_no, e.reason))
+        items = self.agents[MAIN].items
+        last = items[-1] if items else None
+        if (forced_agent is None and isinstance(last, ProblemItem) and last.problem == "malformed"
+                and last.agent == MAIN and last.last_line_no == e.line_no - 1
+                and last.reason == e.reason and self._run_of_main):
+            last.count += 1
+            last.last_line_no = e.line_no
+            self._touch(last)
+            return
+        self._problem(e.line_no, "malformed", "malformed", e.reason)
+        self._run_of_main = forced_agent is None
 
     def _turn_index(self, agent: str) -> int | None:
         """The turn new items belong to: sub-agents share the main turn numbering."""

@@ -530,7 +530,7 @@ async def test_command_lines_stderr_and_exit_code(collect) -> None:
     await c.until(_done)
     assert isinstance(c.events[0], ProcessStarted) and c.events[0].pid > 0
     assert c.texts() == [b'{"i": 0}', b'{"i": 1}', b'{"i": 2}', b"partial-at-exit"]
-    assert c.of(Stderr) == [Stderr("warn 0"), Stderr("warn 1"), Stderr("warn 2")]
+    assert [line for e in c.of(Stderr) for line in e.lines] == ["warn 0", "warn 1", "warn 2"]
     assert c.of(ProcessExited) == [ProcessExited(3, by_user=False)]
     assert c.source.returncode == 3
     assert c.source.kind == "command" and c.source.label.startswith("cmd: ")

@@ -85,7 +85,7 @@ class CctvApp(App[int]):
         self.intro = intro
         """A line to show when the app starts (e.g. which session `cctv tail` picked)."""
         self.source = source
-        self.feed = feed or Feed()
+        self.feed = feed or Feed(keep_malformed_runs=False)
         self.clock = clock
         """Wall clock for live elapsed times; ``None`` in tests (state only)."""
         self.loading: tuple[int, int] | None = None
@@ -192,7 +192,7 @@ class CctvApp(App[int]):
                 effect = state.apply(event, time.monotonic())
                 self.loading = state.loading
                 if effect.stderr is not None:
-                    self.stderr.append(effect.stderr)
+                    self.stderr.extend(effect.stderr)
                 if effect.history_in:
                     if not self._live:
                         # the history is in: keep the collector off its objects
@@ -284,7 +284,7 @@ class CctvApp(App[int]):
 
     def _reset(self) -> None:
         """The source starts over (its file was truncated or written anew): drop all state."""
-        self.feed = Feed()
+        self.feed = Feed(keep_malformed_runs=False)
         self._subagents_started = False
         self.workers.cancel_group(self, "subagents")
         self.ended = None

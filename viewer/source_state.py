@@ -55,8 +55,8 @@ class Effect:
     """A notice to add to the main transcript."""
     toast: tuple[str, Level] | None = None
     """A notification to pop up."""
-    stderr: str | None = None
-    """A line of the command's standard error to keep."""
+    stderr: list[str] | None = None
+    """Lines of the command's standard error to keep."""
     history_in: bool = False
     """The input's existing content has been read (start following sub-agents, ...)."""
 
@@ -226,8 +226,8 @@ class SourceState:
                               "end of file" if self.kind == "file" else "end of input")
                 if self.kind == "pipe" and not self.lines_seen:
                     self._middle = "standard input ended without any line"
-            case Stderr(text=text):
-                effect.stderr = text
+            case Stderr(lines=lines):
+                effect.stderr = lines
             case _:
                 assert_never(event)
         return effect

@@ -183,9 +183,9 @@ class EndOfInput:
 
 @dataclass(frozen=True, slots=True)
 class Stderr:
-    """One line of a subprocess's standard error, decoded."""
+    """Lines of a subprocess's standard error, decoded, in order."""
 
-    text: str
+    lines: list[str]
 
 
 Event = (Lines | Progress | HistoryRead | Live | WaitingForFile | Truncated | Replaced | Deleted
@@ -784,7 +784,7 @@ async def open_stdin(fd: int | None = None, label: str = "stdin") -> StreamSourc
     mode = os.fstat(fd).st_mode
     if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
         loop = asyncio.get_running_loop()
-        reader = asyncio.StreamReader(limit=64 * MiB, loop=loop)
+        reader = asyncio.StreamReader(limit=_PIPE_BUFFER, loop=loop)
         pipe = os.fdopen(fd, "rb", buffering=0)
         transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader, loop=loop), pipe)
         return StreamSource(reader, label, transport=transport)
@@ -833,6 +833,16 @@ def take_stdin_pipe() -> int | None:
 # ------------------------------------------------------------ CommandSource
 
 
+_PIPE_BUFFER = 256 * 1024
+"""What a pipe reader buffers before it stops reading (asyncio pauses at twice
+this): the bound on bytes waiting while the app folds (chunked reads pass
+lines of any length). asyncio's 64 KiB default is too small for throughput,
+the 64 MiB used before let ``yes`` park 128 MiB here."""
+_QUEUED = 8
+"""Events a command's readers may have waiting: with the 64 KiB stdout chunks
+(a pipe's size), at most ~0.5 MB of lines are read ahead of the fold."""
+
+
 class _ExitAwareProtocol(asyncio.subprocess.SubprocessStreamProtocol):
     """The protocol create_subprocess_exec uses, plus an event set at exit."""
 
@@ -872,7 +882,7 @@ class CommandSource:
         *,
         cwd: str | os.PathLike[str] | None = None,
         env: dict[str, str] | None = None,
-        chunk_size: int = 1 * MiB,
+        chunk_size: int = 64 * 1024,
         grace: float = 2.0,
     ) -> None:
         self.argv = list(argv)
@@ -933,7 +943,7 @@ class CommandSource:
             # create_subprocess_exec(), spelled out to see the exit itself:
             # Process.wait() also waits for the pipes to close.
             transport, protocol = await loop.subprocess_exec(
-                lambda: _ExitAwareProtocol(limit=64 * MiB, loop=loop),
+                lambda: _ExitAwareProtocol(limit=_PIPE_BUFFER, loop=loop),
                 *self.argv,
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
@@ -950,7 +960,7 @@ class CommandSource:
         self._transport = transport
         self._exited = protocol.exited
         yield ProcessStarted(proc.pid)
-        queue: asyncio.Queue[Event | object] = asyncio.Queue(maxsize=64)
+        queue: asyncio.Queue[Event | object] = asyncio.Queue(maxsize=_QUEUED)
         assert proc.stdout is not None and proc.stderr is not None
         tasks = [
             asyncio.create_task(self._pump_stdout(proc.stdout, queue)),
@@ -974,9 +984,14 @@ class CommandSource:
             for task in tasks:
                 task.cancel()
             if proc.returncode is None:
-                # the consumer went away (the app quits): end the command without waiting
+                # the consumer went away (the app quits): end the command, briefly wait
                 self.stopped_by_user = True
                 self._signal(proc, signal.SIGTERM)
+                with contextlib.suppress(TimeoutError, asyncio.CancelledError):
+                    await asyncio.wait_for(protocol.exited.wait(), 0.3)
+            if self._closer is not None:
+                self._closer.cancel()
+            transport.close()  # (kills the child outright if it still runs)
 
     async def _after_exit(self, exited: asyncio.Event, transport: asyncio.SubprocessTransport,
                           queue: asyncio.Queue) -> None:
@@ -1000,8 +1015,8 @@ class CommandSource:
         splitter = LineSplitter()
 
         async def emit(lines: list[RawLine]) -> None:
-            for line in lines:
-                await queue.put(Stderr(line.data.decode("utf-8", "replace")))
+            if lines:
+                await queue.put(Stderr([line.data.decode("utf-8", "replace") for line in lines]))
 
         try:
             while chunk := await stream.read(64 * 1024):

@@ -63,6 +63,11 @@ class StderrBuffer:
             self.spilled_chars += len(old) + 1
             self._write_spilled(old)
 
+    def extend(self, lines: list[str]) -> None:
+        """Add lines (each without its newline)."""
+        for line in lines:
+            self.append(line)
+
     def _write_spilled(self, line: str) -> None:
         if self._spill is None and self.spill_error is None:
             folder = self.spill_dir or cache_dir() / "stderr"
