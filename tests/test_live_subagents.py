@@ -47,19 +47,24 @@ def _lines(path: Path) -> list[bytes]:
     return path.read_bytes().splitlines(keepends=True)
 
 
-async def _run_live(tmp_path: Path, agent_dir: Path, *, meta: dict | None) -> None:
+async def _run_live(tmp_path: Path, agent_dir: Path, *, meta: dict | None,
+                    start_empty: bool = False) -> None:
     """Open the session before the sub-agent exists; then write it like the CLI does."""
     project = tmp_path / "proj"
     project.mkdir()
     main_lines = _lines(PROJECT / f"{SESSION}.jsonl")
     agent_lines = _lines(PROJECT / SESSION / "subagents" / f"{AGENT_FILE}.jsonl")
     main_path = project / f"{SESSION}.jsonl"
-    main_path.write_bytes(b"".join(main_lines[:RESULT_LINE - 1]))  # the call, not its result
+    head = b"".join(main_lines[:RESULT_LINE - 1])  # the call, not its result
+    main_path.write_bytes(b"" if start_empty else head)
     expected = load_path(PROJECT / f"{SESSION}.jsonl")
     want_items = len(expected.session.agents[CALL].items)
 
     app = CctvApp(FileTail(main_path), clock=None)
     async with app.run_test(size=(120, 36)) as pilot:
+        if start_empty:  # a session cctv opened before its first line was written
+            await wait_for(pilot, lambda: app.source_state.empty)
+            main_path.write_bytes(head)
         await wait_for(pilot, lambda: CALL in app.feed.session.calls)
         await pilot.pause(0.3)
         assert CALL not in app.feed.session.agents or not app.feed.session.agents[CALL].items
@@ -119,3 +124,7 @@ async def test_an_existing_subagent_still_opens(tmp_path: Path) -> None:
                        == len(expected.session.agents[CALL].items))
         assert app.feed.session.agents[CALL].agent_file_id == AGENT_FILE.removeprefix("agent-")
         assert MAIN in app.feed.session.agents
+
+
+async def test_a_session_that_began_empty_still_follows_its_subagents(tmp_path: Path) -> None:
+    await _run_live(tmp_path, Path("subagents"), meta=None, start_empty=True)

@@ -117,7 +117,7 @@ class CctvApp(App[int]):
     def on_mount(self) -> None:
         self.push_screen(SessionScreen(MAIN))
         if self.intro:
-            self.notify(self.intro, timeout=6)
+            self.notify(self.intro, timeout=6, markup=False)  # names from the file system
         if self.source is not None:
             self.consume_source()
         self.set_interval(0.1, self._flush_panels)
@@ -147,11 +147,11 @@ class CctvApp(App[int]):
             return
         if self.follow_newest:
             self.switch_to(path)
-            self.notify(f"following the newer session {path.name}", timeout=6)
+            self.notify(f"following the newer session {path.name}", timeout=6, markup=False)
             return
         self.offered = path
         self.notify(f"a newer session started: {path.parent.name}/{path.name} — press L to switch",
-                    title="newer session", timeout=20)
+                    title="newer session", timeout=20, markup=False)
 
     async def action_switch_newest(self) -> None:
         if self.offered is None:
@@ -185,6 +185,8 @@ class CctvApp(App[int]):
                 if isinstance(event, Lines):
                     await self._fold(event.lines)
                     state.output_seen(time.monotonic())
+                    if self._live and not self._subagents_started:
+                        self._start_subagents()  # a session that began empty: now its format is known
                     continue
                 reset = is_reset(event)
                 if reset:
@@ -205,7 +207,7 @@ class CctvApp(App[int]):
                     self._broadcast(self.feed.session.source_notice(text, level))
                 if effect.toast is not None:
                     text, level = effect.toast
-                    self.notify(text, severity=level, timeout=8)
+                    self.notify(text, severity=level, timeout=8, markup=False)
                 self._dirty = True
         state.finished()
         self._start_subagents()

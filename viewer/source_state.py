@@ -165,7 +165,9 @@ class SourceState:
                                  if self.follow else "the file was deleted", "warning")
                 self._say("deleted · waiting for it to come back" if self.follow else "deleted",
                           "warning")
-                if not self.lines_seen:
+                if not self.follow:
+                    self.ended = "deleted"
+                elif not self.lines_seen:
                     self._middle = "the file was deleted — waiting for it to come back"
             case Recreated(continues=continues):
                 if not continues:
