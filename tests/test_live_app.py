@@ -282,3 +282,14 @@ async def test_q_quits_during_a_large_load(tmp_path: Path) -> None:
         await pilot.press("q")
         await wait_for(pilot, lambda: app.return_value is not None, timeout=5)
     assert app.return_value == 0 and app.feed.session.lines < total
+
+
+async def test_x_also_stops_what_a_command_left_holding_its_output() -> None:
+    app = CctvApp(CommandSource(["sh", "-c", "(sleep 30; echo late) & exit 0"], grace=0.5), clock=None)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_for(pilot, lambda: "its output is still open" in status(app))
+        await pilot.press("x")
+        await wait_for(pilot, lambda: app.ended is not None, timeout=5)
+        assert app.ended == "exited with status 0"
+        await pilot.press("q")
+    assert app.return_value == 0

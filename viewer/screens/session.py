@@ -189,7 +189,10 @@ class SessionScreen(Screen[None]):
 
     async def action_stop_command(self) -> None:
         source = self.cctv.source
-        if source is None or source.kind != "command" or not self.cctv.source_state.running:
+        state = self.cctv.source_state
+        # a command that exited may have left something behind that holds its output
+        if source is None or source.kind != "command" or self.cctv.ended is not None \
+                or not (state.running or state.exit_code is not None):
             self.notify("no running command to stop", severity="warning")
             return
         await source.stop()
