@@ -125,6 +125,23 @@ async def test_a_rotated_file_keeps_every_line_of_both(tmp_path: Path) -> None:
         assert any("replaced by a new one" in n for n in notices(app))
 
 
+async def test_a_file_saved_anew_over_itself_is_read_again_from_the_start(tmp_path: Path) -> None:
+    # an editor's atomic save: a new file, same first line, renamed over the old one
+    path = tmp_path / "s.jsonl"
+    lines = lines_of("11_multi_turn.jsonl")
+    path.write_bytes(b"".join(lines))
+    app = CctvApp(FileTail(path, **FAST), clock=None)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_for(pilot, lambda: len(app.feed.session.turns) == 2)
+        tmp = tmp_path / "s.jsonl.tmp"
+        half = len(lines) // 2
+        tmp.write_bytes(b"".join(lines[:half]))
+        os.replace(tmp, path)
+        await wait_for(pilot, lambda: "rewritten · read again from the start" in status(app))
+        await wait_for(pilot, lambda: app.feed.session.lines == half)
+        assert notices(app) == ["the file was written anew: read again from the start"]
+
+
 async def test_deleted_then_recreated_is_followed_again_and_the_status_says_so(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     lines = lines_of("11_multi_turn.jsonl")
