@@ -86,10 +86,14 @@ async def _run_live(tmp_path: Path, agent_dir: Path, *, meta: dict | None,
         call = session.calls[CALL]
         assert call.subagent == CALL and call.result is None
         assert not [a for a in session.agents if a.startswith("agent-")]  # no orphan copy
+        # its card says so: running, with the tools it has used so far (not "pending")
+        await wait_for(pilot, lambda: "◐ running · 2 tools · last Read" in screen_text(app))
+        assert "pending" not in screen_text(app)
         with open(main_path, "ab") as fh:
             fh.write(b"".join(main_lines[RESULT_LINE - 1:]))
         await wait_for(pilot, lambda: session.calls[CALL].result is not None)
         assert len(session.agents[CALL].items) == want_items
+        await wait_for(pilot, lambda: "✓ done · 2 tools · last Read" in screen_text(app))
         # enter on the card shows the sub-agent's transcript
         view = app.screen.query_one(TranscriptView)
         view.move_cursor(call.item.index)
