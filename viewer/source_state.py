@@ -102,6 +102,8 @@ class SourceState:
         """What an empty view says (waiting for the file, cannot read, ...)."""
         self._last_output = 0.0
         self._announced_errors: set[str] = set()
+        self._restart_note: str | None = None
+        """The notice of the last event that started the input over."""
         self._watch_note: tuple[str, Level] | None = None
         """Watching for changes failed: shown whenever nothing more pressing is."""
 
@@ -112,6 +114,7 @@ class SourceState:
         self._last_output = now
         self.lines_seen = True
         self.empty = False
+        self._restart_note = None
         if self._middle is not None and not self.cannot_start:
             self._middle = None
 
@@ -126,6 +129,12 @@ class SourceState:
 
     def apply(self, event: Event, now: float) -> Effect:
         """Fold one event; return what else the app should do."""
+        effect = self._apply(event, now)
+        if effect.notice is not None and isinstance(event, (Truncated, Replaced, Recreated)):
+            self._restart_note = effect.notice[0]
+        return effect
+
+    def _apply(self, event: Event, now: float) -> Effect:
         effect = Effect()
         match event:
             case Lines():
@@ -263,7 +272,9 @@ class SourceState:
                 return f"{self._middle} · {format_duration(now - self._last_output)}"
             return self._middle
         if self.empty:
-            return "empty file — waiting for lines" if self.follow and self.ended is None else "empty file"
+            text = "empty file — waiting for lines" if self.follow and self.ended is None else "empty file"
+            # why it is empty now (truncated, written anew) stays in sight
+            return f"{self._restart_note}\n\n{text}" if self._restart_note else text
         return None
 
     def exit_status(self, *, quitting: bool = False) -> int:
