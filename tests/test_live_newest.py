@@ -68,8 +68,9 @@ async def test_tail_offers_the_newer_session_and_l_switches_to_it(tmp_path: Path
         shutil.copytree(PROJECT / NEW, root / PROJECT.name / NEW)
         shutil.copy(PROJECT / f"{NEW}.jsonl", new)
         await wait_for(pilot, lambda: app.offered == new)
-        shown = [n.message for n in app._notifications]
-        assert any("a newer session started" in m and NEW in m and "press L" in m for m in shown)
+        await wait_for(pilot, lambda: any(  # a notification is posted, then shown
+            "a newer session started" in n.message and NEW in n.message and "press L" in n.message
+            for n in app._notifications))
         assert app.feed.session.session_id == OLD  # only offered
         await pilot.press("L")
         await wait_for(pilot, lambda: app.feed.session.session_id == NEW)
