@@ -204,7 +204,8 @@ class CctvApp(App[int]):
                     self._start_subagents()
                 if effect.notice is not None:
                     text, level = effect.notice
-                    self._broadcast(self.feed.session.source_notice(text, level))
+                    item_level = "info" if level == "information" else level  # NoticeItem's words
+                    self._broadcast(self.feed.session.source_notice(text, item_level))
                 if effect.toast is not None:
                     text, level = effect.toast
                     self.notify(text, severity=level, timeout=8, markup=False)
