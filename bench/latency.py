@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from viewer.sources import FileTail, Lines, Status  # noqa: E402
+from viewer.sources import FileTail, Lines, Live  # noqa: E402
 
 
 def _writer(path: Path, n: int, interval: float, start: threading.Event) -> None:
@@ -48,7 +48,7 @@ async def measure(n: int, interval_ms: float, debounce_ms: int, step_ms: int) ->
         async with asyncio.timeout(n * interval_ms / 1000 + 30):
             async with contextlib.aclosing(tail.events()) as events:
                 async for event in events:
-                    if event == Status("following"):
+                    if event == Live():
                         start.set()
                     elif isinstance(event, Lines):
                         now = time.monotonic_ns()
@@ -72,7 +72,7 @@ async def idle_cpu(step_ms: int, seconds: float = 2.0) -> float:
         tail = FileTail(path, step_ms=step_ms)
         events = tail.events()
         async for event in events:
-            if event == Status("following"):
+            if event == Live():
                 break
         consumer = asyncio.create_task(anext(events, None))
         c0 = time.process_time()

@@ -265,9 +265,12 @@ class TurnFooterItem(Item):
 
 
 class ProblemItem(Item):
-    """A malformed line or a frame of an unknown kind, shown with its line number."""
+    """A malformed line or a frame of an unknown kind, shown with its line number.
 
-    __slots__ = ("problem", "kind_key", "reason")
+    A run of consecutive malformed lines with the same reason is one item:
+    ``count`` lines, ``line_no`` to ``last_line_no``."""
+
+    __slots__ = ("problem", "kind_key", "reason", "count", "last_line_no")
     kind = "problem"
 
     def __init__(self, agent: str, line_no: int, turn: int | None, problem: str, kind_key: str,
@@ -276,6 +279,8 @@ class ProblemItem(Item):
         self.problem = problem  # "malformed" | "unknown"
         self.kind_key = kind_key
         self.reason = reason
+        self.count = 1
+        self.last_line_no = line_no
 
 
 # --- things items point at ------------------------------------------------------------------

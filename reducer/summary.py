@@ -67,6 +67,7 @@ def summarize(session: Session) -> dict[str, Any]:
         "cwd": session.cwd,
         "lines": session.lines,
         "malformed": [{"line": n, "reason": r} for n, r in session.malformed],
+        "malformed_count": session.malformed_count,
         "unknown": [{"line": n, "kind": k} for n, k in session.unknown],
         "kinds": dict(sorted(session.kinds.items())),
         "status": final_status(session),
@@ -127,7 +128,7 @@ def format_summary(data: dict[str, Any]) -> str:
         f"{data['title'] or '(untitled)'}",
         f"  session  {data['session_id'] or '?'}  ({data['format']}, CLI {data['cli_version'] or '?'},"
         f" model {data['model'] or '?'})",
-        f"  lines    {data['lines']:,}  malformed {len(data['malformed'])}"
+        f"  lines    {data['lines']:,}  malformed {data.get('malformed_count', len(data['malformed'])):,}"
         f"  unknown kinds {len(data['unknown'])}",
         f"  status   {data.get('status') or '?'}",
         f"  turns    {data['turns']} ({data.get('prompts', 0)} prompts)"
@@ -166,6 +167,7 @@ def format_summary(data: dict[str, Any]) -> str:
         lines.append(f"  denied   {data['permission_denials']} permission denials")
     for m in data["malformed"][:20]:
         lines.append(f"  line {m['line']}: {m['reason']}")
-    if len(data["malformed"]) > 20:
-        lines.append(f"  … and {len(data['malformed']) - 20} more malformed lines")
+    total = data.get("malformed_count", len(data["malformed"]))
+    if total > 20:
+        lines.append(f"  … and {total - 20:,} more malformed lines")
     return "\n".join(lines)

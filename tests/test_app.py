@@ -131,16 +131,16 @@ async def test_subprocess_source_shows_exit_status_and_stderr(tmp_path: Path) ->
     app = CctvApp(source, clock=None)
     async with app.run_test(size=(120, 30)) as pilot:
         await wait_for(pilot, lambda: app.ended is not None)
-        assert app.ended == "exited (exit 3)"
+        assert app.ended == "exited with status 3"
         app._flush_panels()
-        assert "exited (exit 3)" in status_text(app)
+        assert "exited with status 3" in status_text(app)
         assert len(app.feed.session.tasks) == 2
         await pilot.press("s")
         await pilot.pause()
         from viewer.screens.stderr import StderrScreen
 
         assert isinstance(app.screen, StderrScreen)
-        assert "warning: scripted run" in "\n".join(app.screen.lines)
+        assert "warning: scripted run" in "\n".join(app.screen.buffer.lines)
 
 
 async def test_malformed_lines_are_rows_with_their_line_numbers(tmp_path: Path) -> None:

@@ -98,6 +98,20 @@ def test_a_replaced_file_is_refused(copied: Path) -> None:
         store.raw(lean.entries[0])
 
 
+def test_a_rotated_file_reads_the_new_lines_and_checks_the_old_ones(copied: Path) -> None:
+    from reducer.decode import decode_line
+
+    lean, store = _lean_store(copied)
+    old = copied.read_bytes().splitlines()
+    copied.rename(copied.with_name("s.jsonl.1"))
+    new_line = b'{"type":"keep_alive"}'
+    copied.write_bytes(new_line + b"\n")  # the rotation: numbering goes on in the new file
+    store.replaced(copied)
+    assert store.raw(decode_line(new_line, len(old) + 1, 0, keep_raw=False)) == new_line
+    with pytest.raises(RawUnavailable, match="rewritten"):  # never another line's bytes
+        store.raw(lean.entries[0])
+
+
 def test_a_deleted_file_is_refused(copied: Path) -> None:
     lean, store = _lean_store(copied)
     copied.unlink()

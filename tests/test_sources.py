@@ -17,18 +17,29 @@ import pytest
 
 from reducer.lines import RawLine
 from viewer.sources import (
+    CannotRead,
+    CannotStart,
     CommandSource,
-    Ended,
+    Deleted,
+    EndOfInput,
     Event,
     FileTail,
+    HistoryRead,
     Lines,
+    Live,
+    OutputClosed,
+    ProcessExited,
+    ProcessStarted,
     Progress,
-    Reset,
+    Recreated,
+    Replaced,
     Source,
-    Status,
     Stderr,
     StreamSource,
-    Waiting,
+    Truncated,
+    WaitingForFile,
+    WatchFailed,
+    is_reset,
     open_stdin,
 )
 
@@ -57,7 +68,7 @@ class Collector:
         """Lines since the last Reset."""
         out: list[RawLine] = []
         for event in self.events:
-            if isinstance(event, Reset):
+            if is_reset(event):
                 out.clear()
             elif isinstance(event, Lines):
                 out.extend(event.lines)
@@ -79,7 +90,7 @@ class Collector:
                 await self._changed.wait()
 
     async def following(self) -> None:
-        await self.until(lambda c: Status("following") in c.events)
+        await self.until(lambda c: Live() in c.events)
 
     async def close(self) -> None:
         await asyncio.wait_for(self.source.stop(), 5)
@@ -114,7 +125,7 @@ async def test_history_then_appends_arrive_once(tmp_path: Path, collect) -> None
     c = collect(FileTail(path, **FAST))
     await c.following()
     assert c.texts() == [b"a", b"b"]
-    assert Status("history read: 2 lines") in c.events
+    assert HistoryRead(2) in c.events
     append(path, b"c\n")
     await c.until(lambda c: len(c.lines) == 3)
     append(path, b"d\ne\n")
@@ -122,7 +133,7 @@ async def test_history_then_appends_arrive_once(tmp_path: Path, collect) -> None
     await asyncio.sleep(0.3)  # a poll timeout passes: nothing repeated
     assert c.texts() == [b"a", b"b", b"c", b"d", b"e"]
     assert [(ln.line_no, ln.offset) for ln in c.lines] == [(1, 0), (2, 2), (3, 4), (4, 6), (5, 8)]
-    assert not c.of(Reset)
+    assert not any(is_reset(e) for e in c.events)
 
 
 async def test_appends_during_a_20mb_history_read_arrive_exactly_once_in_order(tmp_path: Path) -> None:
@@ -166,9 +177,11 @@ async def test_appends_during_a_20mb_history_read_arrive_exactly_once_in_order(t
                             break
                     case Progress():
                         await asyncio.sleep(0.003)  # slow the history read so the writer overlaps it
-                    case Status(text) if text.startswith("history read"):
+                    case HistoryRead():
                         written_when_history_done = written
-                    case Reset() | Ended() | Waiting():
+                    case Live():
+                        pass
+                    case _:
                         pytest.fail(f"unexpected {event!r}")
     await writing
     await source.stop()
@@ -196,15 +209,43 @@ async def test_small_chunks_split_lines_anywhere(tmp_path: Path, collect) -> Non
 async def test_partial_line_held_until_newline(tmp_path: Path, collect) -> None:
     path = tmp_path / "s.jsonl"
     path.write_bytes(b'{"a":1}\n{"b"')
-    c = collect(FileTail(path, **FAST))
+    c = collect(FileTail(path, idle_flush_ms=100, **FAST))
     await c.following()
     assert c.texts() == [b'{"a":1}']
     append(path, b":2")
-    await asyncio.sleep(0.35)  # past a poll timeout: still held
+    await asyncio.sleep(0.35)  # idle past the flush delay and a poll timeout: not JSON yet, held
     assert c.texts() == [b'{"a":1}']
     append(path, b"}\n")
     await c.until(lambda c: len(c.lines) == 2)
     assert c.lines[1] == RawLine(2, 8, b'{"b":2}')
+
+
+async def test_a_complete_json_last_line_without_newline_shows_after_idle(tmp_path: Path, collect) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b'{"a":1}\n')
+    c = collect(FileTail(path, idle_flush_ms=150, **FAST))
+    await c.following()
+    append(path, b'{"b":2}')  # a writer that never ends its last line
+    await c.until(lambda c: len(c.lines) == 2, timeout=2)
+    assert c.lines[1] == RawLine(2, 8, b'{"b":2}')
+    # the newline arriving later ends that line, it is not an empty line of its own
+    append(path, b'\n{"c":3}\n')
+    await c.until(lambda c: len(c.lines) == 3)
+    await asyncio.sleep(0.3)
+    assert c.texts() == [b'{"a":1}', b'{"b":2}', b'{"c":3}']
+    assert c.lines[2] == RawLine(3, 16, b'{"c":3}')
+
+
+async def test_a_complete_json_line_at_history_end_shows_after_idle(tmp_path: Path, collect) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b'{"a":1}\n{"b":2}')
+    c = collect(FileTail(path, idle_flush_ms=150, **FAST))
+    await c.following()
+    assert c.texts() == [b'{"a":1}']
+    await c.until(lambda c: len(c.lines) == 2, timeout=2)
+    append(path, b'{"c":3}\n')  # no newline came: the next bytes start a new line
+    await c.until(lambda c: len(c.lines) == 3)
+    assert c.texts() == [b'{"a":1}', b'{"b":2}', b'{"c":3}']
 
 
 async def test_truncation_resets_and_rereads(tmp_path: Path, collect) -> None:
@@ -214,10 +255,10 @@ async def test_truncation_resets_and_rereads(tmp_path: Path, collect) -> None:
     await c.following()
     with open(path, "r+b") as f:
         f.truncate(0)
-    await c.until(lambda c: bool(c.of(Reset)))
+    await c.until(lambda c: bool(c.of(Truncated)))
     append(path, b"new\n")
     await c.until(lambda c: c.texts() == [b"new"])
-    assert c.of(Reset)[0] == Reset("file truncated")
+    assert c.of(Truncated) == [Truncated(0)]
     assert c.lines == [RawLine(1, 0, b"new")]
 
 
@@ -229,101 +270,198 @@ async def test_rewrite_in_place_larger_is_detected(tmp_path: Path, collect) -> N
     with open(path, "r+b") as f:  # same inode, new content, bigger than what was read
         f.write(b"bbbbbbbbbb\ncc\n")
     await c.until(lambda c: c.texts() == [b"bbbbbbbbbb", b"cc"])
-    assert c.of(Reset)
+    assert c.of(Replaced) == [Replaced(continues=False)]
 
 
-async def test_replacement_resets(tmp_path: Path, collect) -> None:
+def _numbered(n: int, tag: str) -> bytes:
+    return b'{"n":%03d,"v":"%s"}\n' % (n, tag.encode())
+
+
+async def test_truncate_and_refill_past_the_old_size_between_polls_is_caught(tmp_path: Path, collect) -> None:
+    # Same inode, refilled longer than before, and the 64 bytes before the old
+    # offset happen to be the same: only the first bytes tell it is not the same file.
     path = tmp_path / "s.jsonl"
-    path.write_bytes(b"old1\nold2\n")
+    old = [_numbered(n, "old") for n in range(1, 18)]
+    new = [_numbered(n, "new") for n in range(1, 21)]
+    same_tail = b"".join(new[:17])[-64:]
+    old_bytes = b"".join(old)
+    old_bytes = old_bytes[:-64] + same_tail  # the old file ends with the same 64 bytes
+    path.write_bytes(old_bytes)
+    c = collect(FileTail(path, poll_timeout_ms=5000, debounce_ms=2000, step_ms=2000))
+    await c.following()
+    fd = os.open(path, os.O_WRONLY)
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, b"".join(new), 0)
+    os.close(fd)
+    await c.until(lambda c: len(c.lines) == 20, timeout=8)
+    assert c.texts() == [ln.rstrip(b"\n") for ln in new]
+    assert c.of(Replaced) == [Replaced(continues=False)]
+
+
+async def test_replacement_by_rename_rereads_the_same_session(tmp_path: Path, collect) -> None:
+    # an editor's atomic save: the new file starts like the old one: read again from line 1
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b'{"first":1}\nold2\n')
     c = collect(FileTail(path, **FAST))
     await c.following()
     tmp = tmp_path / "s.jsonl.tmp"
-    tmp.write_bytes(b"new1\n")
+    tmp.write_bytes(b'{"first":1}\nnew2\n')
     os.replace(tmp, path)
-    await c.until(lambda c: c.texts() == [b"new1"])
-    assert Reset("file replaced") in c.events
-    append(path, b"new2\n")
-    await c.until(lambda c: c.texts() == [b"new1", b"new2"])
-    assert c.lines[1] == RawLine(2, 5, b"new2")
+    await c.until(lambda c: c.texts() == [b'{"first":1}', b"new2"])
+    assert c.of(Replaced) == [Replaced(continues=False)]
+    append(path, b"new3\n")
+    await c.until(lambda c: len(c.lines) == 3)
+    assert c.lines[2] == RawLine(3, 17, b"new3")
+
+
+async def test_rotation_drains_the_old_file_then_continues_with_the_new(tmp_path: Path, collect) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"a1\na2\n")
+    c = collect(FileTail(path, poll_timeout_ms=5000, debounce_ms=2000, step_ms=2000))
+    await c.following()
+    with open(path, "ab") as f:  # written just before the file is moved away
+        f.write(b"a3\na4\n")
+        os.rename(path, tmp_path / "s.jsonl.1")
+        path.write_bytes(b"b1\n")
+        f.write(b"a5")  # ... and even after, into the moved file, without a newline
+    await c.until(lambda c: len(c.lines) == 6, timeout=8)
+    assert c.texts() == [b"a1", b"a2", b"a3", b"a4", b"a5", b"b1"]
+    assert c.of(Replaced) == [Replaced(continues=True)]
+    assert c.events.index(Replaced(continues=True)) > next(
+        i for i, e in enumerate(c.events) if isinstance(e, Lines) and e.lines[-1].data == b"a5")
+    assert [ln.line_no for ln in c.lines] == [1, 2, 3, 4, 5, 6]
+    assert c.lines[-1].offset == 0  # an offset in the new file
+    append(path, b"b2\n")
+    await c.until(lambda c: c.texts()[-1] == b"b2", timeout=8)
 
 
 async def test_missing_file_waits_then_reads_when_created(tmp_path: Path, collect) -> None:
     path = tmp_path / "later.jsonl"
     c = collect(FileTail(path, **FAST))
-    await c.until(lambda c: bool(c.of(Waiting)))
+    await c.until(lambda c: bool(c.of(WaitingForFile)))
+    assert c.of(WaitingForFile)[0].path.endswith("later.jsonl")
     assert not c.lines
     path.write_bytes(b"first\n")
     await c.until(lambda c: c.texts() == [b"first"])
     append(path, b"second\n")
     await c.until(lambda c: c.texts() == [b"first", b"second"])
-    assert not c.of(Reset) and not c.of(Ended)
+    assert not any(is_reset(e) for e in c.events) and not c.of(Deleted)
+    assert c.events.index(HistoryRead(1)) > c.events.index(c.of(WaitingForFile)[0])
 
 
 async def test_missing_parent_directory_waits_too(tmp_path: Path, collect) -> None:
     path = tmp_path / "not" / "yet" / "s.jsonl"
     c = collect(FileTail(path, **FAST))
-    await c.until(lambda c: bool(c.of(Waiting)))
+    await c.until(lambda c: bool(c.of(WaitingForFile)))
     path.parent.mkdir(parents=True)
     path.write_bytes(b"x\n")
     await c.until(lambda c: c.texts() == [b"x"])
 
 
-async def test_deletion_ends_then_reappearance_resets(tmp_path: Path, collect) -> None:
+async def test_deleted_then_recreated_is_followed_again(tmp_path: Path, collect) -> None:
     path = tmp_path / "s.jsonl"
     path.write_bytes(b"a\n")
     c = collect(FileTail(path, **FAST))
     await c.following()
     append(path, b"b\n")
     path.unlink()
-    await c.until(lambda c: bool(c.of(Ended)))
-    assert c.of(Ended) == [Ended("deleted", None)]
+    await c.until(lambda c: bool(c.of(Deleted)))
     assert c.texts() == [b"a", b"b"]  # what was appended before the unlink is not lost
-    path.write_bytes(b"again\n")
-    await c.until(lambda c: c.texts() == [b"again"])
-    assert Reset("file reappeared") in c.events
+    path.write_bytes(b"again\n")  # another file: its lines follow the old ones
+    await c.until(lambda c: c.texts() == [b"a", b"b", b"again"])
+    assert c.of(Recreated) == [Recreated(continues=True)]
+    append(path, b"more\n")
+    await c.until(lambda c: c.texts()[-1] == b"more")
+    path.unlink()
+    await c.until(lambda c: len(c.of(Deleted)) == 2)
+    path.write_bytes(b"again\nmore\nfive\n")  # the same file written again: a reset
+    await c.until(lambda c: len(c.of(Recreated)) == 2)
+    await c.until(lambda c: c.texts() == [b"again", b"more", b"five"])
+    assert c.of(Recreated)[1] == Recreated(continues=False)
+
+
+async def test_an_os_error_is_reported_and_retried(tmp_path: Path, collect) -> None:
+    path = tmp_path / "s.jsonl"
+    os.symlink(path, path)  # a symlink to itself: stat fails with ELOOP
+    c = collect(FileTail(path, **FAST))
+    await c.until(lambda c: bool(c.of(CannotRead)))
+    (err,) = c.of(CannotRead)
+    assert err.path.endswith("s.jsonl") and "symbolic links" in err.error
+    path.unlink()
+    path.write_bytes(b"ok\n")
+    await c.until(lambda c: c.texts() == [b"ok"])
+
+
+async def test_watch_failure_falls_back_to_polling(tmp_path: Path, collect, monkeypatch) -> None:
+    # inotify refusing a watch (its limit reached) is not something a test can
+    # cause without harming the machine: make the watcher fail the same way.
+    import viewer.sources as sources
+
+    def no_watch(*_args, **_kwargs):
+        raise OSError(28, "inotify watch limit reached")
+
+    monkeypatch.setattr(sources, "awatch", no_watch)
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"a\n")
+    c = collect(FileTail(path, debounce_ms=20, poll_timeout_ms=100))
+    await c.until(lambda c: bool(c.of(WatchFailed)))
+    assert c.of(WatchFailed)[0] == WatchFailed("inotify watch limit reached", 0.1)
+    append(path, b"b\n")  # still read, by polling
+    await c.until(lambda c: c.texts() == [b"a", b"b"])
 
 
 async def test_no_follow_flushes_partial_and_ends(tmp_path: Path, collect) -> None:
     path = tmp_path / "s.jsonl"
     path.write_bytes(b"a\r\nb\nno newline")
     c = collect(FileTail(path, follow=False))
-    await c.until(lambda c: bool(c.of(Ended)))
+    await c.until(lambda c: bool(c.of(EndOfInput)))
     assert c.texts() == [b"a", b"b", b"no newline"]
-    assert c.events[-1] == Ended("end of file", None)
-    assert Status("history read: 3 lines") in c.events
+    assert c.events[-2:] == [HistoryRead(3), EndOfInput()]
+
+
+async def test_empty_file_history_is_zero_lines(tmp_path: Path, collect) -> None:
+    path = tmp_path / "empty.jsonl"
+    path.write_bytes(b"")
+    c = collect(FileTail(path, **FAST))
+    await c.following()
+    assert HistoryRead(0) in c.events and not c.lines
 
 
 async def test_no_follow_missing_file_ends(tmp_path: Path, collect) -> None:
     c = collect(FileTail(tmp_path / "nope.jsonl", follow=False))
-    await c.until(lambda c: bool(c.of(Ended)))
-    assert c.of(Ended)[0].reason.startswith("not found")
+    await c.until(lambda c: bool(c.of(CannotRead)))
+    assert c.of(CannotRead)[0].error == "No such file or directory"
 
 
 async def test_directory_or_fifo_is_refused(tmp_path: Path, collect) -> None:
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
-    for path in (tmp_path, fifo):
+    for path, why in ((tmp_path, "it is a directory"), (fifo, "it is not a regular file")):
         c = collect(FileTail(path, **FAST))
-        await c.until(lambda c: bool(c.of(Ended)))
-        assert c.of(Ended)[0].reason.startswith("cannot follow")
+        await c.until(lambda c: bool(c.of(CannotRead)))
+        assert c.of(CannotRead)[0].error == why
 
 
-async def test_stop_ends_iteration(tmp_path: Path) -> None:
+async def test_stop_ends_iteration_at_once(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     path.write_bytes(b"a\n")
     source = FileTail(path, **FAST)
     seen: list[Event] = []
 
     async def run() -> None:
-        async for event in source.events():
-            seen.append(event)
+        async with contextlib.aclosing(source.events()) as events:
+            async for event in events:
+                seen.append(event)
 
     task = asyncio.create_task(run())
     async with asyncio.timeout(3):
-        while Status("following") not in seen:
+        while Live() not in seen:
             await asyncio.sleep(0.01)
-        await source.stop()
-        await task
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    await source.stop()
+    await asyncio.wait_for(task, 1)
+    assert loop.time() - started < 0.3
 
 
 # -------------------------------------------------------------- StreamSource
@@ -343,9 +481,9 @@ async def test_stream_source_over_os_pipe(collect) -> None:
             f.write(b"o\n" + big + b"\nlast")
 
     await asyncio.to_thread(write_rest)
-    await c.until(lambda c: bool(c.of(Ended)))
+    await c.until(lambda c: bool(c.of(EndOfInput)))
     assert c.texts() == [b"one", b"two", big, b"last"]
-    assert c.events[-1] == Ended("end of input", None)
+    assert c.events[0] == Live() and c.events[-1] == EndOfInput()
     assert c.source.kind == "pipe" and c.source.label == "pipe"
 
 
@@ -354,7 +492,7 @@ async def test_stream_source_from_regular_file_uses_thread(tmp_path: Path, colle
     path.write_bytes(b"x\ny\nz")
     fd = os.open(path, os.O_RDONLY)
     c = collect(await open_stdin(fd))
-    await c.until(lambda c: bool(c.of(Ended)))
+    await c.until(lambda c: bool(c.of(EndOfInput)))
     assert c.texts() == [b"x", b"y", b"z"]
 
 
@@ -364,8 +502,8 @@ async def test_stream_source_from_stream_reader_and_stop(collect) -> None:
     reader.feed_data(b"a\nb")
     await c.until(lambda c: c.texts() == [b"a"])
     await c.source.stop()
-    await c.until(lambda c: bool(c.of(Ended)))
-    assert c.events[-1] == Ended("stopped", None)
+    await c.until(lambda c: bool(c.of(EndOfInput)))
+    assert c.events[-1] == EndOfInput(stopped=True)
 
 
 # ------------------------------------------------------------- CommandSource
@@ -383,52 +521,70 @@ SCRIPT = textwrap.dedent(
 )
 
 
+def _done(c: Collector) -> bool:
+    return bool(c.of(OutputClosed)) and bool(c.of(ProcessExited))
+
+
 async def test_command_lines_stderr_and_exit_code(collect) -> None:
     c = collect(CommandSource([sys.executable, "-c", SCRIPT]))
-    await c.until(lambda c: bool(c.of(Ended)))
+    await c.until(_done)
+    assert isinstance(c.events[0], ProcessStarted) and c.events[0].pid > 0
     assert c.texts() == [b'{"i": 0}', b'{"i": 1}', b'{"i": 2}', b"partial-at-exit"]
-    assert c.of(Stderr) == [Stderr("warn 0"), Stderr("warn 1"), Stderr("warn 2")]
-    assert c.source.stderr_lines == ["warn 0", "warn 1", "warn 2"]
-    assert c.events[-1] == Ended("exited", 3)
+    assert [line for e in c.of(Stderr) for line in e.lines] == ["warn 0", "warn 1", "warn 2"]
+    assert c.of(ProcessExited) == [ProcessExited(3, by_user=False)]
+    assert c.source.returncode == 3
     assert c.source.kind == "command" and c.source.label.startswith("cmd: ")
 
 
 async def test_command_20mb_line_arrives_intact(collect) -> None:
     script = "import sys; sys.stdout.write('{\"k\": \"' + 'q' * 20_000_000 + '\"}\\nend\\n')"
     c = collect(CommandSource([sys.executable, "-c", script]))
-    await c.until(lambda c: bool(c.of(Ended)), timeout=4)
+    await c.until(_done, timeout=4)
     lines = c.lines
     assert len(lines) == 2
     assert len(lines[0].data) == 20_000_000 + 9
     assert json.loads(lines[0].data)["k"] == "q" * 20_000_000
     assert lines[1] == RawLine(2, 20_000_010, b"end")
-    assert c.events[-1] == Ended("exited", 0)
+    assert c.of(ProcessExited) == [ProcessExited(0)]
 
 
-async def test_missing_command_ends_with_error(collect) -> None:
+async def test_missing_command_cannot_start(collect) -> None:
     c = collect(CommandSource(["cctv-no-such-command-xyz", "-p"]))
-    await c.until(lambda c: bool(c.of(Ended)))
-    (ended,) = c.of(Ended)
-    assert "cctv-no-such-command-xyz" in ended.reason and "No such file" in ended.reason
-    assert ended.exit_code is None
+    await c.until(lambda c: bool(c.of(CannotStart)))
+    assert c.events == [CannotStart("cctv-no-such-command-xyz", "No such file or directory")]
 
 
-async def test_command_stop_terminates(collect) -> None:
+async def test_command_stop_terminates_and_says_by_whom(collect) -> None:
     script = "import time; print('up', flush=True); time.sleep(30)"
     c = collect(CommandSource([sys.executable, "-c", script]))
     await c.until(lambda c: c.texts() == [b"up"])
-    await asyncio.wait_for(c.source.stop(), 3)
-    await c.until(lambda c: bool(c.of(Ended)))
-    assert c.events[-1].exit_code == -15
+    await asyncio.wait_for(c.source.stop(), 0.2)  # returns at once
+    await c.until(_done)
+    assert c.of(ProcessExited) == [ProcessExited(-15, by_user=True)]
 
 
-async def test_command_exit_while_grandchild_holds_pipe(collect) -> None:
-    script = "import subprocess, sys; subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(2)']); print('bye')"
-    source = CommandSource([sys.executable, "-c", script], linger=0.2)
-    c = collect(source)
-    await c.until(lambda c: bool(c.of(Ended)), timeout=2)
-    assert c.texts() == [b"bye"]
-    assert c.events[-1] == Ended("exited", 0)
+async def test_a_grandchild_is_read_until_the_pipe_closes(tmp_path: Path, collect) -> None:
+    # the shape of `cctv run -- sh -c '(sleep 1; cat session.jsonl) & exit 0'`
+    session = tmp_path / "session.jsonl"
+    rows = [b'{"type":"system","n":%d}' % n for n in range(30)]
+    session.write_bytes(b"\n".join(rows) + b"\n")
+    c = collect(CommandSource(["sh", "-c", f"(sleep 0.5; cat {session}) & exit 0"]))
+    await c.until(lambda c: bool(c.of(ProcessExited)))
+    assert c.of(ProcessExited) == [ProcessExited(0)]
+    assert not c.of(OutputClosed)  # the grandchild still holds the pipe
+    await c.until(_done, timeout=4)
+    assert c.texts() == rows
+    closed = c.events.index(OutputClosed())
+    assert c.events.index(ProcessExited(0)) < closed
+    assert all(not isinstance(e, Lines) for e in c.events[closed:])
+
+
+async def test_stop_also_ends_a_grandchild_holding_the_pipe(collect) -> None:
+    c = collect(CommandSource(["sh", "-c", "(sleep 30; echo late) & echo early; exit 0"], grace=0.5))
+    await c.until(lambda c: bool(c.of(ProcessExited)) and c.texts() == [b"early"])
+    await c.source.stop()
+    await c.until(_done, timeout=3)
+    assert c.texts() == [b"early"]
 
 
 async def test_sources_satisfy_protocol(tmp_path: Path) -> None:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-import gc
 import contextlib
+import gc
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -26,10 +26,13 @@ from reducer.lines import RawLine
 from reducer.state import MAIN, Change, Item
 
 from .commands import CctvCommands
+from .newest import NewestSession
 from .rawstore import RawStore, rereadable
 from .screens.session import SessionScreen
-from .sources import Ended, FileTail, Lines, Progress, Reset, Source, Status, Stderr, Waiting
-from .subagent_tail import SubagentTail
+from .source_state import SourceState
+from .sources import FileTail, Lines, Recreated, Replaced, Source, is_reset
+from .stderr_buffer import StderrBuffer
+from .subagent_tail import SubagentTail, resolve_agent
 
 __all__ = ["BrowseOptions", "CctvApp"]
 
@@ -70,7 +73,11 @@ class CctvApp(App[int]):
         Binding("question_mark", "help", "Help", key_display="?", id="help"),
         # a viewer quits on ctrl+c, as `less` and `tail -f` users expect
         Binding("ctrl+c", "quit", "Quit", show=False, priority=True, id="quit_ctrl_c"),
+        Binding("L", "switch_newest", "Switch to the newer session", show=False, id="newest"),
     ]
+
+    NEWEST_POLL_S = 2.0
+    """How often ``cctv tail`` looks for a session newer than the one it follows."""
 
     ended: var[str | None] = var(None)
     """Why the source ended (``None`` while it is live)."""
@@ -84,8 +91,15 @@ class CctvApp(App[int]):
         intro: str | None = None,
         label: str | None = None,
         browse: BrowseOptions | None = None,
+        newest: NewestSession | None = None,
+        follow_newest: bool = False,
     ) -> None:
         super().__init__()
+        self.newest = newest
+        """Set for ``cctv tail``: notices a session that starts after the followed one."""
+        self.follow_newest = follow_newest
+        """Switch to a newer session at once instead of offering it."""
+        self.offered: Path | None = None
         self._label = label
         self.browse = browse
         """Open on the session browser (``cctv``, ``cctv browse``) instead of one source."""
@@ -99,8 +113,12 @@ class CctvApp(App[int]):
         self.clock = clock
         """Wall clock for live elapsed times; ``None`` in tests (state only)."""
         self.loading: tuple[int, int] | None = None
-        self.waiting: str | None = None
-        self.stderr_lines: list[str] = []
+        self.source_state = SourceState(source.kind if source is not None else "file",
+                                        follow=getattr(source, "follow", True),
+                                        label=self.source_label)
+        """What the source says happens (status text, notices, exit status)."""
+        self.stderr = StderrBuffer()
+        """The command's standard error (``cctv run``), bounded; the rest spills to the cache."""
         self._live = False
         self._dirty = False
         self._subagents_started = False
@@ -161,7 +179,8 @@ class CctvApp(App[int]):
         source = self.source
         path = getattr(source, "path", None)
         from_file = source is not None and source.kind == "file" and path is not None
-        return Feed(keep_raw=not (from_file and rereadable(path)))
+        # a live viewer fed endless garbage keeps one row and one line per run of it
+        return Feed(keep_raw=not (from_file and rereadable(path)), keep_malformed_runs=False)
 
     def now(self) -> float | None:
         return self.clock() if self.clock is not None else None
@@ -180,21 +199,61 @@ class CctvApp(App[int]):
     def on_mount(self) -> None:
         self.push_screen(self.main_screen())
         if self.intro:
-            self.notify(self.intro, timeout=6)
+            self.notify(self.intro, timeout=6, markup=False)  # names from the file system
         if self.source is not None:
             self.consume_source()
         self.set_interval(0.1, self._flush_panels)
         if self.clock is not None:
             self.set_interval(1.0, self._tick)
+        if self.newest is not None:
+            self.set_interval(self.NEWEST_POLL_S, self._check_newest)
 
     def on_unmount(self) -> None:
         gc.unfreeze()  # hand the objects back to the collector (matters in tests)
 
     async def action_quit(self) -> None:
+        """Quit at once, whatever is loading; a running command is told to stop."""
         if self.source is not None:
             with contextlib.suppress(Exception):
-                await self.source.stop()
-        self.exit(0)
+                await self.source.stop()  # returns at once: it only signals
+        code = self.source_state.exit_status(quitting=True)
+        self.exit(code, return_code=code)
+
+    # --- a newer session (cctv tail) ------------------------------------------------------
+
+    def _check_newest(self) -> None:
+        if self.newest is None:
+            return
+        path = self.newest.poll()
+        if path is None:
+            return
+        if self.follow_newest:
+            self.switch_to(path)
+            self.notify(f"following the newer session {path.name}", timeout=6, markup=False)
+            return
+        self.offered = path
+        self.notify(f"a newer session started: {path.parent.name}/{path.name} — press L to switch",
+                    title="newer session", timeout=20, markup=False)
+
+    async def action_switch_newest(self) -> None:
+        if self.offered is None:
+            self.notify("no newer session has started", severity="warning")
+            return
+        path, self.offered = self.offered, None
+        self.switch_to(path)
+
+    def switch_to(self, path: Path) -> None:
+        """Follow another session file instead of the current source."""
+        old = self.source
+        self.source = FileTail(path, follow=True)
+        self._label = None
+        if self.newest is not None:
+            self.newest.current = path
+        self.source_state = SourceState("file", follow=True, label=self.source_label)
+        self._reset()
+        self.consume_source()  # exclusive: the old reader is cancelled and closed
+        if old is not None:
+            self.run_worker(old.stop(), exit_on_error=False)
 
     # --- feeding -----------------------------------------------------------------------
 
@@ -202,43 +261,48 @@ class CctvApp(App[int]):
     async def consume_source(self) -> None:
         """Read the source's events and fold them, a slice at a time."""
         assert self.source is not None
+        state = self.source_state
         async with contextlib.aclosing(self.source.events()) as events:
             async for event in events:
                 if isinstance(event, Lines):
                     if not self.feed.keep_raw:
                         self.raw_store.track(getattr(self.source, "path"))
                     await self._fold(event.lines)
-                elif isinstance(event, Progress):
-                    self.loading = None if event.done >= event.total else (event.done, event.total)
-                    self._dirty = True
-                elif isinstance(event, Status):
-                    if event.text.startswith("following") or event.text.startswith("history"):
-                        if not self._live:
-                            # the history is in: keep the collector off its objects
-                            # (a full collection over a big heap is a visible pause)
-                            gc.freeze()
-                        self._live = True
-                        self.loading = None
-                        self._start_subagents()
-                        self._go_to_line()
-                    self.waiting = None
-                    self._dirty = True
-                elif isinstance(event, Waiting):
-                    self.waiting = event.reason
-                    self._dirty = True
-                elif isinstance(event, Reset):
-                    self._reset(event.reason)
-                elif isinstance(event, Stderr):
-                    self.stderr_lines.append(event.text)
-                elif isinstance(event, Ended):
+                    state.output_seen(time.monotonic())
+                    if self._live and not self._subagents_started:
+                        self._start_subagents()  # a session that began empty: now its format is known
+                    continue
+                if is_reset(event):
+                    self._reset()
+                elif isinstance(event, (Replaced, Recreated)) and not self.feed.keep_raw:
+                    self.raw_store.replaced(getattr(self.source, "path"))  # rotated: lines go on
+                effect = state.apply(event, time.monotonic())
+                self.loading = state.loading
+                if effect.stderr is not None:
+                    self.stderr.extend(effect.stderr)
+                if effect.history_in:
+                    if not self._live:
+                        # the history is in: keep the collector off its objects
+                        # (a full collection over a big heap is a visible pause)
+                        gc.freeze()
+                    self._live = True
                     self._start_subagents()
                     self._go_to_line()
-                    code = f" (exit {event.exit_code})" if event.exit_code is not None else ""
-                    self.ended = f"{event.reason}{code}"
-                    self.loading = None
-                    if event.exit_code not in (None, 0):
-                        self.notify(f"command {event.reason}{code}", severity="error")
-                    self._dirty = True
+                if effect.notice is not None:
+                    text, level = effect.notice
+                    item_level = "info" if level == "information" else level  # NoticeItem's words
+                    self._broadcast(self.feed.session.source_notice(text, item_level))
+                if effect.toast is not None:
+                    text, level = effect.toast
+                    self.notify(text, severity=level, timeout=8, markup=False)
+                self._dirty = True
+        state.finished()
+        self._start_subagents()
+        self._go_to_line()
+        self.loading = None
+        self.ended = state.ended
+        self.stderr.flush()
+        self._dirty = True
         self._flush_panels()
 
     def _start_subagents(self) -> None:
@@ -253,12 +317,26 @@ class CctvApp(App[int]):
 
     @work(exclusive=True, group="subagents", exit_on_error=False)
     async def follow_subagents(self, path: Path, follow: bool) -> None:
-        def on_lines(agent: str, agent_path: Path, lines: list[RawLine]) -> None:
-            if not self.feed.keep_raw:
-                self.raw_store.track(agent_path, agent)
-            self._broadcast(self.feed.feed_agent_file(lines, agent))
+        feed = self.feed  # a reset makes a new one (and cancels this worker)
 
-        tail = SubagentTail(path, on_lines, lambda: self.feed.session.agent_file_ids, follow=follow)
+        def on_new(agent_id: str, agent_path: Path, meta: dict) -> None:
+            session = feed.session
+            agent = session.agent_for(agent_id)
+            file_id = agent_path.stem.removeprefix("agent-")
+            agent.agent_file_id = file_id
+            session.agent_file_ids.setdefault(file_id, agent_id)
+            agent.subagent_type = agent.subagent_type or meta.get("agentType")
+            agent.description = agent.description or str(meta.get("description") or "")
+
+        def on_lines(agent: str, agent_path: Path, lines: list[RawLine]) -> None:
+            if not feed.keep_raw:
+                self.raw_store.track(agent_path, agent)
+            self._broadcast(feed.feed_agent_file(lines, agent))
+
+        def resolve(agent_path: Path, meta: dict) -> str | None:
+            return resolve_agent(feed.session, agent_path, meta)
+
+        tail = SubagentTail(path, on_lines, resolve, on_new=on_new, follow=follow)
         await tail.run()
 
     async def _fold(self, lines: list) -> None:
@@ -298,18 +376,20 @@ class CctvApp(App[int]):
                 screen.apply_changes(changes)
         self._dirty = True
 
-    def _reset(self, reason: str) -> None:
+    def _reset(self) -> None:
+        """The source starts over (its file was truncated or written anew): drop all state."""
         self.feed = self._new_feed()
         self.raw_store.forget()
         self.arrivals = Arrivals()
         self._links = {}
         self._subagents_started = False
+        self.workers.cancel_group(self, "subagents")
+        self.ended = None
         while not (isinstance(self.screen, SessionScreen) and self.screen.agent_id == MAIN):
             self.pop_screen()
         for screen in self.screen_stack:
             if isinstance(screen, SessionScreen):
                 screen.reset(self.feed.session)
-        self.notify(f"source reset: {reason}", severity="warning")
         self._dirty = True
 
     def _flush_panels(self) -> None:
@@ -335,7 +415,8 @@ class CctvApp(App[int]):
         self.arrivals = Arrivals()
         self._links = {}
         self.loading = None
-        self.waiting = None
+        self.source_state = SourceState("file", follow=follow, label=self.source_label)
+        self.stderr = StderrBuffer()
         self.ended = None
         self._live = self._dirty = self._subagents_started = self._first_paint = False
         self._goto_line = line

@@ -195,11 +195,13 @@ COMMANDS: dict[str, Command] = {
         _index_command,
     ),
     "tail": Command(
-        "cctv tail [PATH]",
+        "cctv tail [PATH] [--follow-newest]",
         "follow the most recently written session (or PATH, waiting for it to appear)",
         _viewer_with_help("Follow the newest session under $CLAUDE_CONFIG_DIR/projects "
-                          "(default ~/.claude/projects), or PATH, waiting until it exists.",
-                          "cctv tail [PATH]"),
+                          "(default ~/.claude/projects), or PATH, waiting until it exists. "
+                          "When a newer session starts, L switches to it; with "
+                          "--follow-newest cctv switches by itself.",
+                          "cctv tail [PATH] [--follow-newest]"),
     ),
     "run": Command(
         "cctv run -- CMD [ARGS…]",

@@ -20,14 +20,9 @@ from reducer.item_time import ItemTimes
 from reducer.state import MAIN
 
 from .loader import InputError, load_path
+from .paths import cache_dir
 
 __all__ = ["run_export", "export_file_name", "write_export", "cache_dir"]
-
-
-def cache_dir() -> Path:
-    """cctv's own directory: ``$XDG_CACHE_HOME/cctv`` (default ``~/.cache/cctv``)."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "cctv"
 
 
 def export_file_name(feed: Feed, agent_id: str = MAIN, now: float | None = None) -> str:
@@ -48,7 +43,7 @@ def _folders(directory: Path | None) -> Iterator[Path]:
         yield Path.cwd()
     except OSError:  # the current directory was removed
         pass
-    yield cache_dir()
+    yield cache_dir(create=False)  # write_export makes it
 
 
 def write_export(text: str, name: str, directory: Path | None = None) -> Path:

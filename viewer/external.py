@@ -19,6 +19,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .paths import cache_dir
+
 if TYPE_CHECKING:
     from textual.app import App
 
@@ -26,14 +28,6 @@ __all__ = ["cache_dir", "visible_controls", "write_cache_file", "pager_command",
            "editor_command", "open_text", "open_image"]
 
 _CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-
-
-def cache_dir() -> Path:
-    """``$XDG_CACHE_HOME/cctv`` (``~/.cache/cctv``), created when missing."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    path = Path(base) / "cctv"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
 
 
 def _escape(match: re.Match[str]) -> str:

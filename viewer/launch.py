@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import shutil
 import sys
-from pathlib import Path
-
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .newest import NewestSession
 from .sources import CommandSource, Event, FileTail, Source, StreamSource, open_stdin
 
 if TYPE_CHECKING:
@@ -43,6 +45,48 @@ def _usage_error(message: str) -> int:
     return 2
 
 
+def _tail_args(args: list[str]) -> argparse.Namespace | str:
+    """``cctv tail [PATH] [--follow-newest]``."""
+    parser = argparse.ArgumentParser(prog="cctv tail", add_help=False)
+    parser.add_argument("path", nargs="?")
+    parser.add_argument("--follow-newest", action="store_true")
+    try:
+        ns, extra = parser.parse_known_args(args)
+    except SystemExit:
+        return "usage: cctv tail [PATH] [--follow-newest]"
+    if extra:
+        return f"unexpected arguments: {' '.join(extra)} (usage: cctv tail [PATH] [--follow-newest])"
+    if ns.path is not None and ns.follow_newest:
+        return "cctv tail PATH follows that file; --follow-newest is for cctv tail without a path"
+    return ns
+
+
+def newest_watch(args: list[str], source: Source) -> NewestSession | None:
+    """For ``cctv tail`` (no path): what notices a session newer than the one followed."""
+    if not args or args[0] != "tail" or not isinstance(source, FileTail):
+        return None
+    ns = _tail_args(args[1:])
+    if isinstance(ns, str) or ns.path is not None:
+        return None
+    from .discovery import projects_dir
+
+    return NewestSession(projects_dir(), source.path)
+
+
+def _command_error(argv: list[str]) -> tuple[str, int] | None:
+    """Why ``argv`` cannot be started, with the shell's exit status (127, 126)."""
+    name = argv[0]
+    if os.sep in name:
+        if not os.path.exists(name):
+            return f"cannot start {name}: no such file", 127
+        if os.path.isdir(name) or not os.access(name, os.X_OK):
+            return f"cannot start {name}: not an executable file", 126
+        return None
+    if shutil.which(name) is None:
+        return f"cannot start {name}: command not found", 127
+    return None
+
+
 def build_source(args: list[str]) -> Source | str:
     """The source the words ask for, or an error message."""
     from .cli import demo_path
@@ -54,6 +98,13 @@ def build_source(args: list[str]) -> Source | str:
         if not rest:
             return "usage: cctv run -- COMMAND [ARGS…]"
         return CommandSource(rest)
+    if args and args[0] == "tail":
+        tail = _tail_args(args[1:])
+        if isinstance(tail, str):
+            return tail
+        if tail.path is not None:  # follow PATH, waiting for it if it does not exist yet
+            return _file_source(tail.path, follow=True, wait=True)
+        args = ["tail"]
     parser = argparse.ArgumentParser(prog="cctv", add_help=False)
     parser.add_argument("target", nargs="?")
     parser.add_argument("path", nargs="?")
@@ -67,11 +118,10 @@ def build_source(args: list[str]) -> Source | str:
         return f"unexpected arguments: {' '.join(extra)} (cctv --help)"
     follow = not ns.no_follow
     target = ns.target
-    wait = ns.wait
-    if target == "tail" and ns.path is not None:  # `cctv tail PATH`: follow PATH, waiting for it
-        target, wait = ns.path, True
-    elif ns.path is not None:
+    if ns.path is not None:
         return f"unexpected argument: {ns.path} (cctv --help)"
+    if ns.wait and (target in (None, "-", "demo", "tail") or not follow):
+        return "usage: cctv --wait PATH (waits for PATH to appear, then follows it)"
     if target == "demo":
         return FileTail(demo_path(), follow=False)
     if target == "tail" or (target is None and sys.stdin.isatty()):
@@ -85,6 +135,12 @@ def build_source(args: list[str]) -> Source | str:
         return FileTail(latest, follow=True)
     if target is None or target == "-":
         return "stdin"  # opened by the caller (needs the event loop)
+    return _file_source(target, follow=follow, wait=ns.wait)
+
+
+def _file_source(target: str, *, follow: bool, wait: bool) -> FileTail | str:
+    """A session file named on the command line, or why it cannot be read;
+    ``wait``: a file that does not exist yet is waited for."""
     path = Path(target).expanduser()
     if path.is_dir():
         return f"{path}: is a directory, not a session file"
@@ -102,10 +158,14 @@ def _intro(args: list[str], source: Source) -> str | None:
     target = args[0] if args else None
     if target not in (None, "tail") or not isinstance(source, FileTail):
         return None
+    if target == "tail" and any(not word.startswith("-") for word in args[1:]):
+        return None  # cctv tail PATH: the user named it
     if source.path == demo_path().resolve() or source.path == demo_path():
         from .discovery import projects_dir
 
         return f"No sessions under {projects_dir()}: showing the bundled demo session."
+    if target == "tail" and "--follow-newest" in args[1:]:
+        return f"Following the most recent session: {source.path} (and any newer one that starts)"
     return f"Following the most recent session: {source.path}"
 
 
@@ -120,7 +180,9 @@ def launch_browser(directory: str | None = None, *, use_index: bool = True) -> i
         return _usage_error(f"{root}: no such folder")
     options = BrowseOptions(root, use_index=use_index, examples=[demo_path()])
     app = CctvApp(None, browse=options)
-    return exit_status(app, app.run())
+    status = exit_status(app, app.run())
+    _exit_now(status)
+    return status  # not reached
 
 
 def launch(args: list[str]) -> int:
@@ -130,6 +192,10 @@ def launch(args: list[str]) -> int:
     source = build_source(args)
     if isinstance(source, str) and source != "stdin":
         return _usage_error(source)
+    if isinstance(source, CommandSource) and (problem := _command_error(source.argv)):
+        message, status = problem
+        print(f"cctv: {message}", file=sys.stderr)
+        return status
     from .app import CctvApp
 
     if source == "stdin":
@@ -144,9 +210,12 @@ def launch(args: list[str]) -> int:
             return _usage_error("standard input is a terminal: pipe frames into cctv"
                                 " (claude -p … --output-format stream-json --verbose | cctv)")
         source = StdinPipeSource(fd)
-    app = CctvApp(source, intro=_intro(args, source))
-    code = app.run()
-    return exit_status(app, code)
+    follow_newest = bool(args and args[0] == "tail" and "--follow-newest" in args[1:])
+    app = CctvApp(source, intro=_intro(args, source), newest=newest_watch(args, source),
+                  follow_newest=follow_newest)
+    status = exit_status(app, app.run())
+    _exit_now(status)
+    return status  # not reached
 
 
 def exit_status(app: CctvApp, code: int | None) -> int:
@@ -162,3 +231,19 @@ def exit_status(app: CctvApp, code: int | None) -> int:
     if app.return_code not in (None, 0):
         return int(app.return_code)
     return int(code or 0)
+
+
+def _exit_now(status: int) -> None:
+    """End the process without freeing the session object by object.
+
+    With a big session loaded, the interpreter's own teardown (every entry,
+    item and string released one at a time) took most of a second after the
+    screen had already been restored. The exit handlers still run and the
+    standard streams are flushed; then the process ends."""
+    import atexit
+
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(status)

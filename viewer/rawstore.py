@@ -67,6 +67,15 @@ class RawStore:
         if stat.S_ISREG(st.st_mode):
             self._files[agent] = _File(Path(path), (st.st_dev, st.st_ino), st.st_size)
 
+    def replaced(self, path: str | os.PathLike[str]) -> None:
+        """The main source's file was replaced by one that continues it (rotated):
+        the lines read from now on are the new file's. An earlier line is still
+        shown only if the bytes at its offset decode to what was folded."""
+        old = self._files.pop(None, None)
+        self.track(path)
+        if None not in self._files and old is not None:  # the new file is gone already
+            self._files[None] = old
+
     def forget(self) -> None:
         """Drop every file (the source was reset: a new Feed reads it again)."""
         self._files.clear()

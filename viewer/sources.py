@@ -1,26 +1,27 @@
 """Input sources: a followed file, a pipe (stdin), a subprocess.
 
 Each source is Textual-free. ``events()`` is an async generator of small
-immutable events; a consumer (the app's worker, a test, a benchmark) folds
-them into its state::
+typed events (a tagged union, :data:`Event`) that say what happens; a
+consumer (the app's worker, a test, a benchmark) matches on their types::
 
     async with contextlib.aclosing(FileTail(path).events()) as events:
         async for event in events:
             match event:
                 case Lines(lines): ...
-                case Reset(reason): ...   # drop all state; numbering restarts at 1
+                case Truncated() | Replaced(continues=False): ...  # drop all state
                 ...
 
-I/O problems never escape ``events()`` as exceptions: they become
-:class:`Ended` or :class:`Status` events with readable text. Lines come from
-:class:`reducer.lines.LineSplitter`, so every source numbers lines the same way
-and holds a trailing fragment until its newline arrives.
+I/O problems never escape ``events()`` as exceptions: they become events
+(:class:`CannotRead`, :class:`WatchFailed`, :class:`CannotStart`). Lines come
+from :class:`reducer.lines.LineSplitter`, so every source numbers lines the
+same way and holds a trailing fragment until its newline arrives.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import os
 import shlex
 import signal
@@ -28,36 +29,33 @@ import stat
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Literal, Protocol, cast, runtime_checkable
 
+import msgspec
 from watchfiles import awatch
 
 from reducer.lines import LineSplitter, RawLine
 
 __all__ = [
-    "Lines",
-    "Reset",
-    "Waiting",
-    "Status",
-    "Ended",
-    "Stderr",
-    "Progress",
-    "Event",
-    "Source",
-    "FileTail",
-    "StreamSource",
-    "CommandSource",
-    "open_stdin",
-    "take_stdin_pipe",
+    "Lines", "Progress", "HistoryRead", "Live", "WaitingForFile", "Truncated", "Replaced",
+    "Deleted", "Recreated", "CannotRead", "WatchFailed", "ProcessStarted", "ProcessExited",
+    "OutputClosed", "CannotStart", "EndOfInput", "Stderr", "Event", "is_reset",
+    "Source", "FileTail", "StreamSource", "CommandSource", "open_stdin", "take_stdin_pipe",
 ]
 
 MiB = 1024 * 1024
 
 
 # --------------------------------------------------------------------- events
+#
+# A source says what happens with one typed event per happening; a consumer
+# matches on the type, never on text. Events that drop what was read so far
+# (the file now holds something else from its first byte) are listed in
+# RESETS: after one, numbering restarts at line 1, offset 0.
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,49 +66,6 @@ class Lines:
 
 
 @dataclass(frozen=True, slots=True)
-class Reset:
-    """The input was truncated or replaced: drop all state.
-
-    Line numbers restart at 1 and offsets at 0 with the next :class:`Lines`.
-    """
-
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class Waiting:
-    """Nothing to read yet (e.g. the file does not exist yet)."""
-
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class Status:
-    """Informational text, e.g. ``"following"`` or ``"history read: 12 lines"``."""
-
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class Ended:
-    """The input ended: end of stream, process exit, file deleted, or an error.
-
-    A :class:`FileTail` that follows may still go on after ``Ended("deleted")``:
-    if the file reappears it yields :class:`Reset` and reads it from the start.
-    """
-
-    reason: str
-    exit_code: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Stderr:
-    """One line of a subprocess's standard error, decoded."""
-
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
 class Progress:
     """Bytes read so far of a file's history (the read from offset 0 to EOF)."""
 
@@ -118,8 +73,136 @@ class Progress:
     total: int
 
 
-Event = Lines | Reset | Waiting | Status | Ended | Stderr | Progress
+@dataclass(frozen=True, slots=True)
+class HistoryRead:
+    """The file's content up to its end is in: ``lines`` lines (0: an empty file)."""
+
+    lines: int
+
+
+@dataclass(frozen=True, slots=True)
+class Live:
+    """From now on lines arrive as they are written."""
+
+
+@dataclass(frozen=True, slots=True)
+class WaitingForFile:
+    """The path does not exist (yet); the source waits for it to appear."""
+
+    path: str
+
+
+@dataclass(frozen=True, slots=True)
+class Truncated:
+    """The file got shorter than what was read: it is read again from the start (a reset)."""
+
+    size: int
+
+
+@dataclass(frozen=True, slots=True)
+class Replaced:
+    """Another file now sits at the path (renamed over it, or rewritten in place).
+
+    The old file was read to its end first. ``continues`` is true when the new
+    file does not start with the old one's first bytes (a rotation: its lines
+    are appended, numbering goes on); false when it does (the same session
+    written again: a reset, it is read from the start)."""
+
+    continues: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Deleted:
+    """The file was removed (after its last lines were read); a follower waits for it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Recreated:
+    """A file appeared again where a deleted one was; it is followed again.
+
+    ``continues`` as for :class:`Replaced`."""
+
+    continues: bool
+
+
+@dataclass(frozen=True, slots=True)
+class CannotRead:
+    """An OS error on the path (``error`` is its text); a follower retries."""
+
+    path: str
+    error: str
+
+
+@dataclass(frozen=True, slots=True)
+class WatchFailed:
+    """Change notifications failed (``error``); the source polls every ``poll_s`` seconds."""
+
+    error: str
+    poll_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessStarted:
+    """The command runs, as process ``pid``."""
+
+    pid: int
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessExited:
+    """The command ended with ``status`` (negative: killed by that signal).
+
+    Its output may still be open (something it started holds the pipe): lines
+    keep coming until :class:`OutputClosed`. ``by_user``: :meth:`stop` ended it."""
+
+    status: int
+    by_user: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class OutputClosed:
+    """The command's output pipes are closed: nothing more will arrive."""
+
+
+@dataclass(frozen=True, slots=True)
+class CannotStart:
+    """The command could not be started (``error`` is why)."""
+
+    command: str
+    error: str
+
+
+@dataclass(frozen=True, slots=True)
+class EndOfInput:
+    """A pipe reached its end, or a file read without following reached EOF.
+
+    ``stopped``: the reader was stopped before the end."""
+
+    stopped: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Stderr:
+    """Lines of a subprocess's standard error, decoded, in order."""
+
+    lines: list[str]
+
+
+Event = (Lines | Progress | HistoryRead | Live | WaitingForFile | Truncated | Replaced | Deleted
+         | Recreated | CannotRead | WatchFailed | ProcessStarted | ProcessExited | OutputClosed
+         | CannotStart | EndOfInput | Stderr)
 """Everything a :class:`Source` yields."""
+
+
+def is_reset(event: Event) -> bool:
+    """Whether ``event`` drops everything read so far (numbering restarts at 1)."""
+    match event:
+        case Truncated():
+            return True
+        case Replaced(continues=continues) | Recreated(continues=continues):
+            return not continues
+        case _:
+            return False
 
 
 @runtime_checkable
@@ -137,7 +220,7 @@ class Source(Protocol):
         threads and subprocesses are released at once, not at GC.
 
         Iterate once per source. After :meth:`stop` the iteration finishes
-        promptly (possibly after a final :class:`Ended`).
+        promptly.
         """
         ...
 
@@ -176,9 +259,23 @@ async def _sleep_unless(event: asyncio.Event, seconds: float) -> None:
 # ----------------------------------------------------------------- FileTail
 
 _SIG_BYTES = 64
-"""How many bytes before the read offset are re-checked to detect a rewrite."""
+"""How many bytes at the start of the file, and before the read offset, are
+re-checked to tell a rewrite from an append."""
 _INLINE_READ = 256 * 1024
 """Reads expected to be at most this big run on the loop, bigger ones in a thread."""
+
+_json_check = msgspec.json.Decoder()
+
+
+def _complete_json_object(data: bytes) -> bool:
+    """Whether ``data`` (a line without its newline) is one whole JSON object."""
+    if not data.lstrip().startswith(b"{"):
+        return False
+    try:
+        _json_check.decode(data)
+    except msgspec.DecodeError:
+        return False
+    return True
 
 
 class FileTail:
@@ -191,14 +288,18 @@ class FileTail:
     started *before* the history read, and it also wakes up every
     ``poll_timeout_ms`` so a missed notification only costs latency.
 
-    Emits, in order: optionally :class:`Waiting` (path absent), then
-    :class:`Progress` and :class:`Lines` batches of the history,
-    ``Status("history read: N lines")``, ``Status("following")``, then
-    :class:`Lines` as appended. On truncation, rewrite or replacement
-    (new inode) it yields :class:`Reset` and reads again from offset 0; on
-    deletion ``Ended("deleted")`` and, if the file comes back, ``Reset``.
-    With ``follow=False`` it reads to EOF, emits the unterminated last line
-    (if any), and ends with ``Ended("end of file")``.
+    Emits :class:`WaitingForFile` (path absent), :class:`Progress` and
+    :class:`Lines` of the history, :class:`HistoryRead`, :class:`Live`, then
+    :class:`Lines` as appended. The file's identity is its inode *and* its
+    first bytes: a new inode at the path is :class:`Replaced` (after the old
+    file was read to its end), a shorter file :class:`Truncated`, first bytes
+    (or the bytes before the offset) that changed ``Replaced`` too. A removed
+    file is :class:`Deleted` (its last lines read first) and, when it comes
+    back, :class:`Recreated`. A last line without its newline is held until
+    the newline arrives, unless it is a whole JSON object and nothing was
+    written for ``idle_flush_ms``: then it is shown (as ``tail -F`` would),
+    and the newline that may follow is not taken for an empty line.
+    With ``follow=False`` it reads to EOF and ends with :class:`EndOfInput`.
 
     ``step_ms`` is watchfiles' polling step: a lone append is reported after
     one to two steps, so it bounds the latency (``debounce_ms`` only caps
@@ -216,6 +317,7 @@ class FileTail:
         chunk_size: int = 4 * MiB,
         poll_timeout_ms: int = 1000,
         step_ms: int = 10,
+        idle_flush_ms: int = 500,
     ) -> None:
         self.path = Path(os.path.abspath(os.path.expanduser(os.fspath(path))))
         self.label = f"file {_tilde(self.path)}"
@@ -224,6 +326,7 @@ class FileTail:
         self.step_ms = max(1, min(int(step_ms), self.debounce_ms))
         self.chunk_size = max(1, int(chunk_size))
         self.poll_timeout_ms = max(10, int(poll_timeout_ms))
+        self.idle_flush_s = max(0.01, idle_flush_ms / 1000)
         self._stopping = asyncio.Event()
         self._wake = asyncio.Event()
         self._watcher: asyncio.Task[None] | None = None
@@ -232,7 +335,13 @@ class FileTail:
         self._fd: int | None = None
         self._ident: tuple[int, int] | None = None
         self._splitter = LineSplitter()
+        self._head = b""
+        """The file's first line (at most _SIG_BYTES of it) as read: its identity."""
         self._sig = b""
+        """The last bytes read (up to _SIG_BYTES), just before the offset."""
+        self._pending_since = 0.0
+        self._skip_newline = False
+        """A held last line was shown at idle: its newline, if it comes, ends nothing new."""
 
     # -- public
 
@@ -240,12 +349,6 @@ class FileTail:
         """Stop following; ``events()`` finishes at its next step."""
         self._stopping.set()
         self._wake.set()
-        watcher = self._watcher
-        if watcher is not None and not watcher.done():
-            # The Rust thread sees the stop event within one step.
-            with contextlib.suppress(BaseException):
-                await asyncio.wait_for(asyncio.shield(watcher), 2)
-            watcher.cancel()
 
     async def events(self) -> AsyncGenerator[Event, None]:
         """Yield the file's history, then its appends (see the class docstring)."""
@@ -262,8 +365,7 @@ class FileTail:
             self._close()
             watcher = self._watcher
             if watcher is not None and not watcher.done():
-                with contextlib.suppress(BaseException):
-                    await asyncio.wait_for(asyncio.shield(watcher), 2)
+                # The watcher thread sees the stop event within one step; never wait for it.
                 watcher.cancel()
 
     # -- watcher
@@ -297,13 +399,18 @@ class FileTail:
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # noqa: BLE001 - directory vanished, inotify limits, ...
-                self._watch_error = f"watching {_tilde(parent)} failed ({_err_text(exc)}); polling"
+                self._watch_error = _err_text(exc)
                 self._wake.set()
                 await _sleep_unless(self._stopping, self.poll_timeout_ms / 1000)
 
     async def _wait_for_change(self) -> None:
+        timeout = self.poll_timeout_ms / 1000
+        if self._splitter.pending_size and not self._skip_newline:
+            # a held last line: look again when it has been idle long enough
+            idle = time.monotonic() - self._pending_since
+            timeout = max(0.01, min(timeout, self.idle_flush_s - idle))
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._wake.wait(), self.poll_timeout_ms / 1000)
+            await asyncio.wait_for(self._wake.wait(), timeout)
         self._wake.clear()
 
     # -- file state
@@ -316,42 +423,83 @@ class FileTail:
         self._ident = None
 
     def _open(self) -> os.stat_result:
-        """Open the path and start at offset 0; raises OSError."""
-        self._close()
+        """Open the path (the offset stays where it is); raises OSError."""
         fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
         try:
             st = os.fstat(fd)
         except OSError:
             os.close(fd)
             raise
+        self._close()
         self._fd = fd
         self._ident = (st.st_dev, st.st_ino)
-        self._restart()
         return st
 
-    def _restart(self) -> None:
-        self._splitter = LineSplitter()
+    def _restart(self, *, keep_numbering: bool = False) -> None:
+        """Start reading the open file at offset 0 (lines numbered on, or from 1)."""
+        self._splitter = LineSplitter(line_no=self._splitter.line_no if keep_numbering else 0)
+        self._head = b""
         self._sig = b""
+        self._skip_newline = False
 
-    def _rewritten(self) -> bool:
-        """True if the bytes just before our offset are not what we read there."""
-        if not self._sig or self._fd is None:
+    def _starts_like_before(self) -> bool:
+        """Whether the open file begins with the first bytes the previous one had."""
+        if not self._head or self._fd is None:
             return False
-        end = self._splitter.offset
         try:
-            return os.pread(self._fd, len(self._sig), end - len(self._sig)) != self._sig
+            return os.pread(self._fd, len(self._head), 0) == self._head
         except OSError:
             return False
+
+    def _rewritten(self) -> bool:
+        """True if the file's first bytes, or those just before our offset, are
+        not what we read there: the same inode now holds other content."""
+        if self._fd is None:
+            return False
+        try:
+            if self._head and os.pread(self._fd, len(self._head), 0) != self._head:
+                return True
+            if self._sig:
+                end = self._splitter.offset
+                return os.pread(self._fd, len(self._sig), end - len(self._sig)) != self._sig
+        except OSError:
+            return False
+        return False
 
     def _read_chunk(self) -> tuple[list[RawLine], int]:
         """Read up to ``chunk_size`` bytes at the offset; return (lines, bytes read)."""
         assert self._fd is not None
-        data = os.pread(self._fd, self.chunk_size, self._splitter.offset)
-        if not data:
+        splitter = self._splitter
+        offset = splitter.offset
+        data = os.pread(self._fd, self.chunk_size, offset)
+        n = len(data)
+        if not n:
             return [], 0
-        lines = self._splitter.feed(data)
+        head = self._head
+        if offset == len(head) and len(head) < _SIG_BYTES and not head.endswith(b"\n"):
+            head = (head + data)[:_SIG_BYTES]
+            nl = head.find(b"\n")
+            self._head = head[: nl + 1] if nl >= 0 else head
         self._sig = (self._sig + data[-_SIG_BYTES:])[-_SIG_BYTES:]
-        return lines, len(data)
+        if self._skip_newline:
+            self._skip_newline = False
+            if data.startswith(b"\n"):
+                splitter.offset += 1  # the newline of the line already shown
+                data = data[1:]
+        lines = splitter.feed(data)
+        if splitter.pending_size:
+            self._pending_since = time.monotonic()
+        return lines, n
+
+    def _flush_idle_line(self) -> RawLine | None:
+        """The held last line, if it is a whole JSON object idle long enough."""
+        splitter = self._splitter
+        if (not splitter.pending_size or self._skip_newline
+                or time.monotonic() - self._pending_since < self.idle_flush_s
+                or not _complete_json_object(splitter.pending)):
+            return None
+        self._skip_newline = True
+        return splitter.flush()
 
     async def _drain(self, size_hint: int, progress_total: int | None) -> AsyncGenerator[Event, None]:
         """Read from the offset to EOF, yielding Lines (and Progress if a total is given)."""
@@ -371,6 +519,15 @@ class FileTail:
                 return
             size_hint = max(size_hint, done + self.chunk_size)
 
+    async def _drain_old(self) -> AsyncGenerator[Event, None]:
+        """Read what the open file (moved away or deleted) got before it went,
+        its last line too: nothing more will be appended to it."""
+        with contextlib.suppress(OSError):
+            async for event in self._drain(0, None):
+                yield event
+        if (last := self._splitter.flush()) is not None:
+            yield Lines([last])
+
     # -- main loop
 
     async def _run(self) -> AsyncGenerator[Event, None]:
@@ -378,107 +535,111 @@ class FileTail:
         announced_waiting = False
         announced_error: str | None = None
         announced_watch_error: str | None = None
-        had_file = False  # a file was open and then deleted: its reappearance is a Reset
+        deleted = False  # a file was open and then removed: its return is Recreated
         history = True  # the next read starts at offset 0 and reports Progress
 
         while not self._stopping.is_set():
             if self._watch_error and self._watch_error != announced_watch_error:
                 announced_watch_error = self._watch_error
-                yield Status(self._watch_error)
+                yield WatchFailed(self._watch_error, self.poll_timeout_ms / 1000)
 
             try:
                 st: os.stat_result | None = os.stat(self.path)
             except FileNotFoundError:
                 st = None
             except OSError as exc:
-                text = f"cannot stat {shown}: {_err_text(exc)}"
+                text = _err_text(exc)
                 if not self.follow:
-                    yield Ended(text)
+                    yield CannotRead(shown, text)
                     return
                 if text != announced_error:
                     announced_error = text
-                    yield Status(text)
+                    yield CannotRead(shown, text)
                 await self._wait_for_change()
                 continue
 
             if st is not None and not stat.S_ISREG(st.st_mode):
-                what = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
-                yield Ended(f"cannot follow {shown}: it is {what}")
+                what = "it is a directory" if stat.S_ISDIR(st.st_mode) else "it is not a regular file"
+                yield CannotRead(shown, what)
                 return
 
             if st is None:
                 if self._fd is not None:
-                    # Deleted (or renamed away): read what was appended before it went.
-                    try:
-                        async for event in self._drain(0, None):
-                            yield event
-                    except OSError:
-                        pass
+                    async for event in self._drain_old():
+                        yield event
                     self._close()
-                    had_file = True
-                    yield Ended("deleted")
+                    deleted = True
+                    yield Deleted()
                     if not self.follow:
                         return
-                elif not announced_waiting and not had_file:
+                elif not announced_waiting and not deleted:
                     if not self.follow:
-                        yield Ended(f"not found: {shown}")
+                        yield CannotRead(shown, os.strerror(errno.ENOENT))
                         return
                     announced_waiting = True
-                    yield Waiting(f"waiting for {shown} to appear")
+                    yield WaitingForFile(shown)
                 await self._wait_for_change()
                 continue
 
             try:
                 if self._fd is None:
                     st = self._open()
-                    history = True
-                    if had_file:
-                        had_file = False
-                        yield Reset("file reappeared")
-                    elif announced_waiting:
-                        yield Status(f"{shown} appeared")
+                    if deleted:
+                        deleted = False
+                        continues = not self._starts_like_before()
+                        self._restart(keep_numbering=continues)
+                        history = not continues
+                        yield Recreated(continues)
                     announced_waiting = False
                 elif (st.st_dev, st.st_ino) != self._ident:
+                    # moved away and replaced: first what the old file got before it went
+                    async for event in self._drain_old():
+                        yield event
                     st = self._open()
-                    history = True
-                    yield Reset("file replaced")
-                elif st.st_size < self._splitter.offset or self._rewritten():
-                    what = "truncated" if st.st_size < self._splitter.offset else "rewritten"
+                    continues = not self._starts_like_before()
+                    self._restart(keep_numbering=continues)
+                    history = not continues
+                    yield Replaced(continues)
+                elif st.st_size < self._splitter.offset:
                     self._restart()
                     history = True
-                    yield Reset(f"file {what}")
+                    yield Truncated(st.st_size)
+                elif self._rewritten():
+                    self._restart()
+                    history = True
+                    yield Replaced(continues=False)
                 announced_error = None
 
                 if history:
-                    yield Status("reading history")
                     async for event in self._drain(st.st_size, st.st_size):
                         yield event
                     if self._stopping.is_set():
                         return
                     if not self.follow:
-                        last = self._splitter.flush()
-                        if last is not None:
+                        if (last := self._splitter.flush()) is not None:
                             yield Lines([last])
-                    yield Status(f"history read: {self._splitter.line_no} lines")
+                    yield HistoryRead(self._splitter.line_no)
                     history = False
                     if not self.follow:
-                        yield Ended("end of file")
+                        yield EndOfInput()
                         return
-                    yield Status("following")
+                    yield Live()
                 elif st.st_size > self._splitter.offset:
                     async for event in self._drain(st.st_size, None):
                         yield event
+                if (last := self._flush_idle_line()) is not None:
+                    yield Lines([last])
             except OSError as exc:
-                text = f"cannot read {shown}: {_err_text(exc)}"
+                text = _err_text(exc)
                 self._close()
                 if not self.follow:
-                    yield Ended(text)
+                    yield CannotRead(shown, text)
                     return
                 if text != announced_error:
                     announced_error = text
-                    yield Status(text)
+                    yield CannotRead(shown, text)
                 history = True
-                had_file = self._splitter.line_no > 0 or self._splitter.offset > 0
+                deleted = self._splitter.line_no > 0 or self._splitter.offset > 0
 
             await self._wait_for_change()
 
@@ -495,7 +656,7 @@ class StreamSource:
     ``close_reader``; ``transport`` (a pipe reader's) is closed at the end.
     Reads are chunked, never ``readline()``, so lines of any length pass.
     At EOF the unterminated last line (if any) is emitted and the stream
-    ends with ``Ended("end of input")``. Iterate ``events()`` once.
+    ends with :class:`EndOfInput`. Iterate ``events()`` once.
     """
 
     kind: Literal["file", "pipe", "command"] = "pipe"
@@ -518,7 +679,7 @@ class StreamSource:
         self._queue: asyncio.Queue[bytes | BaseException | None] | None = None
 
     async def stop(self) -> None:
-        """Stop reading; ``events()`` ends with ``Ended("stopped")``."""
+        """Stop reading; ``events()`` ends with ``EndOfInput(stopped=True)``."""
         self._stopping = True
         if self._transport is not None:
             # connection_lost() then feeds EOF to the reader.
@@ -530,17 +691,18 @@ class StreamSource:
                 self._queue.put_nowait(None)
 
     async def events(self) -> AsyncGenerator[Event, None]:
-        """Yield Lines until EOF, then Ended("end of input")."""
+        """Yield :class:`Live`, Lines until EOF, then :class:`EndOfInput`."""
         splitter = LineSplitter()
         read = self._read_stream if isinstance(self.reader, asyncio.StreamReader) else self._read_thread()
         try:
+            yield Live()
             while True:
                 try:
                     chunk = await read()
                 except asyncio.CancelledError:
                     raise
                 except Exception as exc:  # noqa: BLE001 - any read failure ends the stream
-                    yield Ended(f"read error: {_err_text(exc)}")
+                    yield CannotRead(self.label, _err_text(exc))
                     return
                 if not chunk:
                     break
@@ -548,7 +710,7 @@ class StreamSource:
                     yield Lines(lines)
             if (last := splitter.flush()) is not None:
                 yield Lines([last])
-            yield Ended("stopped" if self._stopping else "end of input")
+            yield EndOfInput(stopped=self._stopping)
         finally:
             self._stopping = True
             if self._transport is not None:
@@ -622,7 +784,7 @@ async def open_stdin(fd: int | None = None, label: str = "stdin") -> StreamSourc
     mode = os.fstat(fd).st_mode
     if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
         loop = asyncio.get_running_loop()
-        reader = asyncio.StreamReader(limit=64 * MiB, loop=loop)
+        reader = asyncio.StreamReader(limit=_PIPE_BUFFER, loop=loop)
         pipe = os.fdopen(fd, "rb", buffering=0)
         transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader, loop=loop), pipe)
         return StreamSource(reader, label, transport=transport)
@@ -670,7 +832,15 @@ def take_stdin_pipe() -> int | None:
 
 # ------------------------------------------------------------ CommandSource
 
-_PIPES_LINGER = object()
+
+_PIPE_BUFFER = 256 * 1024
+"""What a pipe reader buffers before it stops reading (asyncio pauses at twice
+this): the bound on bytes waiting while the app folds (chunked reads pass
+lines of any length). asyncio's 64 KiB default is too small for throughput,
+the 64 MiB used before let ``yes`` park 128 MiB here."""
+_QUEUED = 8
+"""Events a command's readers may have waiting: with the 64 KiB stdout chunks
+(a pipe's size), at most ~0.5 MB of lines are read ahead of the fold."""
 
 
 class _ExitAwareProtocol(asyncio.subprocess.SubprocessStreamProtocol):
@@ -685,15 +855,23 @@ class _ExitAwareProtocol(asyncio.subprocess.SubprocessStreamProtocol):
         self.exited.set()
 
 
+_CLOSED = object()
+"""Queued by a pipe reader when its pipe is closed."""
+
+
 class CommandSource:
     """Run a command and read its stdout as lines, its stderr as text.
 
     The process gets ``stdin=DEVNULL`` and its own session (process group),
     so :meth:`stop` can signal it and everything it spawned. stdout is read
-    in chunks through a :class:`LineSplitter` (any line length);
-    each stderr line is yielded as :class:`Stderr` and kept in
-    :attr:`stderr_lines`. Ends with ``Ended("exited", returncode)`` (negative
-    for a signal), or ``Ended("cannot start …")`` if it cannot be started.
+    in chunks through a :class:`LineSplitter` (any line length); each stderr
+    line is yielded as :class:`Stderr` (the consumer keeps them, the source
+    does not). Reading goes on until the output pipes close, not until the
+    process exits: a grandchild that still writes is read to its end.
+
+    Emits :class:`ProcessStarted`, then Lines and Stderr, :class:`ProcessExited`
+    when the process ends (the pipes may still be open) and
+    :class:`OutputClosed` when they are closed; or only :class:`CannotStart`.
     """
 
     kind: Literal["file", "pipe", "command"] = "command"
@@ -704,33 +882,48 @@ class CommandSource:
         *,
         cwd: str | os.PathLike[str] | None = None,
         env: dict[str, str] | None = None,
-        chunk_size: int = 1 * MiB,
-        linger: float = 2.0,
+        chunk_size: int = 64 * 1024,
+        grace: float = 2.0,
     ) -> None:
         self.argv = list(argv)
         self.label = "cmd: " + _shorten(shlex.join(self.argv))
         self.cwd = cwd
         self.env = env
         self.chunk_size = max(1, int(chunk_size))
-        self.linger = linger
-        """Seconds to keep reading after exit while a grandchild holds the pipes."""
-        self.stderr_lines: list[str] = []
-        """Every stderr line so far, decoded (for a stderr pane)."""
+        self.grace = grace
+        """Seconds between SIGTERM and SIGKILL when stopped."""
         self.process: asyncio.subprocess.Process | None = None
         self.returncode: int | None = None
+        self.stopped_by_user = False
+        self._transport: asyncio.SubprocessTransport | None = None
+        self._closer: asyncio.Task[None] | None = None
+        self._exited: asyncio.Event | None = None
 
-    async def stop(self, grace: float = 2.0) -> None:
-        """SIGTERM the process group, then SIGKILL after ``grace`` seconds."""
+    async def stop(self) -> None:
+        """SIGTERM the process group now, SIGKILL it after :attr:`grace` seconds,
+        then stop reading output a survivor may still hold. Returns at once;
+        safe to call twice."""
         proc = self.process
-        if proc is None or proc.returncode is not None:
+        if proc is None or self._closer is not None:
             return
+        if proc.returncode is None:
+            self.stopped_by_user = True
         self._signal(proc, signal.SIGTERM)
+        self._closer = asyncio.create_task(self._close_after(proc))
+
+    async def _close_after(self, proc: asyncio.subprocess.Process) -> None:
+        # (Process.wait() would also wait for the pipes, which a survivor may hold)
+        exited = self._exited
+        assert exited is not None
         try:
-            await asyncio.wait_for(proc.wait(), grace)
+            await asyncio.wait_for(exited.wait(), self.grace)
         except TimeoutError:
             self._signal(proc, signal.SIGKILL)
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(proc.wait(), grace)
+                await asyncio.wait_for(exited.wait(), self.grace)
+        await asyncio.sleep(0.2)  # pipes the group held close by themselves
+        if self._transport is not None:
+            self._transport.close()  # the pipe readers see EOF
 
     @staticmethod
     def _signal(proc: asyncio.subprocess.Process, sig: signal.Signals) -> None:
@@ -741,16 +934,16 @@ class CommandSource:
                 proc.send_signal(sig)
 
     async def events(self) -> AsyncGenerator[Event, None]:
-        """Yield Lines (stdout) and Stderr until the process exits, then Ended."""
+        """Yield the command's output until its pipes close (see the class docstring)."""
         if not self.argv:
-            yield Ended("cannot start: no command given")
+            yield CannotStart("", "no command given")
             return
         loop = asyncio.get_running_loop()
         try:
             # create_subprocess_exec(), spelled out to see the exit itself:
             # Process.wait() also waits for the pipes to close.
             transport, protocol = await loop.subprocess_exec(
-                lambda: _ExitAwareProtocol(limit=64 * MiB, loop=loop),
+                lambda: _ExitAwareProtocol(limit=_PIPE_BUFFER, loop=loop),
                 *self.argv,
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
@@ -760,43 +953,51 @@ class CommandSource:
                 start_new_session=True,
             )
         except (OSError, ValueError, subprocess.SubprocessError) as exc:
-            yield Ended(f"cannot start {self.argv[0]}: {_err_text(exc)}")
+            yield CannotStart(self.argv[0], _err_text(exc))
             return
         proc = asyncio.subprocess.Process(transport, protocol, loop)
         self.process = proc
-        queue: asyncio.Queue[Event | None | object] = asyncio.Queue(maxsize=64)
+        self._transport = transport
+        self._exited = protocol.exited
+        yield ProcessStarted(proc.pid)
+        queue: asyncio.Queue[Event | object] = asyncio.Queue(maxsize=_QUEUED)
         assert proc.stdout is not None and proc.stderr is not None
         tasks = [
             asyncio.create_task(self._pump_stdout(proc.stdout, queue)),
             asyncio.create_task(self._pump_stderr(proc.stderr, queue)),
+            asyncio.create_task(self._after_exit(protocol.exited, transport, queue)),
         ]
-        waiter = asyncio.create_task(self._after_exit(protocol.exited, queue))
         try:
-            open_streams = len(tasks)
-            while open_streams:
+            open_pipes, exited = 2, False
+            while open_pipes or not exited:
                 event = await queue.get()
-                if event is None:
-                    open_streams -= 1
-                elif event is _PIPES_LINGER:
-                    # The process is gone but something it spawned holds the pipes.
-                    yield Status("output still open after the process exited; stopped reading")
-                    transport.close()
-                    break
-                else:
-                    yield event  # type: ignore[misc]
-            rc = proc.returncode
-            self.returncode = rc if rc is not None else await proc.wait()
-            yield Ended("exited", self.returncode)
+                if event is _CLOSED:
+                    open_pipes -= 1
+                    if not open_pipes:
+                        yield OutputClosed()
+                    continue
+                if isinstance(event, ProcessExited):
+                    exited = True
+                    self.returncode = event.status
+                yield event  # type: ignore[misc]
         finally:
-            for task in (*tasks, waiter):
+            for task in tasks:
                 task.cancel()
             if proc.returncode is None:
-                await self.stop()
+                # the consumer went away (the app quits): end the command, briefly wait
+                self.stopped_by_user = True
+                self._signal(proc, signal.SIGTERM)
+                with contextlib.suppress(TimeoutError, asyncio.CancelledError):
+                    await asyncio.wait_for(protocol.exited.wait(), 0.3)
+            if self._closer is not None:
+                self._closer.cancel()
+            transport.close()  # (kills the child outright if it still runs)
 
-    async def _after_exit(self, exited: asyncio.Event, queue: asyncio.Queue) -> None:
+    async def _after_exit(self, exited: asyncio.Event, transport: asyncio.SubprocessTransport,
+                          queue: asyncio.Queue) -> None:
         await exited.wait()
-        await asyncio.sleep(self.linger)
-        await queue.put(_PIPES_LINGER)
+        status = transport.get_returncode()
+        await queue.put(ProcessExited(status if status is not None else -1, self.stopped_by_user))
 
     async def _pump_stdout(self, stream: asyncio.StreamReader, queue: asyncio.Queue) -> None:
         splitter = LineSplitter()
@@ -805,25 +1006,23 @@ class CommandSource:
                 if lines := splitter.feed(chunk):
                     await queue.put(Lines(lines))
         except (OSError, ValueError) as exc:
-            await queue.put(Status(f"stdout read error: {_err_text(exc)}"))
+            await queue.put(CannotRead("stdout", _err_text(exc)))
         if (last := splitter.flush()) is not None:
             await queue.put(Lines([last]))
-        await queue.put(None)
+        await queue.put(_CLOSED)
 
     async def _pump_stderr(self, stream: asyncio.StreamReader, queue: asyncio.Queue) -> None:
         splitter = LineSplitter()
 
         async def emit(lines: list[RawLine]) -> None:
-            for line in lines:
-                text = line.data.decode("utf-8", "replace")
-                self.stderr_lines.append(text)
-                await queue.put(Stderr(text))
+            if lines:
+                await queue.put(Stderr([line.data.decode("utf-8", "replace") for line in lines]))
 
         try:
             while chunk := await stream.read(64 * 1024):
                 await emit(splitter.feed(chunk))
         except (OSError, ValueError) as exc:
-            await queue.put(Status(f"stderr read error: {_err_text(exc)}"))
+            await queue.put(CannotRead("stderr", _err_text(exc)))
         if (last := splitter.flush()) is not None:
             await emit([last])
-        await queue.put(None)
+        await queue.put(_CLOSED)

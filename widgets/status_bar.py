@@ -78,11 +78,17 @@ def _rate_limit(session: Session, now: float | None) -> Content | None:
     return Content.styled(f"⚠ {text}", style)
 
 
+_SOURCE_STYLES = {"information": "$text-primary", "warning": "bold $text-warning",
+                  "error": "bold $text-error"}
+
+
 def status_parts(session: Session, *, source: str, following: bool, ended: str | None = None,
                  now: float | None = None,
-                 loading: tuple[int, int] | None = None, filtered: str = "") -> list[_Part]:
+                 loading: tuple[int, int] | None = None, filtered: str = "",
+                 source_state: tuple[str, str] | None = None) -> list[_Part]:
     """The fields of the bar, in display order, each with its priority;
-    ``filtered`` says what the view hides (``"only errors"``), ``""`` for nothing."""
+    ``filtered`` says what the view hides (``"only errors"``), ``""`` for nothing;
+    ``source_state`` is what the source says now (text, level)."""
     parts: list[_Part] = [
         _Part(0, 100, _activity(session, ended),
               short=Content.styled(f"■ {ended}", "bold $text-muted") if ended else None),
@@ -125,6 +131,12 @@ def status_parts(session: Session, *, source: str, following: bool, ended: str |
     if filtered:
         parts.append(_Part(75, 88, Content.styled(f"filter: {filtered}", "bold $text-accent"),
                            short=Content.styled("filtered", "bold $text-accent")))
+    if source_state is not None:
+        text, level = source_state
+        style = _SOURCE_STYLES.get(level, "$text-muted")
+        short = text.split(" · ")[0].split(" (")[0]
+        parts.append(_Part(85, 88, Content.styled(text, style),
+                           short=Content.styled(short, style) if short != text else None))
     if source:
         parts.append(_Part(90, 30, Content.styled(source, "$text-muted"), source=source))
     return parts
@@ -191,7 +203,8 @@ class StatusBar(Static):
 
     def update_state(self, session: Session, *, source: str, following: bool,
                      ended: str | None = None, now: float | None = None,
-                     loading: tuple[int, int] | None = None, filtered: str = "") -> None:
+                     loading: tuple[int, int] | None = None, filtered: str = "",
+                     source_state: tuple[str, str] | None = None) -> None:
         """Re-draw from ``session``.
 
         ``source`` labels the input (a path, ``"stdin"``, ``"cmd: …"``);
@@ -199,9 +212,12 @@ class StatusBar(Static):
         ``"exited 3"``) marks a source that has finished; ``now`` (epoch
         seconds) is the clock for relative times; ``loading`` is
         ``(bytes_done, bytes_total)`` while the initial read is under way;
-        ``filtered`` says what the transcript's filter hides."""
+        ``filtered`` says what the transcript's filter hides; ``source_state`` is
+        what the source says now (text, level: information, warning or error),
+        e.g. ``("deleted · waiting for it to come back", "warning")``."""
         self._parts = status_parts(session, source=source, following=following, ended=ended,
-                                   now=now, loading=loading, filtered=filtered)
+                                   now=now, loading=loading, filtered=filtered,
+                                   source_state=source_state)
         self._draw()
 
     @property

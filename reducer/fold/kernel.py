@@ -35,7 +35,10 @@ from ..state import (
     Turn,
 )
 
-__all__ = ["Kernel", "SUBAGENT_TOOLS", "block_text", "usage_totals", "Handler"]
+__all__ = ["Kernel", "SUBAGENT_TOOLS", "MALFORMED_KEPT", "block_text", "usage_totals", "Handler"]
+
+MALFORMED_KEPT = 10_000
+"""Malformed lines listed by line in :attr:`Kernel.malformed` (all are counted)."""
 
 SUBAGENT_TOOLS = frozenset({"Agent", "Task"})
 """Tool names whose call starts a sub-agent."""
@@ -108,6 +111,9 @@ class Kernel:
         """Lines folded from sub-agent transcript files."""
         self.kinds: Counter[str] = Counter()
         self.malformed: list[tuple[int, str]] = []
+        """(line, reason) of the first :data:`MALFORMED_KEPT` malformed lines."""
+        self.malformed_count = 0
+        """How many malformed lines there were in all."""
         self.unknown: list[tuple[int, str]] = []
         self.format: str = "unknown"
         # session info
@@ -424,6 +430,17 @@ class Kernel:
         item.version += 1
         self._changes.append(_new_change(("item_updated", item.agent, item.index, None)))
 
+    def source_notice(self, text: str, level: str = "info") -> list[Change]:
+        """Add a notice from the reader of the input (the file was replaced, the
+        command exited, ...) to the main transcript, after what was read so far.
+
+        It belongs to no line of the input: its ``line_no`` is 0."""
+        changes: list[Change] = []
+        self._changes = changes
+        self._source = MAIN
+        self._notice(MAIN, 0, "source", text, level)
+        return changes
+
     def _notice(self, agent: str, line_no: int, category: str, text: str, level: str = "info",
                 detail: str | None = None) -> NoticeItem:
         item = NoticeItem(agent, line_no, self._turn_index(agent), category, text, level, detail)
@@ -489,8 +506,44 @@ class Kernel:
     # --- entries with no rule of their own ------------------------------------------------
 
     def _malformed(self, e: F.Malformed, agent: str) -> None:
-        self.malformed.append((e.line_no, e.reason))
+        """A malformed line: a row of its own, or one more line of the row just
+        before when that row holds the previous line of the same file with the
+        same reason (so ``cctv run -- yes`` costs one row, not one per line)."""
+        self.malformed_count += 1
+        if len(self.malformed) < MALFORMED_KEPT:
+            self.malformed.append((e.line_no, e.reason))
+        items = self.agents[agent].items if agent in self.agents else None
+        last = items[-1] if items else None
+        if (type(last) is ProblemItem and last.problem == "malformed"
+                and last.source == self._source and last.last_line_no == e.line_no - 1
+                and last.reason == e.reason):
+            last.count += 1
+            last.last_line_no = e.line_no
+            self._touch(last)
+            return
         self._problem(agent, e.line_no, "malformed", "malformed", e.reason)
+
+    def _fold_repeated_malformed(self, line_no: int, changes: list[Change]) -> bool:
+        """Fold a main-source line whose bytes are those of the malformed line
+        before it, without decoding it: one more line of that line's row.
+        False (nothing done) if that row is not the last one of the main transcript."""
+        items = self.agents[MAIN].items
+        last = items[-1] if items else None
+        if not (type(last) is ProblemItem and last.problem == "malformed"
+                and last.source == MAIN and last.last_line_no == line_no - 1):
+            return False
+        self.lines += 1
+        self.kinds["malformed"] += 1
+        self.malformed_count += 1
+        if len(self.malformed) < MALFORMED_KEPT:
+            self.malformed.append((line_no, last.reason))
+        last.count += 1
+        last.last_line_no = line_no
+        last.version += 1
+        change = _new_change(("item_updated", MAIN, last.index, None))
+        if not changes or changes[-1] != change:
+            changes.append(change)
+        return True
 
     def _unknown(self, e: F.Unknown, agent: str) -> None:
         self.unknown.append((e.line_no, e.kind_key))

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import msgspec
 
+from ..paths import cache_dir
 from .rows import Extracted, SessionRow
 
 __all__ = ["Hit", "IndexClosed", "IndexStore", "StoredState", "cache_dir", "index_file"]
@@ -57,17 +58,10 @@ _ROW_ENCODER = msgspec.msgpack.Encoder()
 _ROW_DECODER = msgspec.msgpack.Decoder(SessionRow)
 
 
-def cache_dir() -> Path:
-    """``$XDG_CACHE_HOME/cctv`` (default ``~/.cache/cctv``): cctv's own state."""
-    base = os.environ.get("XDG_CACHE_HOME")
-    root = Path(base).expanduser() if base else Path.home() / ".cache"
-    return root / "cctv"
-
-
 def index_file(root: Path) -> Path:
     """The index of the projects folder ``root``: one file per folder."""
     key = hashlib.blake2b(str(root.resolve()).encode(), digest_size=8).hexdigest()
-    return cache_dir() / f"index-{key}.sqlite"
+    return cache_dir(create=False) / f"index-{key}.sqlite"  # the store makes the folder
 
 
 def fold_fingerprint() -> str:

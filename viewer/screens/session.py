@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING
 
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
+from textual.content import Content
 from textual.css.query import NoMatches
 from textual.message import Message
 from textual.reactive import var
@@ -15,7 +17,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
 from reducer.session import Session
-from reducer.state import MAIN, Change
+from reducer.state import MAIN, Change, NoticeItem
 from widgets.status_bar import StatusBar
 from widgets.tasks_panel import TasksPanel
 from widgets.transcript import TranscriptView
@@ -74,6 +76,7 @@ class SessionScreen(Screen[None]):
         if self.agent_id != MAIN:
             yield Static(self._crumbs(), id="crumbs")
         with Horizontal(id="body"):
+            yield Static("", id="placeholder")
             yield TranscriptView(self.session, self.agent_id, id="transcript")
             yield TasksPanel(id="tasks")
         yield Input(placeholder="search this transcript (enter: find, escape: close)", id="search")
@@ -108,17 +111,34 @@ class SessionScreen(Screen[None]):
             return
         app = self.cctv
         now = app.now()
+        ticks = time.monotonic()
         status.update_state(
             self.session,
-            source=app.source_label + (f" · {app.waiting}" if app.waiting else ""),
+            source=app.source_label,
             following=self._view.following,
             ended=app.ended,
             now=now,
             loading=app.loading,
             filtered=self._view.filter.describe(),
+            source_state=app.source_state.status(ticks),
         )
         if self.show_tasks:
             tasks.update_state(self.session, now=now)
+        self._show_placeholder(app.source_state.middle(ticks))
+
+    def _show_placeholder(self, text: str | None) -> None:
+        """Say in the middle of an empty main view what the source is doing."""
+        if self.agent_id != MAIN:
+            return
+        body = self.query_one("#body")
+        empty = text is not None and all(  # stops at the first item of the input
+            isinstance(item, NoticeItem) and item.line_no == 0 for item in self.session.main.items)
+        if empty:
+            self.query_one("#placeholder", Static).update(Content(text))
+        if empty != body.has_class("-empty"):
+            body.set_class(empty, "-empty")
+            if not empty and self._view is not None:
+                self._view.focus()
 
     def _crumbs(self) -> str:
         names: list[str] = []
@@ -182,6 +202,9 @@ class SessionScreen(Screen[None]):
         if item is None:
             self.notify("nothing selected", severity="warning")
             return
+        if item.line_no <= 0:
+            self.notify("this notice comes from cctv (about the input), not from a line of it")
+            return
         entry = self.cctv.feed.entry_at(item.line_no, item.source or None)
         if entry is None:
             self.notify(f"line {item.line_no} is no longer in memory", severity="warning")
@@ -199,11 +222,14 @@ class SessionScreen(Screen[None]):
     def action_stderr(self) -> None:
         from .stderr import StderrScreen
 
-        self.app.push_screen(StderrScreen(self.cctv.stderr_lines))
+        self.app.push_screen(StderrScreen(self.cctv.stderr))
 
     async def action_stop_command(self) -> None:
         source = self.cctv.source
-        if source is None or source.kind != "command" or self.cctv.ended:
+        state = self.cctv.source_state
+        # a command that exited may have left something behind that holds its output
+        if source is None or source.kind != "command" or self.cctv.ended is not None \
+                or not (state.running or state.exit_code is not None):
             self.notify("no running command to stop", severity="warning")
             return
         await source.stop()

@@ -4,14 +4,31 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.content import Content
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Log
+from textual.widgets import Footer, Log, Static
+
+from ..stderr_buffer import StderrBuffer
 
 __all__ = ["StderrScreen"]
 
 
+def _size(chars: int) -> str:
+    return f"{chars / 1e6:.1f} MB" if chars >= 100_000 else f"{chars / 1e3:.1f} kB"
+
+
+def spill_note(buffer: StderrBuffer) -> str | None:
+    """What the screen says when not every line is in memory."""
+    if not buffer.spilled_lines:
+        return None
+    where = (f"in {buffer.spill_path}" if buffer.spill_path is not None
+             else f"not kept ({buffer.spill_error})")
+    return (f"showing the last {len(buffer):,} lines; the first "
+            f"{buffer.spilled_lines:,} lines ({_size(buffer.spilled_chars)}) are {where}")
+
+
 class StderrScreen(ModalScreen[None]):
-    """Every stderr line the command wrote so far.
+    """The command's stderr lines kept in memory (the last ~1 MB), and where the rest is.
 
     | Key(s) | Description |
     | :- | :- |
@@ -27,22 +44,29 @@ class StderrScreen(ModalScreen[None]):
     DEFAULT_CSS = """
     StderrScreen { align: center middle; }
     StderrScreen > #box { width: 90%; height: 80%; border: round $error; background: $surface; }
-    StderrScreen #title { dock: top; padding: 0 1; color: $text-muted; }
+    StderrScreen > #spilled { width: 90%; height: auto; padding: 0 1; color: $text-warning;
+                              background: $surface; }
     """
 
-    def __init__(self, lines: list[str]) -> None:
+    def __init__(self, buffer: StderrBuffer) -> None:
         super().__init__()
-        self.lines = lines
+        self.buffer = buffer
 
     def compose(self) -> ComposeResult:
+        note = spill_note(self.buffer)
+        if note is not None:
+            yield Static(Content(note), id="spilled")
         log = Log(id="box", highlight=False)
         log.border_title = "stderr"
+        total = self.buffer.total_lines
+        log.border_subtitle = f"{total:,} line{'s' if total != 1 else ''} · {_size(self.buffer.total_chars)}"
         yield log
         yield Footer()
 
     def on_mount(self) -> None:
+        self.buffer.flush()
         log = self.query_one(Log)
-        if self.lines:
-            log.write_lines(self.lines)
+        if len(self.buffer):
+            log.write_lines(self.buffer.lines)
         else:
             log.write_line("(the command has written nothing to stderr)")

@@ -291,6 +291,9 @@ def _footer_h(item: TurnFooterItem, width: int, expanded: bool, session: Session
 
 def _problem_text(item: ProblemItem) -> str:
     glyph = "?" if item.problem == "unknown" else "⚠"
+    if item.count > 1:
+        return (f"{glyph} lines {item.line_no:,}–{item.last_line_no:,} "
+                f"({item.count:,} lines): {item.reason}")
     return f"{glyph} line {item.line_no}: {item.reason}"
 
 
