@@ -8,7 +8,7 @@ sentence instead, from this one function.
 
 from __future__ import annotations
 
-__all__ = ["not_a_session"]
+__all__ = ["not_a_session", "session_verdict"]
 
 
 def not_a_session(lines: int, malformed: int, unknown: int) -> str | None:
@@ -27,3 +27,13 @@ def not_a_session(lines: int, malformed: int, unknown: int) -> str | None:
         return f"not a Claude Code session: {unknown:,} of {lines:,} lines are JSON of no kind cctv knows"
     return (f"not a Claude Code session: none of its {lines:,} lines is a frame"
             f" ({malformed:,} not JSON, {unknown:,} of unknown kinds)")
+
+
+def session_verdict(session: object) -> str | None:
+    """:func:`not_a_session` from a folded session's own counts (the viewer's path:
+    a live fold keeps counts, not every entry)."""
+    kinds = getattr(session, "kinds", {})
+    lines = getattr(session, "lines", 0) - kinds.get("blank", 0)
+    malformed = getattr(session, "malformed_count", kinds.get("malformed", 0))
+    unknown = len(getattr(session, "unknown", ()))
+    return not_a_session(lines, malformed, unknown)

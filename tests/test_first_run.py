@@ -317,3 +317,21 @@ def test_summary_gives_the_same_verdict_for_a_binary(capsys, tmp_path: Path) -> 
 def test_a_real_session_has_no_verdict(capsys) -> None:
     assert main(["check", "--json", str(FIXTURES / "captures/stream/03_tools.jsonl")]) == 0
     assert json.loads(capsys.readouterr().out)["verdict"] is None
+
+
+async def test_the_viewer_gives_the_same_verdict_and_one_row(tmp_path: Path) -> None:
+    from viewer.sources import FileTail
+    from widgets.status_bar import StatusBar
+    from widgets.transcript import TranscriptView
+
+    app = CctvApp(FileTail(_html(tmp_path), follow=False), clock=None)
+    async with app.run_test(size=(120, 30)) as pilot:
+        for _ in range(200):
+            await pilot.pause(0.05)
+            if app.feed.session.lines >= 2806:
+                break
+        await pilot.pause(0.3)
+        view = app.screen.query_one(TranscriptView)
+        assert len([i for i in view.items if not i.hidden]) == 1, "one row for the run of bad lines"
+        bar = str(app.screen.query_one(StatusBar).render())
+        assert "not a Claude Code session: 2,806 of 2,806 lines are not JSON" in bar

@@ -18,6 +18,7 @@ from textual.widgets import Footer, Input, Static
 
 from reducer.session import Session
 from reducer.state import MAIN, Change, NoticeItem
+from reducer.verdict import session_verdict
 from widgets.status_bar import StatusBar
 from widgets.tasks_panel import TasksPanel
 from widgets.transcript import TranscriptView
@@ -120,11 +121,19 @@ class SessionScreen(Screen[None]):
             now=now,
             loading=app.loading,
             filtered=self._view.filter.describe(),
-            source_state=app.source_state.status(ticks),
+            source_state=self._verdict() or app.source_state.status(ticks),
         )
         if self.show_tasks:
             tasks.update_state(self.session, now=now)
         self._show_placeholder(app.source_state.middle(ticks))
+
+    def _verdict(self) -> tuple[str, str] | None:
+        """One verdict for an input with no frame in it (a binary, an HTML page),
+        the same words as ``cctv check`` and ``cctv summary``."""
+        if self.agent_id != MAIN:
+            return None
+        verdict = session_verdict(self.session)
+        return (verdict, "error") if verdict else None
 
     def _show_placeholder(self, text: str | None) -> None:
         """Say in the middle of an empty main view what the source is doing."""
