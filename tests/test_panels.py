@@ -206,7 +206,7 @@ async def test_status_bar_shows_model_cost_turns_context_follow():
         await pilot.pause()
         text = app.query_one(StatusBar).text
         assert "opus-5-5" in text
-        assert "○ idle" in text
+        assert "◇ idle" in text
         assert "1 turn " in text
         assert "$0.0172" in text
         assert "in 3.6k out 140" in text
@@ -216,7 +216,7 @@ async def test_status_bar_shows_model_cost_turns_context_follow():
         app.following, app.ended = False, "exited 3"
         app.refresh_panels()
         text = app.query_one(StatusBar).text
-        assert "⏸ paused (G to follow)" in text and "■ ended · exited 3" in text
+        assert "‖ paused (G to follow)" in text and "■ ended · exited 3" in text
 
 
 async def test_status_bar_activity_thinking_running_loading():
@@ -246,7 +246,7 @@ async def test_status_bar_fits_80_columns_by_dropping_low_priority_parts():
         bar = app.query_one(StatusBar)
         text = bar.text
         assert len(text) <= 78  # one line inside the bar's padding
-        for must in ("○ idle", "$1.49", "⏸ paused (G to follow)", "opus-5[1m]"):
+        for must in ("◇ idle", "$1.49", "‖ paused (G to follow)", "opus-5[1m]"):
             assert must in text
         await pilot.resize_terminal(44, 24)
         await pilot.pause()

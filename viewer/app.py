@@ -19,6 +19,7 @@ from pathlib import Path
 from reducer.feed import Feed
 from reducer.lines import RawLine
 from reducer.state import MAIN, Change
+from widgets.safe_text import visible
 
 from .commands import CctvCommands
 from .screens.session import SessionScreen
@@ -93,6 +94,22 @@ class CctvApp(App[int]):
 
     def now(self) -> float | None:
         return self.clock() if self.clock is not None else None
+
+    # --- text that reaches the terminal ---------------------------------------------
+
+    def notify(self, message: str, *, title: str = "", severity="information",
+               timeout: float | None = None, markup: bool = True) -> None:
+        """Every notification (the app's, a screen's, a widget's) shows its text
+        literally: never as markup, with control characters shown, because it
+        often carries a path or a reason read from the input."""
+        super().notify(visible(message), title=visible(title, oneline=True), severity=severity,
+                       timeout=timeout, markup=False)
+
+    def validate_title(self, title: object) -> str:
+        return visible(super().validate_title(title), oneline=True)
+
+    def validate_sub_title(self, sub_title: object) -> str:
+        return visible(super().validate_sub_title(sub_title), oneline=True)
 
     # --- lifecycle ---------------------------------------------------------------------
 

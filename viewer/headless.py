@@ -1,4 +1,8 @@
-"""``cctv check`` and ``cctv summary``: the reducer without a terminal UI."""
+"""``cctv check`` and ``cctv summary``: the reducer without a terminal UI.
+
+The text output shows every string from the input with its control characters
+made visible (:func:`reducer.safe.visible`); ``--json`` escapes them as JSON does.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ import msgspec
 
 from reducer.decode import reencode
 from reducer.frames import Blank, Malformed, Unknown
+from reducer.safe import visible
 from reducer.summary import format_summary, summarize
 
 from .loader import InputError, load_path
@@ -74,7 +79,7 @@ def run_check(paths: list[str], as_json: bool, out: TextIO, err: TextIO) -> int:
         try:
             report = check_file(Path(name))
         except InputError as exc:
-            print(f"cctv: {exc}", file=err)
+            print(visible(f"cctv: {exc}"), file=err)
             status = 2
             continue
         reports.append(report)
@@ -107,7 +112,7 @@ def _format_check(r: dict[str, Any]) -> str:
         lines.append(f"  line {m['line']}: {m['reason']}")
     for n in rt["different"][:20]:
         lines.append(f"  line {n}: re-encoding differs")
-    return "\n".join(lines)
+    return visible("\n".join(lines))
 
 
 def run_summary(path: str, as_json: bool, out: TextIO, err: TextIO) -> int:
@@ -115,7 +120,7 @@ def run_summary(path: str, as_json: bool, out: TextIO, err: TextIO) -> int:
     try:
         feed = load_path(Path(path))
     except InputError as exc:
-        print(f"cctv: {exc}", file=err)
+        print(visible(f"cctv: {exc}"), file=err)
         return 2
     data = summarize(feed.session)
     if as_json:

@@ -29,7 +29,6 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from rich.console import Console, RenderableType
-from rich.markdown import Markdown
 from rich.segment import Segment
 from rich.style import Style
 from rich.syntax import Syntax
@@ -64,14 +63,19 @@ from reducer.tools import (
     tool_from_use,
     tool_summary,
 )
+from reducer.format import compact_count, exact_count, format_duration
 from reducer.views import bash_result, input_json, read_result, result_text, todos
+
+from .reply_markdown import reply_markdown
+from .safe_text import from_ansi, safe_text, visible
+from .status_glyphs import HOOK, PROBLEM, STATUSES, THINKING, TODO_GLYPHS, UNKNOWN, normalise
 
 if TYPE_CHECKING:
     from reducer.session import Session
 
 __all__ = [
     "Palette", "RenderContext", "render_item", "estimate_height", "margin_top", "live_key",
-    "FOLD_LINES", "fmt_duration", "fmt_tokens", "fmt_count",
+    "FOLD_LINES",
 ]
 
 FOLD_LINES = 8
@@ -81,12 +85,6 @@ PROMPT_FOLD_LINES = 12
 EXPAND_LINES = 5000
 """An expanded body draws at most this many lines (a pasted log can have millions)."""
 BODY_INDENT = 2
-
-STATUS_GLYPHS = {
-    "pending": "○", "running": "◐", "done": "✓", "failed": "✗", "denied": "⊘",
-    "interrupted": "⏸",
-}
-TODO_GLYPHS = {"pending": "☐", "in_progress": "◐", "completed": "☑"}
 
 
 @dataclass(frozen=True)
@@ -122,56 +120,18 @@ class RenderContext:
     palette: Palette
 
 
-# --- formatting ---------------------------------------------------------------------------
+# --- text ---------------------------------------------------------------------------------
+# Every string from state is made safe by :mod:`widgets.safe_text`: ``clean`` for
+# strings, and ``_crop`` / ``_wrap`` (where every Text of a card becomes rows) for
+# whatever a renderer built.
 
-
-def fmt_tokens(n: int | float | None) -> str:
-    """``1234`` → ``1,234``."""
-    return f"{int(n or 0):,}"
-
-
-def fmt_count(n: int | float | None) -> str:
-    """Compact counts: ``980``, ``2.4k``, ``1.2M``."""
-    n = int(n or 0)
-    if n < 1000:
-        return str(n)
-    if n < 1_000_000:
-        return f"{n / 1000:.1f}k".replace(".0k", "k")
-    return f"{n / 1_000_000:.1f}M".replace(".0M", "M")
-
-
-def fmt_duration(seconds: float | None) -> str:
-    """``0.4s``, ``12.4s``, ``1m30s``, ``2h05m``."""
-    if seconds is None:
-        return ""
-    if seconds < 60:
-        return f"{seconds:.1f}s"
-    total = int(seconds)
-    if total < 3600:
-        return f"{total // 60}m{total % 60:02d}s"
-    return f"{total // 3600}h{total % 3600 // 60:02d}m"
-
-
-_CONTROL = {c: "\N{REPLACEMENT CHARACTER}" for c in [*range(0x20), *range(0x7F, 0xA0)]
-            if c not in (0x09, 0x0A)}
-_CONTROL[0x0D] = None  # type: ignore[assignment]
-
-
-def clean(text: str) -> str:
-    """Text safe to draw: tabs expanded, carriage returns dropped, other control
-    characters shown as �."""
-    if not text:
-        return ""
-    if "\t" in text:
-        text = text.expandtabs(4)
-    return text.translate(_CONTROL)
+clean = visible
+"""Text safe to draw: tabs expanded, controls shown as visible stand-ins (``␛``)."""
 
 
 def _text(value: str, style: Style | str = "") -> Text:
     if "\x1b" in value:  # terminal colours in a command's output
-        text = Text.from_ansi(value.replace("\r", ""), style=style)
-        text.plain = clean(text.plain)  # any escape left over is not an escape any more
-        return text
+        return from_ansi(value, style=style)
     return Text(clean(value), style=style)
 
 
@@ -206,6 +166,7 @@ def _strip(text: Text, console: Console) -> Strip:
 
 def _crop(text: Text, width: int, console: Console) -> Strip:
     """One row: ``text`` (a single line) cut at ``width`` with an ellipsis."""
+    text = safe_text(text)
     if text.cell_len > width:
         text = text.copy()
         text.truncate(width, overflow="ellipsis")
@@ -214,6 +175,7 @@ def _crop(text: Text, width: int, console: Console) -> Strip:
 
 def _wrap(text: Text, width: int, console: Console) -> list[Strip]:
     """``text`` word-wrapped (long words folded) at ``width``."""
+    text = safe_text(text)
     if not text.plain:
         return [Strip.blank(0)]
     return [_strip(line, console) for line in text.wrap(console, max(width, 1), overflow="fold")]
@@ -418,8 +380,7 @@ def _huge_text(item: TextItem, width: int, expanded: bool, ctx: RenderContext) -
     else:
         shown = _head(text, MARKDOWN_LIMIT)
         theme = ctx.palette.code_theme
-        rows = _render(Markdown(clean(shown), code_theme=theme, inline_code_lexer="text",
-                                inline_code_theme=theme), width, ctx.console)
+        rows = _render(reply_markdown(shown, theme), width, ctx.console)
         what = "enter: show all as plain text"
     hidden = len(text) - len(shown)
     if hidden > 0:
@@ -435,9 +396,7 @@ def _markdown(item: TextItem, width: int, expanded: bool, ctx: RenderContext) ->
     if not source.strip():
         return [Strip.blank(0)]
     theme = ctx.palette.code_theme
-    md = Markdown(clean(source), code_theme=theme, inline_code_lexer="text",
-                  inline_code_theme=theme)
-    strips = _render(md, width, ctx.console)
+    strips = _render(reply_markdown(source, theme), width, ctx.console)
     while len(strips) > 1 and not strips[-1].text.strip():
         strips.pop()
     return strips or [Strip.blank(0)]
@@ -456,15 +415,15 @@ def _markdown_h(item: TextItem, width: int, expanded: bool, session: Session) ->
 # thinking --------------------------------------------------------------------------------
 
 def _thinking_label(item: ThinkingItem, p: Palette) -> Text:
-    label = Text("✻ thinking", p.muted + Style(italic=True))
+    label = Text(f"{THINKING} thinking", p.muted + Style(italic=True))
     if item.redacted:
         label.append(" (redacted)", p.muted)
     if item.streaming:
         label.append("…", p.muted)
     if item.tokens:
-        label.append(f" · {fmt_tokens(item.tokens)} tok", p.muted)
+        label.append(f" · {exact_count(item.tokens)} tok", p.muted)
     elif item.text:
-        label.append(f" · ~{fmt_tokens(max(len(item.text) // 4, 1))} tok", p.muted)
+        label.append(f" · ~{exact_count(max(len(item.text) // 4, 1))} tok", p.muted)
     return label
 
 
@@ -490,35 +449,25 @@ def _thinking_h(item: ThinkingItem, width: int, expanded: bool, session: Session
 
 # tool cards --------------------------------------------------------------------------------
 
+def _status_style(key: str, p: Palette) -> Style:
+    """The colour of a normalised status (see :mod:`widgets.status_glyphs`)."""
+    return getattr(p, STATUSES[key].role)
+
+
 def _status(call: ToolCall, p: Palette) -> tuple[Text, Style]:
     """The right-hand status of a card and the colour of its bullet."""
-    glyph = STATUS_GLYPHS.get(call.status, "?")
-    status = call.status
     if call.awaiting_permission and not call.finished:
         return Text("⋯ awaiting permission", p.warning), p.warning
-    if status == "running":
-        text = Text(f"{glyph} running", p.accent)
-        if call.elapsed is not None:
-            text.append(f" {fmt_duration(call.elapsed)}", p.accent)
-        if call.heartbeats:
-            text.append(f" · {call.heartbeats} heartbeat{'s' if call.heartbeats != 1 else ''}",
-                        p.muted)
-        return text, p.accent
-    if status == "done":
-        text = Text(glyph, p.success)
-        if call.elapsed is not None:
-            text.append(f" {fmt_duration(call.elapsed)}", p.muted)
-        return text, p.success
-    if status == "failed":
-        text = Text(f"{glyph} failed", p.error)
-        if call.elapsed is not None:
-            text.append(f" {fmt_duration(call.elapsed)}", p.muted)
-        return text, p.error
-    if status == "denied":
-        return Text(f"{glyph} denied", p.warning), p.warning
-    if status == "interrupted":
-        return Text(f"{glyph} interrupted", p.warning), p.warning
-    return Text(f"{glyph} pending", p.muted), p.muted
+    key = normalise(call.status, "pending")
+    st, style = STATUSES[key], _status_style(key, p)
+    # a finished call says only its glyph and time; every other status says its word
+    text = Text(st.glyph if key == "done" else f"{st.glyph} {st.word}", style)
+    if call.elapsed is not None and key in ("running", "done", "failed"):
+        text.append(f" {format_duration(call.elapsed)}", style if key == "running" else p.muted)
+    if key == "running" and call.heartbeats:
+        text.append(f" · {call.heartbeats} heartbeat{'s' if call.heartbeats != 1 else ''}",
+                    p.muted)
+    return text, style
 
 
 def _header_summary(call: ToolCall, tool: object) -> tuple[str, str]:
@@ -553,8 +502,24 @@ def _header(call: ToolCall, tool: object, width: int, ctx: RenderContext) -> Str
     return _crop(Text.assemble(left, " " * gap, status), width, ctx.console)
 
 
+def _shown_result(call: ToolCall) -> str:
+    """The result text a card draws: none for a denied call, whose denial line says it."""
+    return "" if call.status == "denied" else result_text(call)
+
+
+def _denial(call: ToolCall) -> str:
+    """A denied call's one line (or lines): the glyph, then the reason given with the
+    denial and the result text, each once."""
+    reason = (call.denied_reason or "").strip()
+    result = result_text(call).strip() if call.result is not None else ""
+    parts = [x for x in (reason if reason != "denied" else "", result) if x]
+    if len(parts) == 2 and (parts[0] in parts[1] or parts[1] in parts[0]):
+        parts = [max(parts, key=len)]
+    return f"{STATUSES['denied'].glyph} " + (" · ".join(parts) or "permission denied")
+
+
 def _result_lines(body: _Body, call: ToolCall, p: Palette, *, style: Style | str = "") -> None:
-    text = result_text(call)
+    text = _shown_result(call)
     body.add_output(text, p.error if call.is_error else style)
 
 
@@ -576,7 +541,7 @@ def _bash_body(call: ToolCall, tool: Bash, body: _Body, ctx: RenderContext) -> N
         body.add_output(bash.stdout)
         body.add_output(bash.stderr, p.error if call.is_error else p.warning)
         if bash.interrupted:
-            body.add("⏸ interrupted", p.warning)
+            body.add(f"{STATUSES['interrupted'].glyph} {STATUSES['interrupted'].word}", p.warning)
         if not bash.stdout and not bash.stderr and call.finished and not bash.interrupted:
             body.add("(no output)", p.muted)
     elif call.result is not None:
@@ -596,7 +561,7 @@ def _bash_rows(call: ToolCall, tool: Bash, session: Session) -> int:
             out = 1
         return n + out
     if call.result is not None:
-        return n + _count_lines(result_text(call))
+        return n + _count_lines(_shown_result(call))
     return n
 
 
@@ -632,7 +597,7 @@ def _edit_rows(call: ToolCall, tool: Edit | MultiEdit, session: Session) -> int:
         common = sum(block.size for block in matcher.get_matching_blocks())
         rows += len(a) + len(b) - common
     if call.is_error or call.status == "failed":
-        rows += _count_lines(result_text(call))
+        rows += _count_lines(_shown_result(call))
     return rows
 
 
@@ -651,7 +616,7 @@ def _read_body(call: ToolCall, tool: Read, body: _Body, ctx: RenderContext) -> N
             body.add(Text.assemble((f"{start + i:>4} ", p.muted), clean(line)))
         return
     if call.result is not None and not call.is_error:
-        for line in _lines(result_text(call)):
+        for line in _lines(_shown_result(call)):
             number, tab, rest = line.partition("\t")
             if tab and number.strip().isdigit():  # the CLI's `cat -n` form
                 body.add(Text.assemble((f"{number.strip():>4} ", p.muted), clean(rest)))
@@ -665,7 +630,7 @@ def _read_rows(call: ToolCall, tool: Read, session: Session) -> int:
     read = read_result(call)
     if read is not None and read.file is not None:
         return 1 + _count_lines(read.file.content)
-    return _count_lines(result_text(call)) if call.result is not None else 0
+    return _count_lines(_shown_result(call)) if call.result is not None else 0
 
 
 @lru_cache(maxsize=1)
@@ -720,7 +685,7 @@ def _write_body(call: ToolCall, tool: Write, body: _Body, expanded: bool,
 
 def _write_rows(call: ToolCall, tool: Write, session: Session) -> int:
     n = _count_lines(tool.content)
-    return n + (_count_lines(result_text(call)) if call.is_error else 0)
+    return n + (_count_lines(_shown_result(call)) if call.is_error else 0)
 
 
 def _todo_body(call: ToolCall, body: _Body, ctx: RenderContext) -> None:
@@ -739,7 +704,7 @@ def _todo_body(call: ToolCall, body: _Body, ctx: RenderContext) -> None:
 
 
 def _todo_rows(call: ToolCall, session: Session) -> int:
-    return len(todos(call.input)) + (_count_lines(result_text(call)) if call.is_error else 0)
+    return len(todos(call.input)) + (_count_lines(_shown_result(call)) if call.is_error else 0)
 
 
 def _agent_body(call: ToolCall, body: _Body, ctx: RenderContext) -> None:
@@ -754,10 +719,8 @@ def _agent_body(call: ToolCall, body: _Body, ctx: RenderContext) -> None:
     body.add(Text.assemble((str(kind), p.secondary), (" · " + clean(desc) if desc else "", "")))
     status = (task.status if task is not None else None) or (agent.status if agent else None) \
         or call.status
-    glyph = {"running": "◐", "completed": "✓", "done": "✓", "failed": "✗", "killed": "⊘",
-             "stopped": "⊘", "cancelled": "⊘"}.get(status, "○")
-    colour = {"✓": p.success, "✗": p.error, "⊘": p.warning, "◐": p.accent}.get(glyph, p.muted)
-    line = Text(f"{glyph} {status}", colour)
+    key = normalise(status, "pending")
+    line = Text(f"{STATUSES[key].glyph} {STATUSES[key].word}", _status_style(key, p))
     tools = (task.tool_uses if task is not None and task.tool_uses is not None else None)
     if tools is None and agent is not None:
         tools = agent.tool_calls
@@ -768,17 +731,17 @@ def _agent_body(call: ToolCall, body: _Body, ctx: RenderContext) -> None:
         line.append(" · last ", p.muted)
         line.append(last)
     if agent is not None and agent.output_tokens:
-        line.append(f" · {fmt_tokens(agent.output_tokens)} tok out", p.muted)
+        line.append(f" · {exact_count(agent.output_tokens)} tok out", p.muted)
     if task is not None and task.total_tokens:
-        line.append(f" · {fmt_tokens(task.total_tokens)} tok total", p.muted)
+        line.append(f" · {exact_count(task.total_tokens)} tok total", p.muted)
     if task is not None and task.duration_ms:
-        line.append(f" · {fmt_duration(task.duration_ms / 1000)}", p.muted)
+        line.append(f" · {format_duration(task.duration_ms / 1000)}", p.muted)
     elif call.elapsed is not None and status == "running":
-        line.append(f" · {fmt_duration(call.elapsed)}", p.muted)
+        line.append(f" · {format_duration(call.elapsed)}", p.muted)
     body.add(line)
     summary = (task.summary if task is not None else None) or ""
     if not summary and call.result is not None and call.finished:
-        summary = result_text(call)
+        summary = _shown_result(call)
     if summary:
         first = next((ln for ln in _lines(summary) if ln.strip() and not ln.lstrip().startswith("<")),
                      "")
@@ -792,7 +755,7 @@ def _agent_rows(call: ToolCall, session: Session) -> int:
     task = session.tasks.get(call.task_id) if call.task_id else None
     summary = (task.summary if task is not None else None) or ""
     if not summary and call.result is not None and call.finished:
-        summary = result_text(call)
+        summary = _shown_result(call)
     has_summary = bool(summary) and any(ln.strip() and not ln.lstrip().startswith("<")
                                         for ln in _lines(summary))
     return 2 + has_summary + bool(call.subagent)
@@ -834,7 +797,7 @@ def _raw_rows(call: ToolCall, tool: Raw, width: int, expanded: bool, session: Se
         else:
             rows += _count_lines(input_json(tool.input, 2))
     if call.result is not None:
-        rows += _count_lines(result_text(call))
+        rows += _count_lines(_shown_result(call))
     return rows
 
 
@@ -886,7 +849,7 @@ def _tool(item: ToolItem, width: int, expanded: bool, ctx: RenderContext) -> lis
     else:
         _raw_body(call, tool, body, width, expanded, ctx)  # type: ignore[arg-type]
     if call.status == "denied":
-        body.add(f"⊘ {call.denied_reason or 'permission denied'}", p.warning)
+        body.add_output(_denial(call), p.warning)
     rows += _layout_body(body.lines, width, expanded, fold, ctx)
     return rows
 
@@ -910,10 +873,11 @@ def _tool_h(item: ToolItem, width: int, expanded: bool, session: Session) -> int
         n = _agent_rows(call, session)
         fold = None
     elif kind == "command":
-        n = _count_lines(result_text(call)) if call.result is not None else 0
+        n = _count_lines(_shown_result(call)) if call.result is not None else 0
     else:
         n = _raw_rows(call, tool, width, expanded, session)  # type: ignore[arg-type]
-    n += call.status == "denied"
+    if call.status == "denied":
+        n += _count_lines(_denial(call))
     return 1 + (n if expanded else _folded_height(n, fold))
 
 
@@ -926,12 +890,12 @@ def _compaction_label(item: CompactionItem) -> str:
     if item.trigger:
         label += f" ({item.trigger})"
     if item.pre_tokens is not None:
-        label += f" {fmt_tokens(item.pre_tokens)}"
+        label += f" {exact_count(item.pre_tokens)}"
         if item.post_tokens is not None:
-            label += f" → {fmt_tokens(item.post_tokens)}"
+            label += f" → {exact_count(item.post_tokens)}"
         label += " tokens"
     if item.duration_ms is not None:
-        label += f" · {fmt_duration(item.duration_ms / 1000)}"
+        label += f" · {format_duration(item.duration_ms / 1000)}"
     return label
 
 
@@ -951,9 +915,6 @@ def _compaction_h(item: CompactionItem, width: int, expanded: bool, session: Ses
     return 1
 
 
-_HOOK_GLYPHS = {"running": "◐", "success": "✓", "error": "✗", "cancelled": "⊘"}
-
-
 def _hook_body(item: HookItem) -> list[tuple[str, str]]:
     h = item.hook
     parts: list[tuple[str, str]] = []
@@ -969,18 +930,18 @@ def _hook_body(item: HookItem) -> list[tuple[str, str]]:
 
 def _hook(item: HookItem, width: int, expanded: bool, ctx: RenderContext) -> list[Strip]:
     p, console, h = ctx.palette, ctx.console, item.hook
-    glyph = _HOOK_GLYPHS.get(h.status, "?")
-    colour = {"success": p.success, "error": p.error, "cancelled": p.warning}.get(h.status, p.accent)
-    chip = Text.assemble(("⚓ ", p.muted), (clean(h.name), p.error if h.status == "error" else ""),
+    key = normalise(h.status)
+    glyph, colour = STATUSES[key].glyph, _status_style(key, p)
+    chip = Text.assemble((f"{HOOK} ", p.muted), (clean(h.name), p.error if key == "failed" else ""),
                          " ", (glyph, colour))
-    if h.status == "running":
-        chip.append(" running", p.accent)
+    if key == "running":
+        chip.append(f" {STATUSES[key].word}", colour)
         if h.progress:
             chip.append(f" · {h.progress} update{'s' if h.progress != 1 else ''}", p.muted)
     elif h.exit_code is not None:
         chip.append(f" exit {h.exit_code}", p.error if h.exit_code else p.muted)
-    elif h.status != "success":
-        chip.append(f" {h.status}", colour)
+    elif key != "done":
+        chip.append(f" {STATUSES[key].word}", colour)
     body = _hook_body(item)
     if body and not expanded:
         first = next(ln for text, _ in body for ln in _lines(text) if ln.strip())
@@ -1018,7 +979,7 @@ def _stop_summary(item: StopSummaryItem, width: int, expanded: bool,
                 continue
             cmd = Text(clean(str(info.get("command") or "?")))
             if info.get("durationMs") is not None:
-                cmd.append(f"  {fmt_duration(float(info['durationMs']) / 1000)}", p.muted)
+                cmd.append(f"  {format_duration(float(info['durationMs']) / 1000)}", p.muted)
             body.add(cmd)
         for err in item.errors:
             body.add_output(str(err), p.error)
@@ -1082,23 +1043,23 @@ def _footer_label(item: TurnFooterItem) -> tuple[str, str]:
     t = item.turn_ref
     parts = [f"turn {t.index + 1}"]
     if t.duration_ms is not None:
-        dur = fmt_duration(t.duration_ms / 1000)
+        dur = format_duration(t.duration_ms / 1000)
         if t.duration_api_ms:
-            dur += f" (api {fmt_duration(t.duration_api_ms / 1000)})"
+            dur += f" (api {format_duration(t.duration_api_ms / 1000)})"
         parts.append(dur)
     if t.cost_usd is not None:
         parts.append(f"${t.cost_usd:.4f}")
     u = t.usage
     tokens_in = u.input_tokens + u.cache_creation_input_tokens + u.cache_read_input_tokens
     if tokens_in or u.output_tokens:
-        parts.append(f"in {fmt_count(tokens_in)} out {fmt_count(u.output_tokens)}")
+        parts.append(f"in {compact_count(tokens_in)} out {compact_count(u.output_tokens)}")
     if t.tool_calls:
         parts.append(f"{t.tool_calls} tool{'s' if t.tool_calls != 1 else ''}")
     problem = ""
     if t.is_error or (t.subtype and t.subtype != "success"):
-        problem = f"⚠ {t.subtype or 'error'}"
+        problem = f"{PROBLEM} {clean(t.subtype or 'error')}"
     elif t.terminal_reason and t.terminal_reason not in ("completed",):
-        problem = f"⚠ {t.terminal_reason}"
+        problem = f"{PROBLEM} {clean(t.terminal_reason)}"
     return " · ".join(parts), problem
 
 
@@ -1135,7 +1096,7 @@ def _footer_h(item: TurnFooterItem, width: int, expanded: bool, session: Session
 
 
 def _problem_text(item: ProblemItem) -> str:
-    glyph = "?" if item.problem == "unknown" else "⚠"
+    glyph = UNKNOWN if item.problem == "unknown" else PROBLEM
     return f"{glyph} line {item.line_no}: {item.reason}"
 
 

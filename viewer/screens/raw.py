@@ -12,6 +12,7 @@ from textual.widgets import Footer, Static
 
 from reducer.frames import Entry
 from reducer.pretty import human_bytes, raw_view
+from widgets.safe_text import content, visible
 
 __all__ = ["RawScreen"]
 
@@ -89,9 +90,9 @@ class RawScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="raw-box") as box:
-            box.border_title = self.title_text
-            box.border_subtitle = self.source_label
-            notes = Static(Content("\n".join(f"⚠ {n}" for n in self.view.notes)),
+            box.border_title = content(self.title_text)
+            box.border_subtitle = content(self.source_label)
+            notes = Static(content("\n".join(f"⚠ {n}" for n in self.view.notes), oneline=False),
                            id="raw-notes", classes="-shown" if self.view.notes else "")
             yield notes
             with VerticalScroll(id="raw-scroll"):
@@ -101,8 +102,8 @@ class RawScreen(ModalScreen[None]):
     def _body(self) -> Content:
         view = self.view
         if view.is_json:
-            return highlight(view.text, language="json")
-        return Content.styled(view.text, "$text")
+            return highlight(visible(view.text), language="json")
+        return Content.styled(visible(view.text), "$text")
 
     def on_mount(self) -> None:
         self.query_one("#raw-scroll").focus()
