@@ -489,7 +489,7 @@ def _header(call: ToolCall, tool: object, width: int, ctx: RenderContext) -> Str
         # still running as a background task; once it ends the card shows how it ended
         status = Text("→ background", p.secondary)
     name, summary = _header_summary(call, tool)
-    left = Text.assemble(("● ", bullet), (name, Style(bold=True)))
+    left = Text.assemble(("● ", bullet), (clean(name), Style(bold=True)))
     if isinstance(tool, Raw) and call.name in SUBAGENT_TOOLS and isinstance(call.input, dict):
         summary = str(call.input.get("description") or summary)
     if summary:
@@ -716,7 +716,7 @@ def _agent_body(call: ToolCall, body: _Body, ctx: RenderContext) -> None:
     kind = (agent.subagent_type if agent else None) or inp.get("subagent_type") \
         or (task.subagent_type if task else None) or "agent"
     desc = (agent.description if agent else "") or str(inp.get("description") or "")
-    body.add(Text.assemble((str(kind), p.secondary), (" · " + clean(desc) if desc else "", "")))
+    body.add(Text.assemble((clean(str(kind)), p.secondary), (" · " + clean(desc) if desc else "", "")))
     status = (task.status if task is not None else None) or (agent.status if agent else None) \
         or call.status
     key = normalise(status, "pending")
@@ -729,7 +729,7 @@ def _agent_body(call: ToolCall, body: _Body, ctx: RenderContext) -> None:
     last = (agent.last_tool if agent is not None else None) or (task.last_tool if task else None)
     if last:
         line.append(" · last ", p.muted)
-        line.append(last)
+        line.append(clean(last))
     if agent is not None and agent.output_tokens:
         line.append(f" · {exact_count(agent.output_tokens)} tok out", p.muted)
     if task is not None and task.total_tokens:
