@@ -304,7 +304,7 @@ async def test_tasks_panel_lists_running_first_and_updates_in_place():
         assert shell.startswith("◐ shell") and "Run a short job in the background" in shell
         agent = str(ol.get_option("agent:toolu_01POmk2Upx4u34UIjZsjjwy3").prompt)
         assert agent.startswith("✓ agent") and "general-purpose" in agent
-        assert "Read" in agent and "1.2k tok · 2 tools" in agent and "→ " in agent
+        assert "Read" in agent and "1.2k tok · 2 tools" in agent and "output " in agent
         # the user moves to the sub-agent row; later frames must not move them
         await pilot.press("down")
         assert ol.highlighted_option.id == "agent:toolu_01POmk2Upx4u34UIjZsjjwy3"

@@ -68,7 +68,8 @@ from reducer.views import bash_result, input_json, read_result, result_text, tod
 
 from .reply_markdown import reply_markdown
 from .safe_text import from_ansi, safe_text, visible
-from .status_glyphs import HOOK, PROBLEM, STATUSES, THINKING, TODO_GLYPHS, UNKNOWN, normalise
+from .status_glyphs import (BACKGROUND, HOOK, NOTICE_GLYPHS, PROBLEM, STATUSES, THINKING, TODO_GLYPHS, UNKNOWN,
+                            normalise)
 
 if TYPE_CHECKING:
     from reducer.session import Session
@@ -487,7 +488,7 @@ def _header(call: ToolCall, tool: object, width: int, ctx: RenderContext) -> Str
     status, bullet = _status(call, p)
     if call.background and call.status in ("running", "pending"):
         # still running as a background task; once it ends the card shows how it ended
-        status = Text("→ background", p.secondary)
+        status = Text(f"{BACKGROUND.glyph} {BACKGROUND.word}", p.secondary)
     name, summary = _header_summary(call, tool)
     left = Text.assemble(("● ", bullet), (clean(name), Style(bold=True)))
     if isinstance(tool, Raw) and call.name in SUBAGENT_TOOLS and isinstance(call.input, dict):
@@ -533,8 +534,9 @@ def _bash_body(call: ToolCall, tool: Bash, body: _Body, ctx: RenderContext) -> N
         task_id = bash.backgroundTaskId
     if task_id or (call.background and call.status != "failed"):
         task = ctx.session.tasks.get(task_id or "")
-        status = task.status if task is not None else "started"
-        body.add(Text.assemble(("→ background task ", p.secondary), (task_id or "?", p.secondary),
+        status = STATUSES[normalise(task.status if task is not None else "started")].word
+        body.add(Text.assemble((f"{BACKGROUND.glyph} background task ", p.secondary),
+                               (clean(task_id or "?"), p.secondary),
                                (f" ({status})", p.muted)))
         return
     if bash is not None:
@@ -1008,7 +1010,7 @@ def _level_style(level: str, p: Palette) -> Style:
 def _notice(item: NoticeItem, width: int, expanded: bool, ctx: RenderContext) -> list[Strip]:
     p, console = ctx.palette, ctx.console
     style = _level_style(item.level, p)
-    glyph = {"error": "✗", "warning": "!"}.get(item.level, "·")
+    glyph = NOTICE_GLYPHS.get(item.level, NOTICE_GLYPHS["info"])
     lines = _lines(item.text) or [""]
     head = Text.assemble((f"{glyph} ", style), (f"[{item.category}] ", p.muted),
                          (clean(lines[0]), style))

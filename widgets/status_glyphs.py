@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 __all__ = ["Status", "STATUSES", "normalise", "status", "css", "LEGEND", "TODO_GLYPHS",
-           "HOOK", "THINKING", "PROBLEM", "UNKNOWN", "IDLE", "ENDED", "BACKGROUND", "FOLLOW",
+           "NOTICE_GLYPHS", "HOOK", "THINKING", "PROBLEM", "UNKNOWN", "IDLE", "ENDED", "BACKGROUND", "FOLLOW",
            "PAUSED"]
 
 
@@ -71,6 +71,9 @@ def css(role: str, bold: bool = False) -> str:
 TODO_GLYPHS = {"pending": "☐", "in_progress": "◐", "completed": "☑"}
 """A todo list's boxes (TodoWrite's own three states)."""
 
+NOTICE_GLYPHS = {"error": STATUSES["failed"].glyph, "warning": "!", "info": "·"}
+"""A notice row's mark by its level."""
+
 HOOK = "⚓"
 THINKING = "✻"
 PROBLEM = "⚠"
@@ -87,6 +90,7 @@ LEGEND: list[tuple[str, str, str]] = [
     *((s.glyph, s.word + (" (or stopped, killed, cancelled)" if key == "interrupted" else ""),
        css(s.role, s.bold)) for key, s in STATUSES.items()),
     (BACKGROUND.glyph, "running in the background", css(BACKGROUND.role)),
+    (NOTICE_GLYPHS["warning"], "a warning notice (an error notice shows ✗)", "$text-warning"),
     (HOOK, "hook run", "$text-secondary"),
     (IDLE.glyph, "status bar: idle (nothing running)", css(IDLE.role)),
     (ENDED.glyph, "status bar: the source ended", css(ENDED.role, ENDED.bold)),

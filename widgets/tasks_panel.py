@@ -350,7 +350,7 @@ def render_row(row: TaskRow, width: int) -> Content:
     if row.output_file:
         room = max(8, width - len(pad) - 2)
         lines.append(Content.assemble(
-            pad, ("→ ", "$text-muted"),
+            pad, ("output ", "$text-muted"),
             (short_path(row.output_file, room, _HOME), "italic $text-muted"),
         ))
     return Content("\n").join(line.truncate(width, ellipsis=True, pad=True) for line in lines)

@@ -41,6 +41,7 @@ from reducer.state import MAIN, Change, Item, PromptItem, ToolItem
 from reducer.views import is_error_item, is_turn_start, search_text
 
 from .render_items import Palette, RenderContext, estimate_height, live_key, margin_top, render_item
+from .safe_text import visible
 
 __all__ = ["TranscriptView"]
 
@@ -461,7 +462,7 @@ results, hooks, compactions and turn footers.
             try:
                 strips = render_item(item, width, expanded, context)
             except Exception as exc:  # a renderer bug must not take the viewer down
-                strips = [Strip([Segment(f"⚠ cannot draw {item.kind}: {exc}",
+                strips = [Strip([Segment(visible(f"⚠ cannot draw {item.kind}: {exc}", oneline=True),
                                          self.palette.error)])]
             self._cache.set(key, strips)
         return strips
