@@ -348,7 +348,7 @@ def render_row(row: TaskRow, width: int) -> Content:
     if row.summary and not row.running and row.summary != row.description:
         lines.append(Content.assemble(pad, (row.summary, "$text-muted")))
     if row.output_file:
-        room = max(8, width - len(pad) - 2)
+        room = max(8, width - len(pad) - len("output "))
         lines.append(Content.assemble(
             pad, ("output ", "$text-muted"),
             (short_path(row.output_file, room, _HOME), "italic $text-muted"),
