@@ -16,6 +16,7 @@ from textual.widgets import Footer, Input, Static
 
 from reducer.session import Session
 from reducer.state import MAIN, Change
+from widgets.safe_text import content
 from widgets.status_bar import StatusBar
 from widgets.tasks_panel import TasksPanel
 from widgets.transcript import TranscriptView
@@ -72,7 +73,7 @@ class SessionScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         if self.agent_id != MAIN:
-            yield Static(self._crumbs(), id="crumbs")
+            yield Static(content(self._crumbs()), id="crumbs")
         with Horizontal(id="body"):
             yield TranscriptView(self.session, self.agent_id, id="transcript")
             yield TasksPanel(id="tasks")

@@ -7,11 +7,15 @@ from textual.binding import Binding
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Log
 
+from widgets.safe_text import visible
+
 __all__ = ["StderrScreen"]
 
 
 class StderrScreen(ModalScreen[None]):
-    """Every stderr line the command wrote so far.
+    """Every stderr line the command wrote so far, each control character shown
+    visibly (``␛[31m``) rather than sent to the terminal: the child's stderr is
+    as untrusted as its stdout.
 
     | Key(s) | Description |
     | :- | :- |
@@ -43,6 +47,6 @@ class StderrScreen(ModalScreen[None]):
     def on_mount(self) -> None:
         log = self.query_one(Log)
         if self.lines:
-            log.write_lines(self.lines)
+            log.write_lines(visible(line, oneline=True) for line in self.lines)
         else:
             log.write_line("(the command has written nothing to stderr)")
