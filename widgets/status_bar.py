@@ -20,7 +20,7 @@ from reducer.format import compact_count, format_cost, format_duration, short_pa
 from reducer.session import Session
 
 from .safe_text import visible
-from .status_glyphs import ENDED, FOLLOW, IDLE, PAUSED, PROBLEM, STATUSES, THINKING, css
+from .status_glyphs import BACKGROUND, ENDED, FOLLOW, IDLE, PAUSED, PROBLEM, STATUSES, THINKING, css
 
 __all__ = ["StatusBar", "status_parts"]
 
@@ -64,6 +64,8 @@ def _activity(session: Session, ended: str | None) -> Content:
         return Content.assemble((f"{running.glyph} ", css(running.role, True)),
                                 (text, css(running.role, True)),
                                 (f" {elapsed}" if elapsed else "", css(running.role)))
+    if kind == "background":  # the turn ended; a background shell or agent still runs
+        return Content.styled(f"{BACKGROUND.glyph} {text}", css(BACKGROUND.role, True))
     return Content.styled(f"{running.glyph} {text}", "bold $text-primary")
 
 
