@@ -14,7 +14,7 @@ from reducer.replay import Pacer, Replay, ReplayFrame, merge_frames, pace
 from reducer.replay.pacing import EVEN_STEP_S, faster, skip_gaps, slower
 from reducer.replay.player import Checkpoints
 from reducer.session import Session
-from tests.conftest import FIXTURES
+from conftest import FIXTURES
 from viewer.replay_source import load_recording
 
 STREAM = FIXTURES / "captures" / "stream"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import FIXTURES
+from conftest import FIXTURES
 from viewer.replay_emit import emit, plan_emit
 
 STREAM = FIXTURES / "captures" / "stream"
