@@ -442,3 +442,22 @@ async def test_hostile_task_output_file(tmp_path: Path) -> None:
         await pilot.press("R")
         await pilot.pause()
         rec.take("output file reloaded")
+
+
+def test_a_crlf_output_shows_its_lines_not_their_carriage_returns() -> None:
+    """A CRLF line break is a line break (no ``␍`` at each line's end); a lone CR,
+    which could overwrite what is shown, is still shown as ``␍``."""
+    from rich.console import Console
+
+    from reducer.session import Session
+    from reducer.state import ToolCall
+    from widgets.render_items import Palette, RenderContext, render_item
+
+    ctx = RenderContext(Session(), Console(width=120), Palette())
+    for result, rows in (("one\r\ntwo\r\n", ["one", "two"]), ("one\r\n", ["one"]),
+                         ("10%\r20%", ["10%␍20%"])):
+        call = ToolCall("t1", "Tool", {}, MAIN, 0, 1, status="done", result=result)
+        for expanded in (False, True):
+            drawn = [s.text.strip() for s in render_item(ToolItem(MAIN, 1, 0, call), 100,
+                                                         expanded, ctx)]
+            assert drawn[-len(rows):] == rows, drawn

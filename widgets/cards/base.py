@@ -174,7 +174,8 @@ class _Run:
             cut = text.find("\n", pos, end)
             if cut < 0:
                 cut = end
-            yield text[pos:cut], style
+            # a CRLF line break is a line break: its CR is not shown as ␍
+            yield text[pos:cut - 1 if cut > pos and text[cut - 1] == "\r" else cut], style
             pos = cut + 1
 
 
@@ -213,7 +214,8 @@ class _Body:
         if not end:
             return
         count = value.count("\n", 0, end) + 1
-        self.parts.append(_Run(value, style, end, count) if count > 1 else (value[:end], style))
+        self.parts.append(_Run(value, style, end, count) if count > 1
+                          else (value[:end].removesuffix("\r"), style))
         self.count += count
         self.chars += end + 1
 
