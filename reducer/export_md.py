@@ -18,7 +18,8 @@ from datetime import tzinfo
 
 from .filters import ViewFilter
 from .item_time import format_clock
-from .pretty import compact_count, format_cost, format_duration
+from .format import compact_count, format_cost, format_duration
+from .safe import UNSAFE
 from .session import Session
 from .state import (
     MAIN,
@@ -43,7 +44,9 @@ __all__ = ["export_markdown", "MAX_DEPTH"]
 MAX_DEPTH = 4
 """Sub-agent transcripts nested deeper than this are named, not written out."""
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_CONTROL = UNSAFE
+"""The characters :mod:`reducer.safe` never lets reach a terminal; a Markdown file
+spells them as ``\\x1b`` / ``\\u202e`` escapes (reversible, greppable)."""
 _STATUS_WORDS = {
     "pending": "pending", "running": "running", "done": "done", "failed": "failed",
     "denied": "denied", "interrupted": "interrupted",

@@ -1,9 +1,9 @@
-"""Formatting for display: pretty-printed frame bytes and compact numbers.
+"""Pretty-printed frame bytes for the raw view.
 
-Pure functions that turn bytes and numbers into strings; they do not parse
-frames into state (that is :mod:`reducer.decode` and :mod:`reducer.session`).
-The raw view calls :func:`raw_view`; the status bar and the tasks panel use the
-number formatters. Nothing here imports Textual or Rich.
+Pure functions that turn bytes into strings; they do not parse frames into
+state (that is :mod:`reducer.decode` and :mod:`reducer.session`). The raw view
+calls :func:`raw_view`. The number formatters are in :mod:`reducer.format`.
+Nothing here imports Textual or Rich.
 """
 
 from __future__ import annotations
@@ -19,6 +19,9 @@ __all__ = [
     "PRETTY_LIMIT", "RawView", "pretty_json", "escape_bytes", "raw_view",
     "human_bytes", "compact_count", "format_duration", "format_cost", "short_path",
 ]
+
+# the formatters live in reducer.format; re-exported here for older imports
+from .format import compact_count, format_cost, format_duration, human_bytes, short_path  # noqa: E402
 
 PRETTY_LIMIT = 200_000
 """Characters of pretty-printed JSON the raw view shows before it truncates."""
@@ -108,73 +111,3 @@ def raw_view(raw: bytes, *, reason: str | None = None, limit: int = PRETTY_LIMIT
         notes.append(f"truncated: showing the first {human_bytes(len(head))} "
                      f"of {human_bytes(len(raw))}; copy (y) takes the whole line")
     return RawView(text, False, truncated, tuple(notes))
-
-
-def human_bytes(n: int) -> str:
-    """``812 B``, ``1.2 KiB``, ``24.0 MiB``."""
-    if n < 1024:
-        return f"{n} B"
-    value = float(n)
-    for unit in ("KiB", "MiB", "GiB"):
-        value /= 1024
-        if value < 1024 or unit == "GiB":
-            return f"{value:.1f} {unit}"
-    raise AssertionError  # unreachable
-
-
-def compact_count(n: int | float | None) -> str:
-    """Token counts the short way: ``812``, ``1.2k``, ``12.3k``, ``123k``, ``1.2M``, ``1M``."""
-    if n is None:
-        return "–"
-    n = int(n)
-    sign = "-" if n < 0 else ""
-    n = abs(n)
-    if n < 1000:
-        return f"{sign}{n}"
-    if n < 100_000:
-        text = f"{n / 1000:.1f}".removesuffix(".0") + "k"
-    elif n < 999_500:
-        text = f"{round(n / 1000)}k"
-    else:
-        text = f"{n / 1_000_000:.1f}".removesuffix(".0") + "M"
-    return sign + text
-
-
-def format_duration(seconds: float | None) -> str:
-    """``0.4s``, ``12s``, ``4m05s``, ``1h02m``; ``""`` for ``None``."""
-    if seconds is None:
-        return ""
-    if seconds < 0:
-        seconds = 0.0
-    if seconds < 10:
-        return f"{seconds:.1f}s"
-    s = int(seconds)
-    if s < 60:
-        return f"{s}s"
-    if s < 3600:
-        return f"{s // 60}m{s % 60:02d}s"
-    return f"{s // 3600}h{(s % 3600) // 60:02d}m"
-
-
-def format_cost(usd: float | None) -> str:
-    """``$0.0213`` below a dollar, ``$1.49`` above."""
-    if usd is None:
-        return "$–"
-    return f"${usd:.4f}" if abs(usd) < 1 else f"${usd:.2f}"
-
-
-def short_path(path: str, width: int, home: str | None = None) -> str:
-    """``path`` with ``home`` as ``~`` and, if still wider than ``width``
-    characters, its middle replaced by ``…`` (the file name is kept)."""
-    if home and (path == home or path.startswith(home.rstrip("/") + "/")):
-        path = "~" + path[len(home.rstrip("/")):]
-    if len(path) <= width:
-        return path
-    if width <= 1:
-        return "…"[:width]
-    name = path.rsplit("/", 1)[-1]
-    if len(name) + 2 >= width:  # only the name fits (and maybe not all of it)
-        return "…" + name[-(width - 1):]
-    keep_head = width - len(name) - 2  # "…" and "/" before the name
-    head = path[: keep_head]
-    return f"{head}…/{name}"

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from .format import exact_count, format_cost
+from .safe import visible
 from .session import Session
 from .state import MAIN, ActivityKind, TextItem
 
@@ -117,7 +119,8 @@ def summarize(session: Session) -> dict[str, Any]:
 
 
 def format_summary(data: dict[str, Any]) -> str:
-    """A few readable lines from :func:`summarize`'s dict."""
+    """A few readable lines from :func:`summarize`'s dict, every string from the
+    session shown with its control characters made visible (:func:`reducer.safe.visible`)."""
     tc = data["tool_calls"]
     names = ", ".join(f"{n} {c}" for n, c in sorted(tc["by_name"].items(), key=lambda x: -x[1]))
     tasks = data["tasks"]
@@ -128,29 +131,31 @@ def format_summary(data: dict[str, Any]) -> str:
         f"{data['title'] or '(untitled)'}",
         f"  session  {data['session_id'] or '?'}  ({data['format']}, CLI {data['cli_version'] or '?'},"
         f" model {data['model'] or '?'})",
-        f"  lines    {data['lines']:,}  malformed {data.get('malformed_count', len(data['malformed'])):,}"
+        f"  lines    {exact_count(data['lines'])}  malformed {exact_count(data.get('malformed_count', len(data['malformed'])))}"
         f"  unknown kinds {len(data['unknown'])}",
         f"  status   {data.get('status') or '?'}",
         f"  turns    {data['turns']} ({data.get('prompts', 0)} prompts)"
-        f"  cost {'–' if cost is None else f'${cost:.4f}'}"
-        f"  tokens in {usage['input_tokens']:,} out {usage['output_tokens']:,}"
-        f" cache r/w {usage['cache_read_input_tokens']:,}/{usage['cache_creation_input_tokens']:,}"
+        f"  cost {'–' if cost is None else format_cost(cost)}"
+        f"  tokens in {exact_count(usage['input_tokens'])} out {exact_count(usage['output_tokens'])}"
+        f" cache r/w {exact_count(usage['cache_read_input_tokens'])}"
+        f"/{exact_count(usage['cache_creation_input_tokens'])}"
         + ("  ERROR" if data["is_error"] else ""),
         f"  tools    {tc['total']} calls ({tc['failed']} failed, {tc['denied']} denied,"
         f" {tc['unpaired']} without result){': ' + names if names else ''}",
         f"  agents   {data['subagents']} sub-agents  tasks {len(tasks)} ({running} running)"
         f"  heartbeats {data['heartbeats']}",
         f"  hooks    {data['hooks']['runs']} runs ({data['hooks']['failed']} failed),"
-        f" {data['hooks']['stop_summaries']} stop summaries  thinking {data['thinking_tokens']:,} tok",
+        f" {data['hooks']['stop_summaries']} stop summaries"
+        f"  thinking {exact_count(data['thinking_tokens'])} tok",
     ]
     comps = data["compactions"]
     if comps:
         pre = sum(c["pre_tokens"] or 0 for c in comps)
         posts = [c["post_tokens"] for c in comps]
-        post = "?" if any(p is None for p in posts) else f"{sum(posts):,}"
+        post = "?" if any(p is None for p in posts) else exact_count(sum(posts))
         triggers = Counter(c["trigger"] or "?" for c in comps)
         how = ", ".join(f"{n} {t}" for t, n in sorted(triggers.items()))
-        lines.append(f"  compact  {len(comps)} ({how}): {pre:,} → {post} tokens")
+        lines.append(f"  compact  {len(comps)} ({how}): {exact_count(pre)} → {post} tokens")
     if data.get("failed_compactions"):
         lines.append(f"  compact  {len(data['failed_compactions'])} failed")
     retries, limit = data.get("api_retries", 0), data.get("rate_limit")
@@ -169,5 +174,5 @@ def format_summary(data: dict[str, Any]) -> str:
         lines.append(f"  line {m['line']}: {m['reason']}")
     total = data.get("malformed_count", len(data["malformed"]))
     if total > 20:
-        lines.append(f"  … and {total - 20:,} more malformed lines")
-    return "\n".join(lines)
+        lines.append(f"  … and {exact_count(total - 20)} more malformed lines")
+    return visible("\n".join(lines))

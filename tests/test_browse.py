@@ -256,7 +256,8 @@ async def test_a_session_written_to_just_now_is_live_and_followed(projects: Path
         ("list", [], (160, 40), "textual-dark"),
         ("list_80x24_light", [], (80, 24), "textual-light"),
         ("grouped", ["g"], (160, 40), "textual-dark"),
-        ("search", ["slash", *"pytest"], (160, 40), "textual-dark"),
+        # (search is asserted by the pilot tests above: its picture depended on when the
+        # debounced full-text worker landed, and differed run to run under load)
         ("empty", [], (120, 30), "textual-dark"),
     ],
 )

@@ -60,7 +60,7 @@ def test_an_async_agent_card_shows_its_task_not_the_launch_boilerplate() -> None
     rows = drawn(item, session)
     text = "\n".join(rows)
     assert "Async agent launched" not in text
-    assert "✓ completed · 2 tools · 23,099 tok total · 15.5s" in text
+    assert "✓ done · 2 tools · 23,099 tok total · 15s" in text
     assert '↳ Agent "Coverage analysis" completed' in text
 
 

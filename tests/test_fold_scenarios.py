@@ -509,8 +509,9 @@ def test_permission_denial_seen_twice_is_counted_once() -> None:
     s.apply(decode_line(lines[19], 22, 0))  # a repeated result frame adds nothing either
     assert len(s.permission_denials) == 1
     assert s.calls[write].status == "denied"
+    # shown once, on the call, with the frame's reason: no separate notice
     assert [i.line_no for i in s.main.items if i.kind == "notice"
-            and i.category == "permission denied"] == [20]
+            and i.category == "permission denied"] == []
 
 
 # --- turns, cost and usage ----------------------------------------------------------------------

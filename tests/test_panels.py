@@ -206,7 +206,7 @@ async def test_status_bar_shows_model_cost_turns_context_follow():
         await pilot.pause()
         text = app.query_one(StatusBar).text
         assert "opus-5-5" in text
-        assert "○ idle" in text
+        assert "◇ idle" in text
         assert "1 turn " in text
         assert "$0.0172" in text
         assert "in 3.6k out 140" in text
@@ -216,7 +216,7 @@ async def test_status_bar_shows_model_cost_turns_context_follow():
         app.following, app.ended = False, "exited 3"
         app.refresh_panels()
         text = app.query_one(StatusBar).text
-        assert "⏸ paused (G to follow)" in text and "■ ended · exited 3" in text
+        assert "‖ paused (G to follow)" in text and "■ ended · exited 3" in text
 
 
 async def test_status_bar_activity_thinking_running_loading():
@@ -246,7 +246,7 @@ async def test_status_bar_fits_80_columns_by_dropping_low_priority_parts():
         bar = app.query_one(StatusBar)
         text = bar.text
         assert len(text) <= 78  # one line inside the bar's padding
-        for must in ("○ idle", "$1.49", "⏸ paused (G to follow)", "opus-5[1m]"):
+        for must in ("◇ idle", "$1.49", "‖ paused (G to follow)", "opus-5[1m]"):
             assert must in text
         await pilot.resize_terminal(44, 24)
         await pilot.pause()
@@ -304,7 +304,7 @@ async def test_tasks_panel_lists_running_first_and_updates_in_place():
         assert shell.startswith("◐ shell") and "Run a short job in the background" in shell
         agent = str(ol.get_option("agent:toolu_01POmk2Upx4u34UIjZsjjwy3").prompt)
         assert agent.startswith("✓ agent") and "general-purpose" in agent
-        assert "Read" in agent and "1.2k tok · 2 tools" in agent and "→ " in agent
+        assert "Read" in agent and "1.2k tok · 2 tools" in agent and "output " in agent
         # the user moves to the sub-agent row; later frames must not move them
         await pilot.press("down")
         assert ol.highlighted_option.id == "agent:toolu_01POmk2Upx4u34UIjZsjjwy3"

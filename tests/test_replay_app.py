@@ -58,7 +58,7 @@ async def test_replay_opens_paused_at_the_chosen_line() -> None:
     async with app.run_test(size=(120, 36)) as pilot:
         await pilot.pause()
         bar = _text(app, "#replay-bar")
-        assert bar.startswith("⏸ paused 1× · frame 9/15 · line 9")
+        assert bar.startswith("‖ paused 1× · frame 9/15 · line 9")
         assert "pace: derived from duration_ms" in bar and "skip idle: on" in bar
         assert app.replay.session.lines == 9
         assert "1 turn" in app.screen.query_one(StatusBar).text
@@ -145,7 +145,7 @@ async def test_playing_follows_the_paced_clock() -> None:
         app._play_tick()
         assert app.replay.position == len(app.replay) and not app.playing
         await pilot.pause()
-        assert _text(app, "#replay-bar").startswith("⏸ paused 4×")
+        assert _text(app, "#replay-bar").startswith("‖ paused 4×")
 
 
 async def test_skip_idle_toggle_is_shown_on_the_bar() -> None:

@@ -140,7 +140,7 @@ async def test_subagent_card_shows_progress_and_enter_opens_it() -> None:
         text = screen(view)
         assert "● Agent  Survey the demo project" in text
         assert "general-purpose · Survey the demo project" in text
-        assert "✓ completed · 2 tools · last Read" in text
+        assert "✓ done · 2 tools · last Read" in text
         assert "1,234 tok total" in text
         assert "enter: open sub-agent" in text
         await pilot.press("C")  # previous tool call: the Agent card
@@ -578,7 +578,7 @@ def test_streaming_text_thinking_footer_and_notice() -> None:
     turn.usage.input_tokens, turn.usage.output_tokens = 2400, 120
     footer = drawn(TurnFooterItem(MAIN, 9, turn))[0]
     assert footer.startswith(
-        "── turn 3 · 12.4s (api 9.8s) · $0.0213 · in 2.4k out 120 · ✗ failed · max turns")
+        "── turn 3 · 12s (api 9.8s) · $0.0213 · in 2.4k out 120 · ✗ failed · max turns")
     notice = NoticeItem(MAIN, 3, 0, "api retry", "API retry 2/10 in 1.0s (529 overloaded)",
                         level="warning")
     assert drawn(notice) == ["! [api retry] API retry 2/10 in 1.0s (529 overloaded)"]

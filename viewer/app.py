@@ -24,6 +24,7 @@ from reducer.frames import Entry
 from reducer.item_time import Arrivals, ItemTimes
 from reducer.lines import RawLine
 from reducer.state import MAIN, Change, Item
+from widgets.safe_text import is_safe, visible
 
 from .commands import CctvCommands
 from .newest import NewestSession
@@ -184,6 +185,28 @@ class CctvApp(App[int]):
 
     def now(self) -> float | None:
         return self.clock() if self.clock is not None else None
+
+    # --- text that reaches the terminal ---------------------------------------------
+
+    def notify(self, message: str | Content, *, title: str = "", severity="information",
+               timeout: float | None = None, markup: bool = True) -> None:
+        """Every notification (the app's, a screen's, a widget's) shows its text
+        literally: never as markup, with control characters shown, because it
+        often carries a path or a reason read from the input. (Content keeps its
+        styles when its text is safe already.)"""
+        if isinstance(message, Content):
+            if not is_safe(message.plain):
+                message = Content(visible(message.plain))
+        else:
+            message = visible(message)
+        super().notify(message, title=visible(title, oneline=True), severity=severity,
+                       timeout=timeout, markup=False)
+
+    def validate_title(self, title: object) -> str:
+        return visible(super().validate_title(title), oneline=True)
+
+    def validate_sub_title(self, sub_title: object) -> str:
+        return visible(super().validate_sub_title(sub_title), oneline=True)
 
     # --- lifecycle ---------------------------------------------------------------------
 

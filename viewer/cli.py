@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from reducer.safe import visible
+
 __all__ = ["main", "demo_path", "version", "COMMANDS"]
 
 
@@ -162,10 +164,10 @@ def _replay(name: str, args: list[str]) -> int:
         recording = load_recording(ns.path,
                                    head_bytes=None if ns.from_line else _REPLAY_HEAD_BYTES)
     except InputError as exc:
-        print(f"cctv replay: {exc}", file=sys.stderr)
+        print(visible(f"cctv replay: {exc}", oneline=True), file=sys.stderr)
         return 2
     if not recording.frames:
-        print(f"cctv replay: {ns.path}: no lines to replay", file=sys.stderr)
+        print(visible(f"cctv replay: {ns.path}: no lines to replay", oneline=True), file=sys.stderr)
         return 2
     from .replay_app import ReplayApp
 
@@ -260,7 +262,7 @@ def _looks_like_a_path(word: str) -> bool:
 
 
 def _error(message: str) -> int:
-    print(f"cctv: {message}", file=sys.stderr)
+    print(visible(f"cctv: {message}", oneline=True), file=sys.stderr)
     return 2
 
 

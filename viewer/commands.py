@@ -10,6 +10,7 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from reducer.filters import KINDS, PRESETS, ViewFilter, next_preset
 from reducer.state import MAIN
+from widgets.safe_text import content, visible
 
 if TYPE_CHECKING:
     from widgets.transcript import TranscriptView
@@ -204,11 +205,12 @@ class CctvCommands(Provider):
 
     async def discover(self) -> Hits:
         for title, help_text, callback in self._commands():
-            yield DiscoveryHit(title, callback, help=help_text)
+            yield DiscoveryHit(content(title), callback, text=title, help=content(help_text))
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
         for title, help_text, callback in self._commands():
             score = matcher.match(title)
             if score > 0:
-                yield Hit(score, matcher.highlight(title), callback, help=help_text)
+                yield Hit(score, matcher.highlight(visible(title, oneline=True)), callback,
+                          text=title, help=content(help_text))

@@ -6,6 +6,8 @@ import time
 import traceback
 from pathlib import Path
 
+from reducer.safe import visible
+
 from .paths import cache_dir
 
 __all__ = ["write_crash_log", "crash_message"]
@@ -26,6 +28,5 @@ def write_crash_log(error: BaseException) -> Path | None:
 def crash_message(error: BaseException, log: Path | None) -> str:
     """The one line cctv prints when it crashed."""
     what = f"{type(error).__name__}: {error}".splitlines()[0][:200] if str(error) else type(error).__name__
-    what = "".join(c if c.isprintable() else repr(c)[1:-1] for c in what)  # no control bytes
     where = f"full traceback in {log}" if log is not None else "the traceback could not be saved"
-    return f"cctv crashed: {what} — {where}"
+    return visible(f"cctv crashed: {what} — {where}", oneline=True)  # no control bytes

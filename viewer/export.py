@@ -17,6 +17,7 @@ from reducer.export_md import export_markdown
 from reducer.feed import Feed
 from reducer.filters import ViewFilter, parse_hide
 from reducer.item_time import ItemTimes
+from reducer.safe import visible
 from reducer.state import MAIN
 
 from .loader import InputError, load_path
@@ -79,12 +80,12 @@ def run_export(path: str, out_file: str | None, *, hide: str = "", only_errors: 
         view_filter = ViewFilter(hidden=parse_hide(hide), only_errors=only_errors,
                                  only_tool=only_tool or None)
     except ValueError as exc:
-        print(f"cctv export: {exc}", file=err)
+        print(visible(f"cctv export: {exc}", oneline=True), file=err)
         return 2
     try:
         feed = load_path(Path(path))
     except InputError as exc:
-        print(f"cctv: {exc}", file=err)
+        print(visible(f"cctv: {exc}", oneline=True), file=err)
         return 2
     time_of = ItemTimes(feed).of if times else None
     text = export_markdown(feed.session, view_filter=view_filter, time_of=time_of)
@@ -94,7 +95,8 @@ def run_export(path: str, out_file: str | None, *, hide: str = "", only_errors: 
     try:
         Path(out_file).write_text(text, encoding="utf-8")
     except OSError as exc:
-        print(f"cctv export: cannot write {out_file}: {exc.strerror or exc}", file=err)
+        print(visible(f"cctv export: cannot write {out_file}: {exc.strerror or exc}", oneline=True),
+              file=err)
         return 2
-    print(f"wrote {out_file} ({len(text.encode()):,} bytes)", file=err)
+    print(visible(f"wrote {out_file} ({len(text.encode()):,} bytes)", oneline=True), file=err)
     return 0

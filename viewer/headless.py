@@ -1,4 +1,8 @@
-"""``cctv check`` and ``cctv summary``: the reducer without a terminal UI."""
+"""``cctv check`` and ``cctv summary``: the reducer without a terminal UI.
+
+The text output shows every string from the input with its control characters
+made visible (:func:`reducer.safe.visible`); ``--json`` escapes them as JSON does.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ import msgspec
 
 from reducer.decode import nesting_exceeds, reencode
 from reducer.frames import MAX_DEPTH, Blank, Entry, Malformed, Unknown
+from reducer.safe import visible
 from reducer.summary import format_summary, summarize
 from reducer.verdict import not_a_session
 
@@ -95,7 +100,7 @@ def run_check(paths: list[str], as_json: bool, out: TextIO, err: TextIO) -> int:
         try:
             report = check_file(Path(name))
         except InputError as exc:
-            print(f"cctv: {exc}", file=err)
+            print(visible(f"cctv: {exc}"), file=err)
             status = 2
             continue
         reports.append(report)
@@ -114,9 +119,9 @@ def _format_check(r: dict[str, Any]) -> str:
     kinds = ", ".join(f"{k} {n}" for k, n in sorted(r["kinds"].items(), key=lambda x: (-x[1], x[0])))
     if r["verdict"]:
         shown = r["malformed"][:3]
-        return "\n".join([f"{r['path']}: {r['verdict']}",
-                          *(f"  line {m['line']}: {m['reason']}" for m in shown),
-                          *(["  …"] if len(r["malformed"]) > len(shown) else [])])
+        return visible("\n".join([f"{r['path']}: {r['verdict']}",
+                                  *(f"  line {m['line']}: {m['reason']}" for m in shown),
+                                  *(["  …"] if len(r["malformed"]) > len(shown) else [])]))
     verdict = "ok" if not r["malformed"] and rt["ok"] else "PROBLEMS"
     lines = [
         f"{r['path']}: {verdict}",
@@ -133,7 +138,7 @@ def _format_check(r: dict[str, Any]) -> str:
         lines.append(f"  line {m['line']}: {m['reason']}")
     for n in rt["different"][:20]:
         lines.append(f"  line {n}: re-encoding differs")
-    return "\n".join(lines)
+    return visible("\n".join(lines))
 
 
 def run_summary(path: str, as_json: bool, out: TextIO, err: TextIO) -> int:
@@ -141,7 +146,7 @@ def run_summary(path: str, as_json: bool, out: TextIO, err: TextIO) -> int:
     try:
         feed = load_path(Path(path), keep_raw=False)  # a summary never shows a line
     except InputError as exc:
-        print(f"cctv: {exc}", file=err)
+        print(visible(f"cctv: {exc}"), file=err)
         return 2
     data = summarize(feed.session)
     blank = sum(isinstance(e, Blank) for e in feed.entries)
@@ -151,7 +156,7 @@ def run_summary(path: str, as_json: bool, out: TextIO, err: TextIO) -> int:
     if as_json:
         print(json.dumps({"verdict": verdict, **data}, indent=2), file=out)
     elif verdict:
-        print(f"{path}: {verdict}", file=out)
+        print(visible(f"{path}: {verdict}"), file=out)
     else:
         print(format_summary(data), file=out)
     return 1 if verdict else 0

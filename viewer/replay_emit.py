@@ -18,6 +18,7 @@ from typing import BinaryIO, TextIO
 
 from reducer.decode import decode_line
 from reducer.replay import Pacer, merge_frames, pace
+from reducer.safe import visible
 
 from .loader import InputError, check_readable
 from .replay_source import split_lines
@@ -104,7 +105,7 @@ def run_emit(path: str, *, speed: float, from_line: int, skip_idle: bool, out: B
     try:
         plan = plan_emit(path, skip_idle=skip_idle, from_line=from_line)
     except InputError as exc:
-        print(f"cctv replay: {exc}", file=err)
+        print(visible(f"cctv replay: {exc}", oneline=True), file=err)
         return 2
     emit(plan, out, speed=speed)
     return 0

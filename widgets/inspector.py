@@ -13,6 +13,8 @@ from reducer.pretty import raw_view
 from reducer.replay import MarkerKind, ReplayFrame
 from reducer.replay.describe import short_id
 
+from .safe_text import content, text
+
 __all__ = ["Inspector"]
 
 _RAW_LIMIT = 16_000
@@ -54,12 +56,12 @@ class Inspector(VerticalScroll, can_focus=False):
         entry = frame.entry
         where = "main" if frame.agent is None else f"sub-agent {short_id(frame.agent, 10)}"
         marks = f" · {', '.join(markers)}" if markers else ""
-        head.update(f"frame {position:,} of {total:,} · line {entry.line_no} · "
-                    f"{entry.kind_key} · {where}{marks}")
+        head.update(content(f"frame {position:,} of {total:,} · line {entry.line_no} · "
+                            f"{entry.kind_key} · {where}{marks}"))
         if changes:
-            body.update(Text("\n".join(f"• {line}" for line in changes)))
+            body.update(text("\n".join(f"• {line}" for line in changes)))
         else:
             body.update(Text("• no visible change to the session state", style="italic"))
         view = raw_view(entry.raw, limit=_RAW_LIMIT)
         notes = "".join(f"\n({note})" for note in view.notes)
-        raw.update(Text(view.text + notes))
+        raw.update(text(view.text + notes))

@@ -2,7 +2,10 @@
 
 It reads :class:`~reducer.session.Session` attributes (never frames) and is
 re-drawn by the app calling :meth:`StatusBar.update_state`; when the terminal
-is narrow it drops its least important parts first.
+is narrow it drops its least important parts first. Every string from the
+session or the source (model, tool name, path, why it ended) is made visible
+text by :func:`widgets.safe_text.visible` before it is measured, and the bar is
+built from plain Content, never markup.
 """
 
 from __future__ import annotations
@@ -13,8 +16,11 @@ from dataclasses import dataclass
 from textual.content import Content
 from textual.widgets import Static
 
-from reducer.pretty import compact_count, format_cost, format_duration, short_path
+from reducer.format import compact_count, format_cost, format_duration, short_path
 from reducer.session import Session
+
+from .safe_text import visible
+from .status_glyphs import BACKGROUND, ENDED, FOLLOW, IDLE, PAUSED, PROBLEM, STATUSES, THINKING, css
 
 __all__ = ["StatusBar", "status_parts"]
 
@@ -36,30 +42,35 @@ class _Part:
 
 
 def _activity(session: Session, ended: str | None) -> Content:
+    running = STATUSES["running"]
     if ended is not None:
-        return Content.assemble(("■ ended", "bold $text-muted"),
-                                (f" · {ended}" if ended else "", "$text-muted"))
+        return Content.assemble((f"{ENDED.glyph} {ENDED.word}", css(ENDED.role, ENDED.bold)),
+                                (f" · {visible(ended, oneline=True)}" if ended else "",
+                                 "$text-muted"))
     activity = session.activity
     kind = activity.kind
+    text = visible(activity.text, oneline=True)
     if kind == "idle":
-        return Content.styled("○ idle", "$text-muted")
+        return Content.styled(f"{IDLE.glyph} {IDLE.word}", css(IDLE.role))
     if kind == "thinking":
-        return Content.assemble(("✻ thinking", "bold $text-accent"),
+        return Content.assemble((f"{THINKING} thinking", "bold $text-accent"),
                                 (f" · {compact_count(session.live_thinking_tokens)} tok",
                                  "$text-accent"))
     if kind == "compacting":
-        return Content.styled("◐ compacting", "bold $text-warning")
+        return Content.styled(f"{running.glyph} compacting", css(running.role, True))
     if kind == "running":
         call = session.calls.get(activity.call_id or "")
         elapsed = format_duration(call.elapsed) if call is not None and call.elapsed else ""
-        return Content.assemble(("◐ ", "bold $text-warning"),
-                                (activity.text, "bold $text-warning"),
-                                (f" {elapsed}" if elapsed else "", "$text-warning"))
-    return Content.styled(f"◐ {activity.text}", "bold $text-primary")
+        return Content.assemble((f"{running.glyph} ", css(running.role, True)),
+                                (text, css(running.role, True)),
+                                (f" {elapsed}" if elapsed else "", css(running.role)))
+    if kind == "background":  # the turn ended; a background shell or agent still runs
+        return Content.styled(f"{BACKGROUND.glyph} {text}", css(BACKGROUND.role, True))
+    return Content.styled(f"{running.glyph} {text}", "bold $text-primary")
 
 
 def _model(session: Session) -> str:
-    model = session.model or "model ?"
+    model = visible(session.model, oneline=True) or "model ?"
     return model.removeprefix("claude-")
 
 
@@ -75,7 +86,7 @@ def _rate_limit(session: Session, now: float | None) -> Content | None:
     if now is not None and isinstance(resets, (int, float)) and resets > now:
         text += f" · resets in {format_duration(resets - now)}"
     style = "bold $text-error" if status == "rejected" else "$text-warning"
-    return Content.styled(f"⚠ {text}", style)
+    return Content.styled(f"{PROBLEM} {text}", style)
 
 
 _SOURCE_STYLES = {"information": "$text-primary", "warning": "bold $text-warning",
@@ -91,7 +102,8 @@ def status_parts(session: Session, *, source: str, following: bool, ended: str |
     ``source_state`` is what the source says now (text, level)."""
     parts: list[_Part] = [
         _Part(0, 100, _activity(session, ended),
-              short=Content.styled(f"■ {ended}", "bold $text-muted") if ended else None),
+              short=Content.styled(f"{ENDED.glyph} {visible(ended, oneline=True)}",
+                                   css(ENDED.role, ENDED.bold)) if ended else None),
         _Part(10, 70, Content.styled(_model(session), "bold")),
     ]
     turns = len(session.turns)
@@ -122,14 +134,18 @@ def status_parts(session: Session, *, source: str, following: bool, ended: str |
         pct = 100 if total <= 0 else min(100, int(100 * done / total))
         parts.append(_Part(70, 95, Content.styled(f"loading {pct}%", "bold $text-warning")))
     if session.is_error and ended is None:
-        parts.append(_Part(5, 85, Content.styled("✗ turn failed", "bold $text-error")))
+        failed = STATUSES["failed"]
+        parts.append(_Part(5, 85, Content.styled(f"{failed.glyph} turn failed",
+                                                 css(failed.role, failed.bold))))
     if following:
-        parts.append(_Part(80, 90, Content.styled("▶ follow", "$text-success")))
+        parts.append(_Part(80, 90, Content.styled(f"{FOLLOW} follow", "$text-success")))
     else:
-        parts.append(_Part(80, 90, Content.styled("⏸ paused (G to follow)", "bold $text-warning"),
-                           short=Content.styled("⏸ paused", "bold $text-warning")))
+        parts.append(_Part(80, 90, Content.styled(f"{PAUSED} paused (G to follow)",
+                                                  "bold $text-warning"),
+                           short=Content.styled(f"{PAUSED} paused", "bold $text-warning")))
     if filtered:
-        parts.append(_Part(75, 88, Content.styled(f"filter: {filtered}", "bold $text-accent"),
+        parts.append(_Part(75, 88, Content.styled(f"filter: {visible(filtered, oneline=True)}",
+                                                  "bold $text-accent"),
                            short=Content.styled("filtered", "bold $text-accent")))
     if source_state is not None:
         text, level = source_state
@@ -138,6 +154,7 @@ def status_parts(session: Session, *, source: str, following: bool, ended: str |
         parts.append(_Part(85, 88, Content.styled(text, style),
                            short=Content.styled(short, style) if short != text else None))
     if source:
+        source = visible(source, oneline=True)
         parts.append(_Part(90, 30, Content.styled(source, "$text-muted"), source=source))
     return parts
 

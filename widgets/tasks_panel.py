@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from textual import on
@@ -22,37 +22,29 @@ from textual.widget import Widget
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from reducer.pretty import compact_count, format_duration, short_path
+from reducer.format import compact_count, format_duration, short_path
 from reducer.session import SUBAGENT_TOOLS, Session
 from reducer.state import MAIN, Agent, Task
 
-__all__ = ["TasksPanel", "TaskRow", "task_rows", "STATUS_GLYPHS"]
+from .safe_text import visible
+from .status_glyphs import STATUSES, css, normalise
 
-STATUS_GLYPHS: dict[str, tuple[str, str]] = {
-    "pending": ("○", "$text-muted"),
-    "running": ("◐", "bold $text-warning"),
-    "done": ("✓", "$text-success"),
-    "failed": ("✗", "bold $text-error"),
-    "denied": ("⊘", "$text-error"),
-    "interrupted": ("⏸", "$text-warning"),
-}
-"""Normalised status → (glyph, style): the same glyphs as the transcript's tool cards."""
-
-_TASK_STATUS = {
-    "pending": "pending", "queued": "pending",
-    "running": "running", "in_progress": "running", "started": "running",
-    "completed": "done", "done": "done", "success": "done",
-    "failed": "failed", "error": "failed",
-    "killed": "interrupted", "stopped": "interrupted", "cancelled": "interrupted",
-    "interrupted": "interrupted", "denied": "denied",
-}
+__all__ = ["TasksPanel", "TaskRow", "task_rows"]
 
 KIND_ORDER = ("agent", "workflow", "shell", "monitor", "other")
 KIND_LABELS = {"agent": "agent", "workflow": "workflow", "shell": "shell", "monitor": "monitor"}
 
 
 def _status(raw: str | None) -> str:
-    return _TASK_STATUS.get(raw or "running", "running")
+    return normalise(raw, "running")
+
+
+def _glyph(status: str | None) -> tuple[str, str]:
+    """(glyph, Textual style) of a normalised status; nothing for none."""
+    if not status or status not in STATUSES:
+        return ("", "")
+    st = STATUSES[status]
+    return st.glyph, css(st.role, st.bold)
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,10 +226,31 @@ def task_rows(session: Session, now: float | None = None) -> list[TaskRow]:
     for task in session.tasks.values():
         if task.task_id not in used:
             rows.append(_task_row(session, task, now))
+    rows = [_visible_row(row) for row in rows]
     kind_rank = {k: i for i, k in enumerate(KIND_ORDER)}
     rows.sort(key=lambda r: (not r.running, kind_rank.get(r.kind, len(KIND_ORDER)),
                              r.started_line))
     return rows
+
+
+_TEXT_FIELDS = tuple(f.name for f in fields(TaskRow)
+                     if f.name not in ("key", "kind", "status", "phases"))
+
+
+def _visible_row(row: TaskRow) -> TaskRow:
+    """``row`` with every string from the session shown as visible, single-line
+    text (:func:`reducer.safe.visible`): where the panel's state becomes text."""
+    changes: dict[str, Any] = {}
+    for name in _TEXT_FIELDS:
+        value = getattr(row, name)
+        if isinstance(value, str):
+            shown = visible(value, oneline=True)
+            if shown is not value:
+                changes[name] = shown
+    if row.phases:
+        changes["phases"] = tuple(replace(p, label=visible(p.label, oneline=True))
+                                  for p in row.phases)
+    return replace(row, **changes) if changes else row
 
 
 # --- drawing -------------------------------------------------------------------------------
@@ -281,7 +294,7 @@ def render_row(row: TaskRow, width: int) -> Content:
     with the kind, sub-agent type, last tool and usage. Then, when known, the
     workflow's phases, the current step (running rows), the error, the summary
     (finished rows) and the output file."""
-    glyph, glyph_style = STATUS_GLYPHS.get(row.status, ("?", ""))
+    glyph, glyph_style = _glyph(row.status)
     elapsed = format_duration(row.elapsed)
     elapsed_style = "$text-warning" if row.running else "$text-muted"
     indent = "  " * row.depth
@@ -316,7 +329,7 @@ def render_row(row: TaskRow, width: int) -> Content:
         lines.append(Content.assemble(pad, _cell(meta, max(1, width - len(pad)),
                                                  "$text-muted")))
     for phase in row.phases:
-        g, g_style = STATUS_GLYPHS.get(phase.status or "", ("", ""))
+        g, g_style = _glyph(phase.status)
         extra = "  ".join(x for x in (format_duration(phase.elapsed),
                                       f"{compact_count(phase.tokens)} tok" if phase.tokens
                                       else "") if x)
@@ -327,16 +340,17 @@ def render_row(row: TaskRow, width: int) -> Content:
             (f"  {extra}" if extra else "", "$text-muted"),
         ))
     if row.activity and row.running and row.activity != row.description:
-        lines.append(Content.assemble(pad, ("⋯ " + row.activity.replace("\n", " "),
+        lines.append(Content.assemble(pad, ("⋯ " + row.activity,
                                             "italic $text-warning")))
     if row.error:
-        lines.append(Content.assemble(pad, ("✗ " + row.error.replace("\n", " "), "$text-error")))
+        failed = STATUSES["failed"]
+        lines.append(Content.assemble(pad, (f"{failed.glyph} {row.error}", css(failed.role))))
     if row.summary and not row.running and row.summary != row.description:
-        lines.append(Content.assemble(pad, (row.summary.replace("\n", " "), "$text-muted")))
+        lines.append(Content.assemble(pad, (row.summary, "$text-muted")))
     if row.output_file:
-        room = max(8, width - len(pad) - 2)
+        room = max(8, width - len(pad) - len("output "))
         lines.append(Content.assemble(
-            pad, ("→ ", "$text-muted"),
+            pad, ("output ", "$text-muted"),
             (short_path(row.output_file, room, _HOME), "italic $text-muted"),
         ))
     return Content("\n").join(line.truncate(width, ellipsis=True, pad=True) for line in lines)

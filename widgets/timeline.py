@@ -17,10 +17,13 @@ from textual.widget import Widget
 
 from reducer.replay import MarkerKind
 
+from .safe_text import visible
+from .status_glyphs import STATUSES
+
 __all__ = ["ReplayTimeline", "MARKER_GLYPHS"]
 
 MARKER_GLYPHS: dict[MarkerKind, tuple[str, str]] = {
-    "error": ("✗", "$text-error"),
+    "error": (STATUSES["failed"].glyph, "$text-error"),
     "compaction": ("◆", "$text-accent"),
     "task": ("▪", "$text-success"),
     "hook": ("h", "$text-warning"),
@@ -123,9 +126,10 @@ class ReplayTimeline(Widget, can_focus=False):
             else:
                 strip.append(glyph, style=style)
         width = self.size.width
-        labels = Text(" " + self.left_label)
-        gap = max(width - len(labels.plain) - len(self.right_label) - 1, 1)
-        labels.append(" " * gap + self.right_label)
+        left, right = visible(self.left_label, oneline=True), visible(self.right_label, oneline=True)
+        labels = Text(" " + left)
+        gap = max(width - len(labels.plain) - len(right) - 1, 1)
+        labels.append(" " * gap + right)
         strip.append("\n")
         strip.append_text(labels)
         return strip

@@ -45,6 +45,7 @@ from reducer.state import MAIN, Change, Item, PromptItem, ToolItem
 from reducer.views import is_error_item, is_turn_start, search_text
 
 from .render_items import Palette, RenderContext, estimate_height, live_key, margin_top, render_item
+from .safe_text import visible
 from .search import highlight_matches, matching_rows
 
 __all__ = ["TranscriptView"]
@@ -572,7 +573,7 @@ results, hooks, compactions and turn footers.
                     wide = render_item(item, max(UNWRAPPED_WIDTH, width), expanded, context)
                     strips = strips[:1] + wide[1:]
             except Exception as exc:  # a renderer bug must not take the viewer down
-                strips = [Strip([Segment(f"⚠ cannot draw {item.kind}: {exc}",
+                strips = [Strip([Segment(visible(f"⚠ cannot draw {item.kind}: {exc}", oneline=True),
                                          self.palette.error)])]
             self._cache.set(key, strips)
         return strips

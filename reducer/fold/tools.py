@@ -224,7 +224,7 @@ class Tools(Kernel):
             call.status = "denied"
             call.denied_reason = call.denied_reason or reason
             self._touch(call.item)
-        if announce:
+        if announce and call is None:  # a known call shows its denial itself, once
             self._notice(MAIN, line_no, "permission denied",
                          f"permission denied: {tool_name} {reason}".rstrip(), level="warning")
         self._changed("session")

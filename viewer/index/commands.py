@@ -1,4 +1,9 @@
-"""``cctv sessions`` and ``cctv search``: the index without a terminal UI."""
+"""``cctv sessions`` and ``cctv search``: the index without a terminal UI.
+
+The text output shows every string from the sessions with its control
+characters made visible (:func:`reducer.safe.visible`); ``--json`` escapes them
+as JSON does.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,8 @@ import sys
 import time
 from typing import TextIO
 
-from reducer.pretty import compact_count, format_cost, format_duration
+from reducer.format import compact_count, format_cost, format_duration
+from reducer.safe import visible
 
 from . import LIVE_WINDOW_S, SessionIndex, resolve_root
 
@@ -26,9 +32,9 @@ def _open(directory: str | None, use_index: bool, err: TextIO) -> SessionIndex:
     if progress is not None and report.read:
         err.write("\r" + " " * 16 + "\r")
     if index.note:
-        print(f"cctv: {index.note}", file=err)
+        print(visible(f"cctv: {index.note}", oneline=True), file=err)
     for error in report.errors[:10]:
-        print(f"cctv: {error}", file=err)
+        print(visible(f"cctv: {error}", oneline=True), file=err)
     return index
 
 
@@ -39,7 +45,7 @@ def run_sessions(directory: str | None, as_json: bool, use_index: bool,
     if not root.is_dir():
         if as_json:
             print("[]", file=out)
-        print(f"cctv: no projects folder at {root}", file=err)
+        print(visible(f"cctv: no projects folder at {root}", oneline=True), file=err)
         return 0 if as_json else 1
     index = _open(directory, use_index, err)
     rows = index.rows()
@@ -49,16 +55,16 @@ def run_sessions(directory: str | None, as_json: bool, use_index: bool,
         out.write("\n")
         return 0
     if not rows:
-        print(f"no sessions under {root}", file=err)
+        print(visible(f"no sessions under {root}", oneline=True), file=err)
         return 0
     for r in rows:
         live = "●" if r.is_live(now, LIVE_WINDOW_S) else " "
         cost = format_cost(r.cost_usd) if r.cost_usd is not None else \
             f"{compact_count(r.input_tokens + r.output_tokens)} tok"
         title = " ".join(r.title.split())
-        print(f"{live} {(r.last_activity or '')[:16]:16}  {format_duration(r.duration_s):>7}"
-              f"  {r.prompts:4}p {r.tool_calls:5}t  {cost:>9}  {r.project}  {title}"
-              f"  [{r.session_id}]", file=out)
+        print(visible(f"{live} {(r.last_activity or '')[:16]:16}  {format_duration(r.duration_s):>7}"
+                      f"  {r.prompts:4}p {r.tool_calls:5}t  {cost:>9}  {r.project}  {title}"
+                      f"  [{r.session_id}]", oneline=True), file=out)
     return 0
 
 
@@ -69,7 +75,7 @@ def run_search(query: str, directory: str | None, as_json: bool, use_index: bool
     if not root.is_dir():
         if as_json:
             print("[]", file=out)
-        print(f"cctv: no projects folder at {root}", file=err)
+        print(visible(f"cctv: no projects folder at {root}", oneline=True), file=err)
         return 1
     index = _open(directory, use_index, err)
     hits = index.search(query)
@@ -79,5 +85,5 @@ def run_search(query: str, directory: str | None, as_json: bool, use_index: bool
         out.write("\n")
     else:
         for h in hits:
-            print(f"{h.path}:{h.line}: [{h.role}] {h.plain}", file=out)
+            print(visible(f"{h.path}:{h.line}: [{h.role}] {h.plain}", oneline=True), file=out)
     return 0 if hits else 1

@@ -9,6 +9,8 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
+from widgets.safe_text import content
+
 __all__ = ["AskScreen"]
 
 
@@ -49,8 +51,8 @@ class AskScreen(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="ask-box") as box:
-            box.border_title = self.title_text
-            yield Static(self.hint, id="ask-hint", markup=False)
+            box.border_title = content(self.title_text)
+            yield Static(content(self.hint, oneline=False), id="ask-hint", markup=False)
             yield Input(value=self.value, placeholder=self.placeholder, id="ask-input")
 
     def on_mount(self) -> None:

@@ -32,7 +32,9 @@ from textual.widgets import DataTable, Footer, Input, OptionList, ProgressBar, S
 from textual.widgets.option_list import Option
 from textual.worker import Worker, WorkerState
 
-from reducer.pretty import compact_count, format_cost, format_duration, human_bytes
+from reducer.format import compact_count, format_cost, format_duration, human_bytes
+from widgets.safe_text import content, visible
+from widgets.status_glyphs import status
 
 from ..index import LIVE_WINDOW_S, MARKS, Hit, IndexClosed, SessionIndex, SessionRow
 
@@ -102,12 +104,15 @@ def _one_line(text: str, width: int) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
-_CONTROL = dict.fromkeys([*range(0x20), *range(0x7F, 0xA0)], "?")
-
-
 def _safe(text: str) -> str:
-    """``text`` with control characters shown as ``?`` (never sent to the terminal)."""
-    return text.translate(_CONTROL)
+    """``text`` on one line with control characters shown visibly (``␛``), never
+    sent to the terminal (:func:`widgets.safe_text.visible`)."""
+    return visible(text, oneline=True)
+
+
+def _safe_parts(parts: list[str | tuple[str, str]]) -> list[str | tuple[str, str]]:
+    """Content parts with every string made visible text (newlines kept)."""
+    return [(visible(p[0]), p[1]) if isinstance(p, tuple) else visible(p) for p in parts]
 
 
 def _cell(text: str) -> Text:
@@ -158,7 +163,7 @@ def hit_content(hit: Hit, width: int = 200) -> Content:
         parts.append((text[start + 1:end], "bold reverse"))
         text = text[end + 1:]
     parts.append((f"  [{hit.role}] {_when(hit.timestamp)}", "dim"))
-    return Content.assemble(*parts)
+    return Content.assemble(*_safe_parts(parts))
 
 
 class BrowseScreen(Screen[None]):
@@ -261,10 +266,10 @@ class BrowseScreen(Screen[None]):
         if self.is_mounted and self.refreshed:
             self.refresh_index()
 
-    def _where(self, extra: str = "") -> str:
+    def _where(self, extra: str = "") -> Content:
         count = len(self.rows) if hasattr(self, "rows") else 0
-        return f"{count} session{'s' if count != 1 else ''} under {_short_project(str(self.root))}" \
-            + (f" · {extra}" if extra else "")
+        return content(f"{count} session{'s' if count != 1 else ''} under "
+                       f"{_short_project(str(self.root))}" + (f" · {extra}" if extra else ""))
 
     # --- the index -----------------------------------------------------------------
 
@@ -333,8 +338,8 @@ class BrowseScreen(Screen[None]):
         empty = self.query_one("#empty", Static)
         if self.showing_examples:
             rows = self._example_rows()
-            empty.update(f"No sessions under {_short_project(str(self.root))}."
-                         f"  Examples bundled with cctv, to try it:")
+            empty.update(content(f"No sessions under {_short_project(str(self.root))}."
+                                 f"  Examples bundled with cctv, to try it:"))
             empty.display = True
         else:
             empty.display = False
@@ -476,9 +481,10 @@ class BrowseScreen(Screen[None]):
         if row.tasks:
             parts += [("Tasks", "bold underline"), "\n"]
             for task in row.tasks[:12]:
-                parts.append(f"  {task['status']:<10} {_one_line(task['description'], 60)}\n")
+                parts.append(f"  {status(task['status']).word:<10} "
+                             f"{_one_line(task['description'], 60)}\n")
         parts.append((f"\n{_short_project(row.path)}", "dim"))
-        text.update(Content.assemble(*parts))
+        text.update(Content.assemble(*_safe_parts(parts)))
 
     @on(DataTable.RowHighlighted, "#sessions")
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:

@@ -1,4 +1,8 @@
-"""The help screen: every key, grouped, and what the glyphs mean."""
+"""The help screen: every key, grouped, and what the glyphs mean.
+
+The legend is :data:`widgets.status_glyphs.LEGEND`, the table every view draws
+its statuses from, so what help says a glyph means is what it means.
+"""
 
 from __future__ import annotations
 
@@ -11,20 +15,10 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
-__all__ = ["HelpScreen", "LEGEND"]
+from widgets.safe_text import content
+from widgets.status_glyphs import LEGEND
 
-LEGEND: list[tuple[str, str, str]] = [
-    ("○", "pending", "$text-muted"),
-    ("◐", "running", "bold $text-warning"),
-    ("✓", "done", "$text-success"),
-    ("✗", "failed", "bold $text-error"),
-    ("⊘", "denied", "$text-error"),
-    ("⏸", "interrupted (or stopped, killed)", "$text-warning"),
-    ("⚓", "hook run", "$text-secondary"),
-    ("✻", "thinking (with its token count)", "$text-accent"),
-    ("⚠", "problem line: malformed, or a frame kind cctv does not know", "$text-error"),
-]
-"""(glyph, meaning, style) for the "What you're looking at" section."""
+__all__ = ["HelpScreen", "LEGEND"]
 
 
 def _keys_table(rows: list[tuple[str, str, str]]) -> Content:
@@ -36,10 +30,10 @@ def _keys_table(rows: list[tuple[str, str, str]]) -> Content:
     for group, items in groups.items():
         if lines:
             lines.append(Content(""))
-        lines.append(Content.styled(group, "bold $text-primary"))
+        lines.append(content(group, "bold $text-primary"))
         for key, description in items:
             lines.append(Content.assemble(
-                "  ", (key.ljust(key_w), "bold $text-accent"), description))
+                "  ", (key.ljust(key_w), "bold $text-accent"), content(description)))
     if not lines:
         lines.append(Content.styled("(no bindings)", "italic $text-muted"))
     return Content("\n").join(lines)
@@ -112,7 +106,7 @@ class HelpScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="help-box") as box:
-            box.border_title = self.title_text
+            box.border_title = content(self.title_text)
             with VerticalScroll(id="help-scroll"):
                 yield Static(_keys_table(self.rows), id="help-keys")
                 yield Static(_legend(), id="help-legend")

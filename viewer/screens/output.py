@@ -4,13 +4,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
+from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
-from reducer.pretty import escape_bytes, human_bytes
+from reducer.format import human_bytes
+from reducer.pretty import escape_bytes
+from widgets.safe_text import content, text
 
 __all__ = ["OutputScreen", "read_tail", "TAIL_BYTES"]
 
@@ -35,7 +39,7 @@ def read_tail(path: Path, limit: int = TAIL_BYTES) -> tuple[str, str]:
         note = f"{human_bytes(size)} · the last {human_bytes(len(data))}"
     else:
         note = human_bytes(size) if data else "empty"
-    return escape_bytes(data, keep_newlines=True), note
+    return escape_bytes(data, keep_newlines=True), note  # bytes escaped; shown via safe_text
 
 
 class OutputScreen(ModalScreen[None]):
@@ -86,11 +90,17 @@ class OutputScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="output-box") as box:
-            box.border_title = self.title_text
-            box.border_subtitle = f"{escape_bytes(str(self.path).encode())} · {self.note}"
+            box.border_title = content(self.title_text)
+            box.border_subtitle = self._subtitle()
             with VerticalScroll(id="output-scroll"):
-                yield Static(self.text or f"({self.note})", id="output-body", markup=False)
+                yield Static(self._body(), id="output-body", markup=False)
         yield Footer()
+
+    def _body(self) -> Text:
+        return text(self.text or f"({self.note})")
+
+    def _subtitle(self) -> Content:
+        return content(f"{escape_bytes(str(self.path).encode())} · {self.note}")
 
     def on_mount(self) -> None:
         scroll = self.query_one("#output-scroll", VerticalScroll)
@@ -99,9 +109,8 @@ class OutputScreen(ModalScreen[None]):
 
     def action_reload(self) -> None:
         self.text, self.note = read_tail(self.path)
-        self.query_one("#output-body", Static).update(self.text or f"({self.note})")
-        box = self.query_one("#output-box")
-        box.border_subtitle = f"{escape_bytes(str(self.path).encode())} · {self.note}"
+        self.query_one("#output-body", Static).update(self._body())
+        self.query_one("#output-box").border_subtitle = self._subtitle()
         self.query_one("#output-scroll", VerticalScroll).scroll_end(animate=False)
 
     def action_scroll(self, where: str) -> None:

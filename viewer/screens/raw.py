@@ -15,6 +15,7 @@ from textual.widgets import Footer, Static
 from reducer.frame_links import FrameStepper
 from reducer.frames import Entry
 from reducer.pretty import human_bytes, raw_view
+from widgets.safe_text import content, visible
 
 __all__ = ["RawScreen"]
 
@@ -118,21 +119,24 @@ class RawScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="raw-box") as box:
-            box.border_title = self.title_text
-            box.border_subtitle = self.source_label
-            more = ("o: the whole frame in $PAGER, O: in $EDITOR",) if self.view.truncated else ()
-            notes = Static(Content("\n".join(f"⚠ {n}" for n in (*self.view.notes, *more))),
-                           id="raw-notes", classes="-shown" if self.view.notes else "")
+            box.border_title = content(self.title_text)
+            box.border_subtitle = content(self.source_label)
+            notes = Static(self._notes(), id="raw-notes",
+                           classes="-shown" if self.view.notes else "")
             yield notes
             with VerticalScroll(id="raw-scroll"):
                 yield Static(self._body(), id="raw-body", markup=False)
         yield Footer()
 
+    def _notes(self) -> Content:
+        more = ("o: the whole frame in $PAGER, O: in $EDITOR",) if self.view.truncated else ()
+        return content("\n".join(f"⚠ {n}" for n in (*self.view.notes, *more)), oneline=False)
+
     def _body(self) -> Content:
         view = self.view
         if view.is_json:
-            return highlight(view.text, language="json")
-        return Content.styled(view.text, "$text")
+            return highlight(visible(view.text), language="json")
+        return Content.styled(visible(view.text), "$text")
 
     def on_mount(self) -> None:
         self.query_one("#raw-scroll").focus()
@@ -142,13 +146,13 @@ class RawScreen(ModalScreen[None]):
 
     def _show_place(self) -> None:
         box = self.query_one("#raw-box")
-        box.border_title = self.title_text
+        box.border_title = content(self.title_text)
         place = ""
         if self.stepper is not None:
             at, count = self.stepper.position
             if count > 1:
                 place = f"paired frame {at} of {count} ([ / ]) · "
-        box.border_subtitle = place + self.source_label
+        box.border_subtitle = content(place + self.source_label)
 
     def _show(self, entry: Entry) -> None:
         if self.fill is not None:
@@ -164,7 +168,7 @@ class RawScreen(ModalScreen[None]):
         limit = RAW_HEAD if len(entry.raw) > GIANT_FRAME else GIANT_FRAME
         self.view = raw_view(entry.raw, reason=reason, limit=limit)
         notes = self.query_one("#raw-notes", Static)
-        notes.update(Content("\n".join(f"⚠ {n}" for n in self.view.notes)))
+        notes.update(self._notes())
         notes.set_class(bool(self.view.notes), "-shown")
         self.query_one("#raw-body", Static).update(self._body())
         self.query_one("#raw-scroll", VerticalScroll).scroll_home(animate=False)

@@ -11,10 +11,12 @@ from textual.css.query import NoMatches
 from textual.reactive import var
 from textual.widgets import Footer, Static
 
-from reducer.pretty import format_duration
+from reducer.format import format_duration
 from reducer.replay.frames import ReplayFrame
 from reducer.state import MAIN
 from widgets.inspector import Inspector
+from widgets.safe_text import content
+from widgets.status_glyphs import FOLLOW, PAUSED
 from widgets.timeline import ReplayTimeline
 
 from .session import SessionScreen
@@ -38,7 +40,8 @@ def bar_text(app: ReplayApp, width: int = 200) -> str:
     shorter words when ``width`` is narrow."""
     replay = app.replay
     wide = width >= 110
-    state = ("▶ playing" if app.playing else "⏸ paused") if wide else ("▶" if app.playing else "⏸")
+    state = (f"{FOLLOW} playing" if app.playing else f"{PAUSED} paused") if wide \
+        else (FOLLOW if app.playing else PAUSED)
     where = f"frame {replay.position:,}/{len(replay):,}"
     frame = replay.frame
     if frame is not None:
@@ -124,7 +127,7 @@ class ReplayScreen(SessionScreen):
             return
         app = self.replay_app
         replay = app.replay
-        bar.update(bar_text(app, bar.size.width or self.size.width))
+        bar.update(content(bar_text(app, bar.size.width or self.size.width)))
         position = replay.position
         wall = replay.timeline.wall_clock(position - 1) if position else None
         offset = replay.offset(position)

@@ -19,6 +19,7 @@ from textual.widgets import Footer, Input, Static
 from reducer.session import Session
 from reducer.state import MAIN, Change, NoticeItem
 from reducer.verdict import session_verdict
+from widgets.safe_text import content
 from widgets.status_bar import StatusBar
 from widgets.tasks_panel import TasksPanel
 from widgets.transcript import TranscriptView
@@ -75,7 +76,7 @@ class SessionScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         if self.agent_id != MAIN:
-            yield Static(self._crumbs(), id="crumbs")
+            yield Static(content(self._crumbs()), id="crumbs")
         with Horizontal(id="body"):
             yield Static("", id="placeholder")
             yield TranscriptView(self.session, self.agent_id, id="transcript")
@@ -143,7 +144,7 @@ class SessionScreen(Screen[None]):
         empty = text is not None and all(  # stops at the first item of the input
             isinstance(item, NoticeItem) and item.line_no == 0 for item in self.session.main.items)
         if empty:
-            self.query_one("#placeholder", Static).update(Content(text))
+            self.query_one("#placeholder", Static).update(content(text, oneline=False))  # paths: shown, not obeyed
         if empty != body.has_class("-empty"):
             body.set_class(empty, "-empty")
             if not empty and self._view is not None:

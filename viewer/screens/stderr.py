@@ -10,6 +10,8 @@ from textual.widgets import Footer, Log, Static
 
 from ..stderr_buffer import StderrBuffer
 
+from widgets.safe_text import visible
+
 __all__ = ["StderrScreen"]
 
 
@@ -28,7 +30,9 @@ def spill_note(buffer: StderrBuffer) -> str | None:
 
 
 class StderrScreen(ModalScreen[None]):
-    """The command's stderr lines kept in memory (the last ~1 MB), and where the rest is.
+    """The command's stderr lines kept in memory (the last ~1 MB), and where the rest
+    is; each control character shown visibly (``␛[31m``) rather than sent to the
+    terminal: the child's stderr is as untrusted as its stdout.
 
     | Key(s) | Description |
     | :- | :- |
@@ -67,6 +71,6 @@ class StderrScreen(ModalScreen[None]):
         self.buffer.flush()
         log = self.query_one(Log)
         if len(self.buffer):
-            log.write_lines(self.buffer.lines)
+            log.write_lines(visible(line, oneline=True) for line in self.buffer.lines)
         else:
             log.write_line("(the command has written nothing to stderr)")

@@ -53,9 +53,6 @@ from .base import (
     Palette,
     RenderContext,
     _crop,
-    fmt_count,
-    fmt_duration,
-    fmt_tokens,
 )
 from .events import (
     _compaction,
@@ -80,7 +77,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Palette", "RenderContext", "render_item", "estimate_height", "margin_top", "live_key",
-    "FOLD_LINES", "EXPAND_LINES", "fmt_duration", "fmt_tokens", "fmt_count", "plain_rows",
+    "FOLD_LINES", "EXPAND_LINES", "plain_rows",
 ]
 
 

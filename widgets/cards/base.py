@@ -1,5 +1,5 @@
-"""The pieces every card is made of: the palette, the render context, number
-formatting, text cleaning, Strip helpers and the body layout with its fold."""
+"""The pieces every card is made of: the palette, the render context, text
+cleaning (through :mod:`widgets.safe_text`), Strip helpers and the body layout with its fold."""
 
 from __future__ import annotations
 
@@ -15,8 +15,10 @@ from rich.style import Style
 from rich.text import Text
 from textual.strip import Strip
 
+from reducer.format import human_bytes
 from reducer.images import ImageInfo, describe
-from reducer.pretty import human_bytes
+
+from ..safe_text import from_ansi, safe_text, visible
 
 if TYPE_CHECKING:
     from reducer.session import Session
@@ -33,13 +35,6 @@ LONG_LINE = 4096
 """Lines longer than this many characters are hard-wrapped at the width, from
 their head alone, instead of word-wrapped whole."""
 BODY_INDENT = 2
-
-STATUS_GLYPHS = {
-    "pending": "○", "running": "◐", "done": "✓", "failed": "✗", "denied": "⊘",
-    "interrupted": "⏸",
-}
-TODO_GLYPHS = {"pending": "☐", "in_progress": "◐", "completed": "☑"}
-
 
 @dataclass(frozen=True)
 class Palette:
@@ -74,56 +69,18 @@ class RenderContext:
     palette: Palette
 
 
-# --- formatting ---------------------------------------------------------------------------
+# --- text ---------------------------------------------------------------------------------
+# Every string from state is made safe by :mod:`widgets.safe_text`: ``clean`` for
+# strings, and ``_crop`` / ``_wrap`` (where every Text of a card becomes rows) for
+# whatever a renderer built. Numbers and durations come from :mod:`reducer.format`.
 
-
-def fmt_tokens(n: int | float | None) -> str:
-    """``1234`` → ``1,234``."""
-    return f"{int(n or 0):,}"
-
-
-def fmt_count(n: int | float | None) -> str:
-    """Compact counts: ``980``, ``2.4k``, ``1.2M``."""
-    n = int(n or 0)
-    if n < 1000:
-        return str(n)
-    if n < 1_000_000:
-        return f"{n / 1000:.1f}k".replace(".0k", "k")
-    return f"{n / 1_000_000:.1f}M".replace(".0M", "M")
-
-
-def fmt_duration(seconds: float | None) -> str:
-    """``0.4s``, ``12.4s``, ``1m30s``, ``2h05m``."""
-    if seconds is None:
-        return ""
-    if seconds < 60:
-        return f"{seconds:.1f}s"
-    total = int(seconds)
-    if total < 3600:
-        return f"{total // 60}m{total % 60:02d}s"
-    return f"{total // 3600}h{total % 3600 // 60:02d}m"
-
-
-_CONTROL = {c: "\N{REPLACEMENT CHARACTER}" for c in [*range(0x20), *range(0x7F, 0xA0)]
-            if c not in (0x09, 0x0A)}
-_CONTROL[0x0D] = None  # type: ignore[assignment]
-
-
-def clean(text: str) -> str:
-    """Text safe to draw: tabs expanded, carriage returns dropped, other control
-    characters shown as �."""
-    if not text:
-        return ""
-    if "\t" in text:
-        text = text.expandtabs(4)
-    return text.translate(_CONTROL)
+clean = visible
+"""Text safe to draw: tabs expanded, controls shown as visible stand-ins (``␛``)."""
 
 
 def _text(value: str, style: Style | str = "") -> Text:
     if "\x1b" in value:  # terminal colours in a command's output
-        text = Text.from_ansi(value.replace("\r", ""), style=style)
-        text.plain = clean(text.plain)  # any escape left over is not an escape any more
-        return text
+        return from_ansi(value, style=style)
     return Text(clean(value), style=style)
 
 
@@ -159,6 +116,7 @@ def _strip(text: Text, console: Console) -> Strip:
 
 def _crop(text: Text, width: int, console: Console) -> Strip:
     """One row: ``text`` (a single line) cut at ``width`` with an ellipsis."""
+    text = safe_text(text)
     if text.cell_len > width:
         text = text.copy()
         text.truncate(width, overflow="ellipsis")
@@ -167,6 +125,7 @@ def _crop(text: Text, width: int, console: Console) -> Strip:
 
 def _wrap(text: Text, width: int, console: Console) -> list[Strip]:
     """``text`` word-wrapped (long words folded) at ``width``."""
+    text = safe_text(text)
     if not text.plain:
         return [Strip.blank(0)]
     return [_strip(line, console) for line in text.wrap(console, max(width, 1), overflow="fold")]
@@ -215,7 +174,8 @@ class _Run:
             cut = text.find("\n", pos, end)
             if cut < 0:
                 cut = end
-            yield text[pos:cut], style
+            # a CRLF line break is a line break: its CR is not shown as ␍
+            yield text[pos:cut - 1 if cut > pos and text[cut - 1] == "\r" else cut], style
             pos = cut + 1
 
 
@@ -254,7 +214,8 @@ class _Body:
         if not end:
             return
         count = value.count("\n", 0, end) + 1
-        self.parts.append(_Run(value, style, end, count) if count > 1 else (value[:end], style))
+        self.parts.append(_Run(value, style, end, count) if count > 1
+                          else (value[:end].removesuffix("\r"), style))
         self.count += count
         self.chars += end + 1
 

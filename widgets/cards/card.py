@@ -24,12 +24,14 @@ from reducer.tools import Tool, tool_summary
 from reducer.images import images_in
 from reducer.views import result_text
 
+from ..status_glyphs import STATUSES
 from .base import FOLD_LINES, Palette, RenderContext, _Body, _count_lines, image_lines
 
 if TYPE_CHECKING:
     from reducer.session import Session
 
-__all__ = ["ToolCard", "register", "card_for", "result_lines", "call_task", "CARDS"]
+__all__ = ["ToolCard", "register", "card_for", "result_lines", "call_task", "CARDS",
+           "shown_result", "denial"]
 
 
 class ToolCard:
@@ -98,7 +100,7 @@ def call_task(call: ToolCall, session: Session) -> Task | None:
 def result_lines(body: _Body, call: ToolCall, p: Palette, *, style: Style | str = "") -> None:
     """The call's result text as body lines (in the error colour when it failed),
     then a line for each image in it."""
-    body.add_output(result_text(call), p.error if call.is_error else style)
+    body.add_output(shown_result(call), p.error if call.is_error else style)
     if isinstance(call.result, list):
         image_lines(body, images_in(call.result), p)
 
@@ -106,5 +108,21 @@ def result_lines(body: _Body, call: ToolCall, p: Palette, *, style: Style | str 
 def result_rows(call: ToolCall) -> int:
     """The lines :func:`result_lines` adds."""
     images = len(images_in(call.result)) if isinstance(call.result, list) else 0
-    return _count_lines(result_text(call)) + images
+    return _count_lines(shown_result(call)) + images
+
+
+def shown_result(call: ToolCall) -> str:
+    """The result text a card draws: none for a denied call, whose denial line says it."""
+    return "" if call.status == "denied" else result_text(call)
+
+
+def denial(call: ToolCall) -> str:
+    """A denied call's one line (or lines): the glyph, then the reason given with the
+    denial and the result text, each once."""
+    reason = (call.denied_reason or "").strip()
+    result = result_text(call).strip() if call.result is not None else ""
+    parts = [x for x in (reason if reason != "denied" else "", result) if x]
+    if len(parts) == 2 and (parts[0] in parts[1] or parts[1] in parts[0]):
+        parts = [max(parts, key=len)]
+    return f"{STATUSES['denied'].glyph} " + (" · ".join(parts) or "permission denied")
 

@@ -18,6 +18,9 @@ from reducer.state import (
     TurnFooterItem,
 )
 
+from reducer.format import compact_count, exact_count, format_duration
+
+from ..status_glyphs import HOOK, NOTICE_GLYPHS, PROBLEM, STATUSES, UNKNOWN, normalise
 from .base import (
     BODY_INDENT,
     LONG_LINE,
@@ -32,9 +35,6 @@ from .base import (
     _wrap,
     _wrapped_rows,
     clean,
-    fmt_count,
-    fmt_duration,
-    fmt_tokens,
 )
 
 if TYPE_CHECKING:
@@ -48,12 +48,12 @@ def _compaction_label(item: CompactionItem) -> str:
     if item.trigger:
         label += f" ({item.trigger})"
     if item.pre_tokens is not None:
-        label += f" {fmt_tokens(item.pre_tokens)}"
+        label += f" {exact_count(item.pre_tokens)}"
         if item.post_tokens is not None:
-            label += f" → {fmt_tokens(item.post_tokens)}"
+            label += f" → {exact_count(item.post_tokens)}"
         label += " tokens"
     if item.duration_ms is not None:
-        label += f" · {fmt_duration(item.duration_ms / 1000)}"
+        label += f" · {format_duration(item.duration_ms / 1000)}"
     return label
 
 
@@ -74,9 +74,6 @@ def _compaction_h(item: CompactionItem, width: int, expanded: bool, session: Ses
     return 1
 
 
-_HOOK_GLYPHS = {"running": "◐", "success": "✓", "error": "✗", "cancelled": "⊘"}
-
-
 def _hook_body(item: HookItem) -> list[tuple[str, str]]:
     h = item.hook
     parts: list[tuple[str, str]] = []
@@ -92,18 +89,18 @@ def _hook_body(item: HookItem) -> list[tuple[str, str]]:
 
 def _hook(item: HookItem, width: int, expanded: bool, ctx: RenderContext) -> list[Strip]:
     p, console, h = ctx.palette, ctx.console, item.hook
-    glyph = _HOOK_GLYPHS.get(h.status, "?")
-    colour = {"success": p.success, "error": p.error, "cancelled": p.warning}.get(h.status, p.accent)
-    chip = Text.assemble(("⚓ ", p.muted), (clean(h.name), p.error if h.status == "error" else ""),
+    key = normalise(h.status)
+    glyph, colour = STATUSES[key].glyph, getattr(p, STATUSES[key].role)
+    chip = Text.assemble((f"{HOOK} ", p.muted), (clean(h.name), p.error if key == "failed" else ""),
                          " ", (glyph, colour))
-    if h.status == "running":
-        chip.append(" running", p.accent)
+    if key == "running":
+        chip.append(f" {STATUSES[key].word}", colour)
         if h.progress:
             chip.append(f" · {h.progress} update{'s' if h.progress != 1 else ''}", p.muted)
     elif h.exit_code is not None:
         chip.append(f" exit {h.exit_code}", p.error if h.exit_code else p.muted)
-    elif h.status != "success":
-        chip.append(f" {h.status}", colour)
+    elif key != "done":
+        chip.append(f" {STATUSES[key].word}", colour)
     body = _hook_body(item)
     if body and not expanded:
         first = next(ln for text, _ in body for ln in _lines(text) if ln.strip())
@@ -141,7 +138,7 @@ def _stop_summary(item: StopSummaryItem, width: int, expanded: bool,
                 continue
             cmd = Text(clean(str(info.get("command") or "?")))
             if info.get("durationMs") is not None:
-                cmd.append(f"  {fmt_duration(float(info['durationMs']) / 1000)}", p.muted)
+                cmd.append(f"  {format_duration(float(info['durationMs']) / 1000)}", p.muted)
             body.add(cmd)
         for err in item.errors:
             body.add_output(str(err), p.error)
@@ -170,9 +167,9 @@ def _level_style(level: str, p: Palette) -> Style:
 def _notice(item: NoticeItem, width: int, expanded: bool, ctx: RenderContext) -> list[Strip]:
     p, console = ctx.palette, ctx.console
     style = _level_style(item.level, p)
-    glyph = {"error": "✗", "warning": "!"}.get(item.level, "·")
+    glyph = NOTICE_GLYPHS.get(item.level, NOTICE_GLYPHS["info"])
     first, rest = _notice_parts(item)
-    head = Text.assemble((f"{glyph} ", style), (f"[{item.category}] ", p.muted),
+    head = Text.assemble((f"{glyph} ", style), (f"[{clean(item.category)}] ", p.muted),
                          (clean(first), style))
     if not expanded:
         if rest:
@@ -211,26 +208,26 @@ def _footer_label(item: TurnFooterItem) -> tuple[str, str]:
     t = item.turn_ref
     parts = [f"turn {t.index + 1}"]
     if t.duration_ms is not None:
-        dur = fmt_duration(t.duration_ms / 1000)
+        dur = format_duration(t.duration_ms / 1000)
         if t.duration_api_ms:
-            dur += f" (api {fmt_duration(t.duration_api_ms / 1000)})"
+            dur += f" (api {format_duration(t.duration_api_ms / 1000)})"
         parts.append(dur)
     if t.cost_usd is not None:
         parts.append(f"${t.cost_usd:.4f}")
     u = t.usage
     tokens_in = u.input_tokens + u.cache_creation_input_tokens + u.cache_read_input_tokens
     if tokens_in or u.output_tokens:
-        parts.append(f"in {fmt_count(tokens_in)} out {fmt_count(u.output_tokens)}")
+        parts.append(f"in {compact_count(tokens_in)} out {compact_count(u.output_tokens)}")
     if t.tool_calls:
         parts.append(f"{t.tool_calls} tool{'s' if t.tool_calls != 1 else ''}")
     problem = ""
     outcome = t.outcome
     if outcome == "interrupted":
-        problem = "⏸ interrupted"
+        problem = f"{STATUSES['interrupted'].glyph} {STATUSES['interrupted'].word}"
     elif outcome == "failed" or (t.subtype and t.subtype != "success"):
-        problem = f"✗ failed · {_error_class(item)}"  # is_error, whatever the subtype says
+        problem = f"{STATUSES['failed'].glyph} {STATUSES['failed'].word} · {_error_class(item)}"  # is_error, whatever the subtype says
     elif t.terminal_reason and t.terminal_reason not in ("completed",):
-        problem = f"⚠ {t.terminal_reason}"
+        problem = f"{PROBLEM} {clean(t.terminal_reason)}"
     return " · ".join(parts), problem
 
 
@@ -290,7 +287,7 @@ def _footer_h(item: TurnFooterItem, width: int, expanded: bool, session: Session
 
 
 def _problem_text(item: ProblemItem) -> str:
-    glyph = "?" if item.problem == "unknown" else "⚠"
+    glyph = UNKNOWN if item.problem == "unknown" else PROBLEM
     if item.count > 1:
         return (f"{glyph} lines {item.line_no:,}–{item.last_line_no:,} "
                 f"({item.count:,} lines): {item.reason}")

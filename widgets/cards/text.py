@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from rich.markdown import Markdown
 from rich.style import Style
 from rich.text import Text
 from textual.strip import Strip
 
 from reducer.state import MAIN, PromptItem, TextItem, ThinkingItem
+from reducer.format import exact_count
 from reducer.views import item_images
+
+from ..reply_markdown import reply_markdown
+from ..status_glyphs import THINKING
 
 from .base import (
     BODY_INDENT,
@@ -31,7 +34,6 @@ from .base import (
     _wrap,
     _wrapped_rows,
     clean,
-    fmt_tokens,
     image_lines,
 )
 
@@ -82,8 +84,7 @@ def _huge_text(item: TextItem, width: int, expanded: bool, ctx: RenderContext) -
         return _layout_body(body, width, expanded, None, ctx, 0)
     shown = _head(text, MARKDOWN_LIMIT)
     theme = ctx.palette.code_theme
-    rows = _render(Markdown(clean(shown), code_theme=theme, inline_code_lexer="text",
-                            inline_code_theme=theme), width, ctx.console)
+    rows = _render(reply_markdown(shown, theme), width, ctx.console)
     hint = Text(f"… {len(text) - len(shown):,} more characters (enter: show all as plain text)",
                 ctx.palette.muted)
     rows.append(_crop(hint, width, ctx.console))
@@ -97,9 +98,7 @@ def _markdown(item: TextItem, width: int, expanded: bool, ctx: RenderContext) ->
     if not source.strip():
         return [Strip.blank(0)]
     theme = ctx.palette.code_theme
-    md = Markdown(clean(source), code_theme=theme, inline_code_lexer="text",
-                  inline_code_theme=theme)
-    strips = _render(md, width, ctx.console)
+    strips = _render(reply_markdown(source, theme), width, ctx.console)
     while len(strips) > 1 and not strips[-1].text.strip():
         strips.pop()
     return strips or [Strip.blank(0)]
@@ -119,15 +118,15 @@ def _markdown_h(item: TextItem, width: int, expanded: bool, session: Session) ->
 # thinking --------------------------------------------------------------------------------
 
 def _thinking_label(item: ThinkingItem, p: Palette) -> Text:
-    label = Text("✻ thinking", p.muted + Style(italic=True))
+    label = Text(f"{THINKING} thinking", p.muted + Style(italic=True))
     if item.redacted:
         label.append(" (redacted)", p.muted)
     if item.streaming:
         label.append("…", p.muted)
     if item.tokens:
-        label.append(f" · {fmt_tokens(item.tokens)} tok", p.muted)
+        label.append(f" · {exact_count(item.tokens)} tok", p.muted)
     elif item.text:
-        label.append(f" · ~{fmt_tokens(max(len(item.text) // 4, 1))} tok", p.muted)
+        label.append(f" · ~{exact_count(max(len(item.text) // 4, 1))} tok", p.muted)
     return label
 
 

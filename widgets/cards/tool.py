@@ -11,22 +11,24 @@ from rich.text import Text
 from textual.strip import Strip
 
 from reducer.state import ToolCall, ToolItem
+from reducer.format import format_duration
 from reducer.views import canonical_tool
+
+from ..status_glyphs import BACKGROUND, STATUSES, normalise
 
 from . import tools as _tools  # noqa: F401  (registers every card)
 from .base import (
     EXPAND_ROWS,
-    STATUS_GLYPHS,
     Palette,
     RenderContext,
     _Body,
+    _count_lines,
     _crop,
     _folded_height,
     _layout_body,
     clean,
-    fmt_duration,
 )
-from .card import card_for
+from .card import card_for, denial
 
 if TYPE_CHECKING:
     from reducer.session import Session
@@ -34,34 +36,19 @@ if TYPE_CHECKING:
 
 def _status(call: ToolCall, p: Palette) -> tuple[Text, Style]:
     """The right-hand status of a card and the colour of its bullet."""
-    glyph = STATUS_GLYPHS.get(call.status, "?")
-    status = call.status
     if call.awaiting_permission and not call.finished:
         return Text("⋯ awaiting permission", p.warning), p.warning
-    if status == "running":
-        text = Text(f"{glyph} running", p.accent)
-        if call.elapsed is not None:
-            text.append(f" {fmt_duration(call.elapsed)}", p.accent)
-        if call.heartbeats:
-            text.append(f" · {call.heartbeats} heartbeat{'s' if call.heartbeats != 1 else ''}",
-                        p.muted)
-        return text, p.accent
-    took = call.duration if call.duration is not None else call.elapsed
-    if status == "done":
-        text = Text(glyph, p.success)
-        if took is not None:
-            text.append(f" {fmt_duration(took)}", p.muted)
-        return text, p.success
-    if status == "failed":
-        text = Text(f"{glyph} failed", p.error)
-        if took is not None:
-            text.append(f" {fmt_duration(took)}", p.muted)
-        return text, p.error
-    if status == "denied":
-        return Text(f"{glyph} denied", p.warning), p.warning
-    if status == "interrupted":
-        return Text(f"{glyph} interrupted", p.warning), p.warning
-    return Text(f"{glyph} pending", p.muted), p.muted
+    key = normalise(call.status, "pending")
+    st, style = STATUSES[key], getattr(p, STATUSES[key].role)
+    # a finished call says only its glyph and time; every other status says its word
+    text = Text(st.glyph if key == "done" else f"{st.glyph} {st.word}", style)
+    took = call.elapsed if key == "running" or call.duration is None else call.duration
+    if took is not None and key in ("running", "done", "failed"):
+        text.append(f" {format_duration(took)}", style if key == "running" else p.muted)
+    if key == "running" and call.heartbeats:
+        text.append(f" · {call.heartbeats} heartbeat{'s' if call.heartbeats != 1 else ''}",
+                    p.muted)
+    return text, style
 
 
 def _header(call: ToolCall, name: str, summary: str, width: int, ctx: RenderContext) -> Strip:
@@ -69,8 +56,8 @@ def _header(call: ToolCall, name: str, summary: str, width: int, ctx: RenderCont
     status, bullet = _status(call, p)
     if call.background and call.status in ("running", "pending"):
         # still running as a background task; once it ends the card shows how it ended
-        status = Text("→ background", p.secondary)
-    left = Text.assemble(("● ", bullet), (name, Style(bold=True)))
+        status = Text(f"{BACKGROUND.glyph} {BACKGROUND.word}", p.secondary)
+    left = Text.assemble(("● ", bullet), (clean(name), Style(bold=True)))
     if summary:
         left.append("  ")
         left.append(clean(summary))
@@ -91,7 +78,7 @@ def _tool(item: ToolItem, width: int, expanded: bool | int, ctx: RenderContext) 
     body = _Body()
     card.body(call, tool, body, width, expanded, ctx)
     if call.status == "denied":
-        body.add(f"⊘ {call.denied_reason or 'permission denied'}", p.warning)
+        body.add_output(denial(call), p.warning)
     rows += _layout_body(body, width, expanded, card.fold, ctx)
     return rows
 
@@ -100,7 +87,9 @@ def _tool_h(item: ToolItem, width: int, expanded: bool, session: Session) -> int
     call = item.call
     tool = canonical_tool(call)
     card = card_for(call, tool)
-    n = card.rows(call, tool, width, expanded, session) + (call.status == "denied")
+    n = card.rows(call, tool, width, expanded, session)
+    if call.status == "denied":
+        n += _count_lines(denial(call))
     if expanded:  # logical lines, at most a page: the view corrects it once drawn
         return 1 + min(n, EXPAND_ROWS * int(expanded) + 1)
     return 1 + _folded_height(n, card.fold)

@@ -11,10 +11,11 @@ from reducer.session import SUBAGENT_TOOLS
 from reducer.state import ToolCall
 from reducer.tools import Raw, Tool
 from reducer.notes import agent_reply
-from reducer.views import result_text
+from reducer.format import exact_count, format_duration
 
-from ..base import RenderContext, _Body, clean, fmt_duration, fmt_tokens
-from ..card import ToolCard, call_task, register
+from ...status_glyphs import BACKGROUND, STATUSES, normalise
+from ..base import RenderContext, _Body, clean
+from ..card import ToolCard, call_task, register, shown_result
 
 if TYPE_CHECKING:
     from reducer.session import Session
@@ -24,7 +25,7 @@ def _answer(call: ToolCall, session: Session) -> tuple[str, bool]:
     """What the sub-agent handed back, without the CLI's frame ("" while there is
     none), and whether the call only launched it in the background."""
     task = call_task(call, session)
-    reply = agent_reply(result_text(call)) if call.result is not None and call.finished \
+    reply = agent_reply(shown_result(call)) if call.result is not None and call.finished \
         else None
     if reply is not None and reply.answer:
         return reply.answer, False
@@ -52,13 +53,11 @@ def _agent_body(call: ToolCall, body: _Body, expanded: bool | int, ctx: RenderCo
     kind = (agent.subagent_type if agent else None) or inp.get("subagent_type") \
         or (task.subagent_type if task else None) or "agent"
     desc = (agent.description if agent else "") or str(inp.get("description") or "")
-    body.add(Text.assemble((str(kind), p.secondary), (" · " + clean(desc) if desc else "", "")))
+    body.add(Text.assemble((clean(str(kind)), p.secondary), (" · " + clean(desc) if desc else "", "")))
     status = (task.status if task is not None else None) or (agent.status if agent else None) \
         or call.status
-    glyph = {"running": "◐", "completed": "✓", "done": "✓", "failed": "✗", "killed": "⊘",
-             "stopped": "⊘", "cancelled": "⊘"}.get(status, "○")
-    colour = {"✓": p.success, "✗": p.error, "⊘": p.warning, "◐": p.accent}.get(glyph, p.muted)
-    line = Text(f"{glyph} {status}", colour)
+    key = normalise(status, "pending")
+    line = Text(f"{STATUSES[key].glyph} {STATUSES[key].word}", getattr(p, STATUSES[key].role))
     tools = (task.tool_uses if task is not None and task.tool_uses is not None else None)
     if tools is None and agent is not None:
         tools = agent.tool_calls
@@ -67,20 +66,20 @@ def _agent_body(call: ToolCall, body: _Body, expanded: bool | int, ctx: RenderCo
     last = (agent.last_tool if agent is not None else None) or (task.last_tool if task else None)
     if last:
         line.append(" · last ", p.muted)
-        line.append(last)
+        line.append(clean(last))
     if agent is not None and agent.output_tokens and agent.total_tokens is None:
         # (on the wire a sub-agent's frames carry placeholder usage: its task's is the truth)
-        line.append(f" · {fmt_tokens(agent.output_tokens)} tok out", p.muted)
+        line.append(f" · {exact_count(agent.output_tokens)} tok out", p.muted)
     if task is not None and task.total_tokens:
-        line.append(f" · {fmt_tokens(task.total_tokens)} tok total", p.muted)
+        line.append(f" · {exact_count(task.total_tokens)} tok total", p.muted)
     if task is not None and task.duration_ms:
-        line.append(f" · {fmt_duration(task.duration_ms / 1000)}", p.muted)
+        line.append(f" · {format_duration(task.duration_ms / 1000)}", p.muted)
     elif call.elapsed is not None and status == "running":
-        line.append(f" · {fmt_duration(call.elapsed)}", p.muted)
+        line.append(f" · {format_duration(call.elapsed)}", p.muted)
     body.add(line)
     answer, launched = _answer(call, session)
     if launched and not answer:
-        body.add("→ launched in the background", p.secondary)
+        body.add(f"{BACKGROUND.glyph} launched in the background", p.secondary)
     style = p.error if call.is_error else ""
     for i, line in enumerate(_answer_lines(call, session, expanded)):
         body.add(Text.assemble(("↳ " if i == 0 else "  ", p.muted), (clean(line), style)))

@@ -10,6 +10,7 @@ from reducer.state import ToolCall
 from reducer.tools import Bash, Tool
 from reducer.views import BashResult, bash_result
 
+from ...status_glyphs import BACKGROUND, STATUSES, normalise
 from ..base import RenderContext, _Body, _count_lines, _lines, clean
 from ..card import ToolCard, register, result_lines
 
@@ -42,15 +43,15 @@ class BashCard(ToolCard):
         background, task_id = _background(call, bash)
         if background:
             task = ctx.session.tasks.get(task_id or "")
-            status = task.status if task is not None else "started"
-            body.add(Text.assemble(("→ background task ", p.secondary),
-                                   (task_id or "?", p.secondary), (f" ({status})", p.muted)))
+            status = STATUSES[normalise(task.status if task is not None else "started")].word
+            body.add(Text.assemble((f"{BACKGROUND.glyph} background task ", p.secondary),
+                                   (clean(task_id or "?"), p.secondary), (f" ({status})", p.muted)))
             return
         if bash is not None:
             body.add_output(bash.stdout)
             body.add_output(bash.stderr, p.error if call.is_error else p.warning)
             if bash.interrupted:
-                body.add("⏸ interrupted", p.warning)
+                body.add(f"{STATUSES['interrupted'].glyph} {STATUSES['interrupted'].word}", p.warning)
             if not bash.stdout and not bash.stderr and call.finished and not bash.interrupted:
                 body.add("(no output)", p.muted)
         elif call.result is not None:

@@ -8,10 +8,10 @@ from rich.text import Text
 
 from reducer.state import ToolCall
 from reducer.tools import Read, Tool
-from reducer.views import read_result, result_text
+from reducer.views import read_result
 
 from ..base import READ_FOLD_LINES, RenderContext, _Body, _count_lines, _lines, clean
-from ..card import ToolCard, register, result_lines
+from ..card import ToolCard, register, result_lines, shown_result
 
 if TYPE_CHECKING:
     from reducer.session import Session
@@ -42,7 +42,7 @@ class ReadCard(ToolCard):
                 body.add(Text.assemble((f"{start + i:>4} ", p.muted), clean(line)))
             return
         if call.result is not None and not call.is_error:
-            for line in _lines(result_text(call)):
+            for line in _lines(shown_result(call)):
                 number, tab, rest = line.partition("\t")
                 if tab and number.strip().isdigit():  # the CLI's `cat -n` form
                     body.add(Text.assemble((f"{number.strip():>4} ", p.muted), clean(rest)))

@@ -11,7 +11,8 @@ from reducer.state import ToolCall
 from reducer.tools import Tool
 from reducer.views import todos
 
-from ..base import TODO_GLYPHS, RenderContext, _Body, clean
+from ...status_glyphs import TODO_GLYPHS
+from ..base import RenderContext, _Body, clean
 from ..card import ToolCard, register, result_lines
 
 if TYPE_CHECKING:

@@ -7,12 +7,14 @@ from typing import TYPE_CHECKING
 import msgspec
 from rich.text import Text
 
-from reducer.pretty import human_bytes
+from reducer.format import human_bytes
 from reducer.state import ToolCall
 from reducer.tools import Tool
 from reducer.views import structured_result
 
-from ..base import RenderContext, _Body, _count_lines, clean, fmt_duration
+from reducer.format import format_duration
+
+from ..base import RenderContext, _Body, _count_lines, clean
 from ..card import ToolCard, register
 
 if TYPE_CHECKING:
@@ -65,7 +67,7 @@ class WebFetchCard(ToolCard):
         if result.bytes is not None:
             parts.append(human_bytes(result.bytes))
         if result.durationMs is not None:
-            parts.append(fmt_duration(result.durationMs / 1000))
+            parts.append(format_duration(result.durationMs / 1000))
         ok = result.code is None or result.code < 400
         body.add(" · ".join(parts), p.muted if ok else p.error)
         body.add_output(result.result)

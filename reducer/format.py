@@ -1,0 +1,91 @@
+"""Numbers, durations, costs and paths for display: the one set of formatters.
+
+Every view (the transcript's cards, the tasks panel, the status bar, the
+headless ``cctv summary``) formats with these, so a duration or a token count
+reads the same everywhere. Pure functions; no Textual, no Rich.
+"""
+
+from __future__ import annotations
+
+__all__ = ["human_bytes", "compact_count", "exact_count", "format_duration", "format_cost",
+           "short_path", "plural"]
+
+
+def exact_count(n: int | float | None) -> str:
+    """A count in full with thousands separators: ``1,234``."""
+    return f"{int(n or 0):,}"
+
+
+def plural(n: int, word: str) -> str:
+    """``1 tool``, ``3 tools``."""
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def human_bytes(n: int) -> str:
+    """``812 B``, ``1.2 KiB``, ``24.0 MiB``."""
+    if n < 1024:
+        return f"{n} B"
+    value = float(n)
+    for unit in ("KiB", "MiB", "GiB"):
+        value /= 1024
+        if value < 1024 or unit == "GiB":
+            return f"{value:.1f} {unit}"
+    raise AssertionError  # unreachable
+
+
+def compact_count(n: int | float | None) -> str:
+    """Token counts the short way: ``812``, ``1.2k``, ``12.3k``, ``123k``, ``1.2M``, ``1M``."""
+    if n is None:
+        return "–"
+    n = int(n)
+    sign = "-" if n < 0 else ""
+    n = abs(n)
+    if n < 1000:
+        return f"{sign}{n}"
+    if n < 100_000:
+        text = f"{n / 1000:.1f}".removesuffix(".0") + "k"
+    elif n < 999_500:
+        text = f"{round(n / 1000)}k"
+    else:
+        text = f"{n / 1_000_000:.1f}".removesuffix(".0") + "M"
+    return sign + text
+
+
+def format_duration(seconds: float | None) -> str:
+    """``0.4s``, ``12s``, ``4m05s``, ``1h02m``; ``""`` for ``None``."""
+    if seconds is None:
+        return ""
+    if seconds < 0:
+        seconds = 0.0
+    if seconds < 10:
+        return f"{seconds:.1f}s"
+    s = int(seconds)
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s // 3600}h{(s % 3600) // 60:02d}m"
+
+
+def format_cost(usd: float | None) -> str:
+    """``$0.0213`` below a dollar, ``$1.49`` above."""
+    if usd is None:
+        return "$–"
+    return f"${usd:.4f}" if abs(usd) < 1 else f"${usd:.2f}"
+
+
+def short_path(path: str, width: int, home: str | None = None) -> str:
+    """``path`` with ``home`` as ``~`` and, if still wider than ``width``
+    characters, its middle replaced by ``…`` (the file name is kept)."""
+    if home and (path == home or path.startswith(home.rstrip("/") + "/")):
+        path = "~" + path[len(home.rstrip("/")):]
+    if len(path) <= width:
+        return path
+    if width <= 1:
+        return "…"[:width]
+    name = path.rsplit("/", 1)[-1]
+    if len(name) + 2 >= width:  # only the name fits (and maybe not all of it)
+        return "…" + name[-(width - 1):]
+    keep_head = width - len(name) - 2  # "…" and "/" before the name
+    head = path[: keep_head]
+    return f"{head}…/{name}"
