@@ -1,5 +1,5 @@
 """The status bar, the tasks panel, the raw view and the help screen, fed by
-real recordings from ``../shared/reference`` (and the bundled demo, which is
+real recordings vendored in ``tests/fixtures`` (and the bundled demo, which is
 stitched byte for byte from those recordings)."""
 
 from __future__ import annotations
