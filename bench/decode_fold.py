@@ -232,6 +232,7 @@ def profile(name: str, path: Path, top: int) -> None:
     import cProfile
     import pstats
 
+    sys.path.insert(0, str(REPO))  # the measurements' children get it through PYTHONPATH
     import reducer.feed  # noqa: F401
 
     prof = cProfile.Profile()
