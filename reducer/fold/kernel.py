@@ -13,7 +13,7 @@ from __future__ import annotations
 import pickle
 from collections import Counter
 from functools import partial
-from typing import Any, Callable, Never, assert_never
+from typing import Any, Callable, NamedTuple, Never, assert_never
 
 import msgspec
 
@@ -95,6 +95,34 @@ _ROWS = _subclasses(F._Row)
 so the fold asks ``type(e) in _ROWS`` once instead of ``isinstance`` thrice."""
 _MESSAGE_ROWS = _subclasses(F.Assistant) | _subclasses(F.User) | _subclasses(F.System)
 """The rows whose session id the session records."""
+
+
+class _Route(NamedTuple):
+    """How :meth:`Kernel._fold` treats one entry class, decided once per class."""
+
+    handler: Handler
+    row: bool
+    """A message row (user, assistant, system, progress, attachment)."""
+    message_row: bool
+    """A row whose session id the session records."""
+    kind: str | None
+    """The class's :attr:`~reducer.frames.Entry.kind_key` when it is the same
+    for every entry of the class; ``None``: ask the entry."""
+
+
+_ROUTES: dict[type, _Route] = {}
+
+
+def _route(cls: type, handlers: dict[type, Handler]) -> _Route:
+    """The route of ``cls``, made and kept on first use."""
+    fixed = cls.kind if getattr(cls, "kind_key") is _CONSTANT_KIND_KEY else None
+    route = _Route(handlers.get(cls, _unhandled), cls in _ROWS, cls in _MESSAGE_ROWS, fixed)
+    _ROUTES[cls] = route
+    return route
+
+
+_CONSTANT_KIND_KEY = F.Entry.__dict__["kind_key"]
+"""The base ``kind_key`` (the class's ``kind``): a class that keeps it counts under one key."""
 
 
 class Kernel:
@@ -309,33 +337,38 @@ class Kernel:
               changes: list[Change]) -> None:
         """:meth:`apply`, appending the change records to ``changes`` (so a
         batch of lines shares one list instead of making and joining one each)."""
+        cls = type(entry)
+        route = _ROUTES.get(cls) or _route(cls, self._handlers)
         if agent is None:
             self.lines += 1
+            where = MAIN
         else:
             self.agent_file_lines += 1
-        self.kinds[entry.kind_key] += 1
+            where = agent
+        self.kinds[route.kind or entry.kind_key] += 1
         self._now = received_at
         self._changes = changes
-        self._source = MAIN if agent is None else agent
-        where = self._source
-        cls = type(entry)
+        self._source = where
         try:
-            row = cls in _ROWS
-            if agent is None:
-                where = self._where(entry, row)
-            if row:
-                self._row(entry, agent, cls)
-            elif cls is F.Result:
-                self._session_seen(entry.session_id)
-            self._handlers.get(cls, _unhandled)(self, entry, where)
+            if route.row:
+                if agent is None:
+                    where = self._where(entry, True)
+                self._row(entry, agent, route.message_row)
+            else:
+                if agent is None:
+                    where = self._where(entry, False)
+                if cls is F.Result:
+                    self._session_seen(entry.session_id)
+            route.handler(self, entry, where)
         except Exception as exc:  # the fold must never take the viewer down
             self._problem(where, entry.line_no, "malformed", entry.kind_key,
                           f"cctv could not fold this frame: {type(exc).__name__}: {exc}")
 
-    def _row(self, e: F._Row, forced: str | None, cls: type) -> None:
+    def _row(self, e: F._Row, forced: str | None, message_row: bool) -> None:
         """What every on-disk row and wire message says about the session, before
         its own handler: CLI version, cwd, branch, session id, its place in the
-        conversation chain."""
+        conversation chain. ``message_row``: a user, assistant or system row,
+        whose session id the session records."""
         if e.version is not None:
             self._row_seen(e)
         if e.uuid and forced is None and not e.isSidechain \
@@ -345,7 +378,7 @@ class Kernel:
                 title = self._pending_summaries.pop(e.uuid, None)
                 if title is not None:
                     self._set_title(title, 2)  # type: ignore[attr-defined]
-        if cls in _MESSAGE_ROWS:
+        if message_row:
             sid = e.session_id or e.sessionId
             if sid != self.session_id:
                 self._session_seen(sid)
