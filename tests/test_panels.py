@@ -308,7 +308,8 @@ async def test_tasks_panel_lists_running_first_and_updates_in_place():
         # the user moves to the sub-agent row; later frames must not move them
         await pilot.press("down")
         assert ol.highlighted_option.id == "agent:toolu_01POmk2Upx4u34UIjZsjjwy3"
-        feed.feed(lines[41:46], received_at=T0 + 9)  # the background shell completes
+        # the background shell completes: the panel hears of it through the change records
+        panel.note_changes(feed.session, feed.feed(lines[41:46], received_at=T0 + 9))
         app.now = T0 + 10
         app.refresh_panels()
         await pilot.pause()

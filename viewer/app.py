@@ -343,13 +343,9 @@ class CctvApp(App[int]):
         feed = self.feed  # a reset makes a new one (and cancels this worker)
 
         def on_new(agent_id: str, agent_path: Path, meta: dict) -> None:
-            session = feed.session
-            agent = session.agent_for(agent_id)
-            file_id = agent_path.stem.removeprefix("agent-")
-            agent.agent_file_id = file_id
-            session.agent_file_ids.setdefault(file_id, agent_id)
-            agent.subagent_type = agent.subagent_type or meta.get("agentType")
-            agent.description = agent.description or str(meta.get("description") or "")
+            self._broadcast(feed.session.agent_file_found(
+                agent_id, agent_path.stem.removeprefix("agent-"), meta.get("agentType"),
+                str(meta.get("description") or "")))
 
         def on_lines(agent: str, agent_path: Path, lines: list[RawLine]) -> None:
             if not feed.keep_raw:

@@ -39,10 +39,8 @@ def load_subagents(feed: Feed, path: Path) -> int:
     for agent_path, meta in subagent_files(path):
         agent_file_id = agent_path.stem.removeprefix("agent-")
         tool_use_id = agent_id_for(agent_path, meta, feed.session.agent_file_ids)
-        agent = feed.session.agent_for(tool_use_id)
-        agent.agent_file_id = agent_file_id
-        agent.subagent_type = agent.subagent_type or meta.get("agentType")
-        agent.description = agent.description or str(meta.get("description") or "")
+        feed.session.agent_file_found(tool_use_id, agent_file_id, meta.get("agentType"),
+                                      str(meta.get("description") or ""))
         try:
             for batch in read_file_lines(agent_path):
                 feed.feed_agent_file(batch, tool_use_id)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from textual import on
@@ -23,21 +22,13 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from reducer.format import compact_count, format_duration, short_path
-from reducer.session import SUBAGENT_TOOLS, Session
-from reducer.state import MAIN, Agent, Task
+from reducer.session import Session
+from reducer.state import Change
 
-from .safe_text import visible
-from .status_glyphs import STATUSES, css, normalise
+from .status_glyphs import STATUSES, css
+from .task_rows import TaskRow, TaskRowCache, task_rows
 
 __all__ = ["TasksPanel", "TaskRow", "task_rows"]
-
-KIND_ORDER = ("agent", "workflow", "shell", "monitor", "other")
-KIND_LABELS = {"agent": "agent", "workflow": "workflow", "shell": "shell", "monitor": "monitor"}
-
-
-def _status(raw: str | None) -> str:
-    return normalise(raw, "running")
-
 
 def _glyph(status: str | None) -> tuple[str, str]:
     """(glyph, Textual style) of a normalised status; nothing for none."""
@@ -45,212 +36,6 @@ def _glyph(status: str | None) -> tuple[str, str]:
         return ("", "")
     st = STATUSES[status]
     return st.glyph, css(st.role, st.bold)
-
-
-@dataclass(frozen=True, slots=True)
-class Phase:
-    """One line under a workflow: a phase heading or one of its agents."""
-
-    depth: int
-    label: str
-    status: str | None = None
-    elapsed: float | None = None
-    tokens: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class TaskRow:
-    """One row of the panel, as read from the session (no Textual in here)."""
-
-    key: str
-    """Option id: ``"agent:<agent id>"`` for a sub-agent, else ``"task:<task id>"``."""
-    kind: str
-    """``agent``, ``workflow``, ``shell``, ``monitor`` or ``other``."""
-    kind_label: str
-    status: str
-    """Normalised: pending, running, done, failed, denied or interrupted."""
-    raw_status: str
-    description: str
-    subagent_type: str | None = None
-    elapsed: float | None = None
-    last_tool: str | None = None
-    tokens: int | None = None
-    tokens_are_output: bool = False
-    tool_uses: int | None = None
-    activity: str | None = None
-    """What a running task says it is doing (its latest task_progress step)."""
-    summary: str | None = None
-    output_file: str | None = None
-    error: str | None = None
-    agent_id: str | None = None
-    """Set when the row opens a sub-agent transcript."""
-    depth: int = 0
-    phases: tuple[Phase, ...] = ()
-    started_line: int = 0
-
-    @property
-    def running(self) -> bool:
-        return self.status in ("running", "pending")
-
-
-def _task_kind(session: Session, task: Task) -> str:
-    task_type = (task.task_type or "").lower()
-    call = session.calls.get(task.tool_use_id) if task.tool_use_id else None
-    name = call.name if call is not None else ""
-    if "agent" in task_type or name in SUBAGENT_TOOLS:
-        return "agent"
-    if "workflow" in task_type:
-        return "workflow"
-    if name == "Monitor" or "monitor" in task_type:
-        return "monitor"
-    if "bash" in task_type or "shell" in task_type or name == "Bash":
-        return "shell"
-    return "other"
-
-
-def _elapsed(session: Session, task: Task | None, call_id: str | None,
-             now: float | None) -> float | None:
-    if task is not None:
-        if task.started_at is not None:
-            end = task.ended_at if task.ended_at is not None else (
-                now if task.running else None)
-            if end is not None:
-                return max(0.0, end - task.started_at)
-        if task.duration_ms is not None:
-            return task.duration_ms / 1000
-    call = session.calls.get(call_id) if call_id else None
-    if call is not None and call.elapsed:
-        return call.elapsed
-    return None
-
-
-def _phases(progress: list[dict[str, Any]] | None) -> tuple[Phase, ...]:
-    if not progress:
-        return ()
-    out: list[Phase] = []
-    phases = [p for p in progress if isinstance(p, dict) and p.get("type") == "workflow_phase"]
-    agents = [p for p in progress if isinstance(p, dict) and p.get("type") == "workflow_agent"]
-    seen: set[Any] = set()
-    for phase in phases:
-        index = phase.get("index")
-        out.append(Phase(1, f"phase {index} · {phase.get('title') or ''}".rstrip(" ·")))
-        for agent in agents:
-            if agent.get("phaseIndex") == index:
-                seen.add(id(agent))
-                out.append(_workflow_agent(agent, 2))
-    for agent in agents:
-        if id(agent) not in seen:
-            out.append(_workflow_agent(agent, 1))
-    return tuple(out)
-
-
-def _workflow_agent(agent: dict[str, Any], depth: int) -> Phase:
-    duration = agent.get("durationMs")
-    tokens = agent.get("tokens")
-    return Phase(depth, str(agent.get("label") or agent.get("agentId") or "agent"),
-                 _status(str(agent.get("state") or "running")),
-                 duration / 1000 if isinstance(duration, (int, float)) else None,
-                 tokens if isinstance(tokens, int) else None)
-
-
-def _agent_row(session: Session, agent: Agent, task: Task | None,
-               now: float | None) -> TaskRow:
-    if task is not None:
-        raw = task.status
-    else:
-        raw = agent.status
-    call = session.calls.get(agent.id)
-    return TaskRow(
-        key=f"agent:{agent.id}",
-        kind="agent",
-        kind_label="agent",
-        status=_status(raw),
-        raw_status=raw,
-        description=agent.description or (task.description if task else "") or agent.id,
-        subagent_type=agent.subagent_type or (task.subagent_type if task else None),
-        elapsed=_elapsed(session, task, agent.id, now),
-        last_tool=agent.last_tool or (task.last_tool if task else None),
-        tokens=(task.total_tokens if task and task.total_tokens is not None
-                else agent.output_tokens or None),
-        tokens_are_output=not (task and task.total_tokens is not None),
-        tool_uses=(task.tool_uses if task and task.tool_uses is not None
-                   else agent.tool_calls or None),
-        activity=task.activity if task else None,
-        summary=task.summary if task else None,
-        output_file=task.output_file if task else None,
-        error=task.error if task else None,
-        agent_id=agent.id,
-        depth=max(0, agent.depth - 1),
-        started_line=(task.started_line if task and task.started_line
-                      else call.line_no if call else 0),
-    )
-
-
-def _task_row(session: Session, task: Task, now: float | None) -> TaskRow:
-    kind = _task_kind(session, task)
-    return TaskRow(
-        key=f"task:{task.task_id}",
-        kind=kind,
-        kind_label=KIND_LABELS.get(kind, (task.task_type or "task").removeprefix("local_")[:8]),
-        status=_status(task.status),
-        raw_status=task.status,
-        description=task.description or task.task_id,
-        subagent_type=task.subagent_type,
-        elapsed=_elapsed(session, task, task.tool_use_id, now),
-        last_tool=task.last_tool,
-        tokens=task.total_tokens,
-        tool_uses=task.tool_uses,
-        activity=task.activity,
-        summary=task.summary,
-        output_file=task.output_file,
-        error=task.error,
-        phases=_phases(task.workflow_progress),
-        started_line=task.started_line or 0,
-    )
-
-
-def task_rows(session: Session, now: float | None = None) -> list[TaskRow]:
-    """Every sub-agent and task of ``session`` as rows: running ones first,
-    then by kind (agents, workflows, shells, monitors, others), then by start."""
-    by_call: dict[str, Task] = {t.tool_use_id: t for t in session.tasks.values()
-                                if t.tool_use_id}
-    rows: list[TaskRow] = []
-    used: set[str] = set()
-    for agent in session.agents.values():
-        if agent.id == MAIN:
-            continue
-        task = by_call.get(agent.id)
-        if task is not None:
-            used.add(task.task_id)
-        rows.append(_agent_row(session, agent, task, now))
-    for task in session.tasks.values():
-        if task.task_id not in used:
-            rows.append(_task_row(session, task, now))
-    rows = [_visible_row(row) for row in rows]
-    kind_rank = {k: i for i, k in enumerate(KIND_ORDER)}
-    rows.sort(key=lambda r: (not r.running, kind_rank.get(r.kind, len(KIND_ORDER)),
-                             r.started_line))
-    return rows
-
-
-_TEXT_FIELDS = tuple(f.name for f in fields(TaskRow)
-                     if f.name not in ("key", "kind", "status", "phases"))
-
-
-def _visible_row(row: TaskRow) -> TaskRow:
-    """``row`` with every string from the session shown as visible, single-line
-    text (:func:`reducer.safe.visible`): where the panel's state becomes text."""
-    changes: dict[str, Any] = {}
-    for name in _TEXT_FIELDS:
-        value = getattr(row, name)
-        if isinstance(value, str):
-            shown = visible(value, oneline=True)
-            if shown is not value:
-                changes[name] = shown
-    if row.phases:
-        changes["phases"] = tuple(replace(p, label=visible(p.label, oneline=True))
-                                  for p in row.phases)
-    return replace(row, **changes) if changes else row
 
 
 # --- drawing -------------------------------------------------------------------------------
@@ -440,16 +225,19 @@ class TasksPanel(Widget):
     def __init__(self, *, name: str | None = None, id: str | None = None,
                  classes: str | None = None, disabled: bool = False) -> None:
         super().__init__(name=name, id=id, classes=classes, disabled=disabled)
+        self._cache = TaskRowCache()
         self._rows: list[TaskRow] = []
         self._ids: list[str] = []
-        self._keys: dict[str, Any] = {}
+        self._width = 0
+        self._changed: set[str] = set()
+        self._moved = True
 
     def compose(self) -> ComposeResult:
         yield Static(self._title_text(), id="tasks-title")
         yield OptionList(compact=True, id="tasks-list")
 
     def _title_text(self) -> Content:
-        running = sum(r.running for r in self._rows)
+        running = self._cache.running
         finished = len(self._rows) - running
         return Content.assemble(
             ("Tasks", "bold $text-primary"),
@@ -467,10 +255,25 @@ class TasksPanel(Widget):
     def option_list(self) -> OptionList:
         return self.query_one("#tasks-list", OptionList)
 
+    def note_changes(self, session: Session, changes: list[Change]) -> None:
+        """The change records a batch folded into ``session`` returned: the rows
+        they touch are rebuilt at the next :meth:`update_state` (while the panel
+        is hidden nothing is kept: showing it rebuilds every row once)."""
+        if self.has_class("-hidden"):
+            self._cache.invalidate()
+        else:
+            self._cache.note(session, changes)
+
     def update_state(self, session: Session, now: float | None = None) -> None:
         """Re-read the session's tasks and sub-agents; ``now`` (epoch seconds,
-        the clock ``received_at`` used) makes running elapsed times live."""
-        self._rows = task_rows(session, now)
+        the clock ``received_at`` used) makes running elapsed times live.
+
+        Only the rows :meth:`note_changes` marked, and the running ones, are
+        rebuilt and redrawn; a row that appears, goes or moves redraws the list."""
+        changed, moved = self._cache.refresh(session, now)
+        self._rows = self._cache.rows
+        self._changed |= changed
+        self._moved |= moved
         if self.is_mounted:
             self.query_one("#tasks-title", Static).update(self._title_text())
         self._show()
@@ -513,14 +316,18 @@ class TasksPanel(Widget):
         if width <= 0:
             self.call_after_refresh(self._show_if_sized)
             return
+        if not self._moved and width == self._width:
+            for key in self._changed:
+                row = self._cache.row(key)
+                if row is not None:
+                    ol.replace_option_prompt(key, render_row(row, width))
+            self._changed = set()
+            return
+        self._changed = set()
+        self._moved = False
+        self._width = width
         entries = list(self._entries(width))
         ids = [e[0] for e in entries]
-        if ids == self._ids:
-            for oid, key, make in entries:
-                if self._keys.get(oid) != key:
-                    ol.replace_option_prompt(oid, make())
-                    self._keys[oid] = key
-            return
         highlighted = ol.highlighted_option
         old_id = highlighted.id if highlighted is not None else None
         old_index = ol.highlighted
@@ -529,7 +336,6 @@ class TasksPanel(Widget):
                    for oid, _key, make in entries]
         ol.set_options(options)
         self._ids = ids
-        self._keys = {oid: key for oid, key, _ in entries}
         ol.scroll_to(y=scroll_y, animate=False, immediate=True)
         selectable = [i for i, o in enumerate(options) if not o.disabled]
         if not selectable:
@@ -556,7 +362,7 @@ class TasksPanel(Widget):
         if oid.startswith("agent:"):
             self.post_message(self.OpenAgent(self, oid.removeprefix("agent:")))
         elif oid.startswith("task:"):
-            row = next((r for r in self._rows if r.key == oid), None)
+            row = self._cache.row(oid)
             if row is not None:
                 self.post_message(self.OpenOutput(self, row))
 

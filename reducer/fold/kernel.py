@@ -320,6 +320,21 @@ class Kernel:
             self._changed("agent_added", agent_id)
         return agent
 
+    def agent_file_found(self, agent_id: str, file_id: str, agent_type: str | None = None,
+                         description: str | None = None) -> list[Change]:
+        """A transcript file of the sub-agent ``agent_id`` (``agent-<file_id>.jsonl``)
+        was found beside the session, its ``.meta.json`` naming its type and
+        description: the agent (made if new) records them; returns the change records."""
+        changes: list[Change] = []
+        self._changes = changes
+        agent = self.agent_for(agent_id)
+        agent.agent_file_id = file_id
+        self.agent_file_ids.setdefault(file_id, agent_id)
+        agent.subagent_type = agent.subagent_type or agent_type
+        agent.description = agent.description or description or ""
+        self._changed("agent_updated", agent_id)
+        return changes
+
     # --- the fold ----------------------------------------------------------------------
 
     def apply(self, entry: F.Entry, *, agent: str | None = None,

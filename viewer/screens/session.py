@@ -96,6 +96,7 @@ class SessionScreen(Screen[None]):
     def apply_changes(self, changes: list[Change]) -> None:
         if self._view is not None:  # before mount, the view reads the items it finds
             self._view.apply_changes(changes)
+            self.query_one(TasksPanel).note_changes(self.session, changes)
 
     def reset(self, session: Session) -> None:
         if self._view is not None:

@@ -1,0 +1,436 @@
+"""The tasks panel's rows, read from the session: no Textual in here.
+
+:func:`task_rows` builds every row of a session at once; :class:`TaskRowCache`
+keeps them up to date from the fold's change records, so a refresh rebuilds
+only the rows that changed (and the running ones, whose elapsed time moves)
+instead of every task and sub-agent the session ever had.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Iterable
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+from reducer.safe import visible
+from reducer.session import SUBAGENT_TOOLS, Session
+from reducer.state import MAIN, Agent, Change, Task, ToolItem
+
+from .status_glyphs import normalise
+
+__all__ = ["KIND_ORDER", "KIND_LABELS", "Phase", "TaskRow", "TaskRowCache", "sort_key", "task_rows"]
+
+KIND_ORDER = ("agent", "workflow", "shell", "monitor", "other")
+KIND_LABELS = {"agent": "agent", "workflow": "workflow", "shell": "shell", "monitor": "monitor"}
+
+
+def _status(raw: str | None) -> str:
+    return normalise(raw, "running")
+
+
+@dataclass(frozen=True, slots=True)
+class Phase:
+    """One line under a workflow: a phase heading or one of its agents."""
+
+    depth: int
+    label: str
+    status: str | None = None
+    elapsed: float | None = None
+    tokens: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TaskRow:
+    """One row of the panel, as read from the session (no Textual in here)."""
+
+    key: str
+    """Option id: ``"agent:<agent id>"`` for a sub-agent, else ``"task:<task id>"``."""
+    kind: str
+    """``agent``, ``workflow``, ``shell``, ``monitor`` or ``other``."""
+    kind_label: str
+    status: str
+    """Normalised: pending, running, done, failed, denied or interrupted."""
+    raw_status: str
+    description: str
+    subagent_type: str | None = None
+    elapsed: float | None = None
+    last_tool: str | None = None
+    tokens: int | None = None
+    tokens_are_output: bool = False
+    tool_uses: int | None = None
+    activity: str | None = None
+    """What a running task says it is doing (its latest task_progress step)."""
+    summary: str | None = None
+    output_file: str | None = None
+    error: str | None = None
+    agent_id: str | None = None
+    """Set when the row opens a sub-agent transcript."""
+    depth: int = 0
+    phases: tuple[Phase, ...] = ()
+    started_line: int = 0
+
+    @property
+    def running(self) -> bool:
+        return self.status in ("running", "pending")
+
+
+def _task_kind(session: Session, task: Task) -> str:
+    task_type = (task.task_type or "").lower()
+    call = session.calls.get(task.tool_use_id) if task.tool_use_id else None
+    name = call.name if call is not None else ""
+    if "agent" in task_type or name in SUBAGENT_TOOLS:
+        return "agent"
+    if "workflow" in task_type:
+        return "workflow"
+    if name == "Monitor" or "monitor" in task_type:
+        return "monitor"
+    if "bash" in task_type or "shell" in task_type or name == "Bash":
+        return "shell"
+    return "other"
+
+
+def _elapsed_is_live(task: Task | None) -> bool:
+    """Whether a row's elapsed time is ``now`` minus the task's start (so it moves)."""
+    return task is not None and task.started_at is not None and task.ended_at is None \
+        and task.running
+
+
+def _elapsed(session: Session, task: Task | None, call_id: str | None,
+             now: float | None) -> float | None:
+    if task is not None:
+        if task.started_at is not None:
+            end = task.ended_at if task.ended_at is not None else (
+                now if task.running else None)
+            if end is not None:
+                return max(0.0, end - task.started_at)
+        if task.duration_ms is not None:
+            return task.duration_ms / 1000
+    call = session.calls.get(call_id) if call_id else None
+    if call is not None and call.elapsed:
+        return call.elapsed
+    return None
+
+
+def _phases(progress: list[dict[str, Any]] | None) -> tuple[Phase, ...]:
+    if not progress:
+        return ()
+    out: list[Phase] = []
+    phases = [p for p in progress if isinstance(p, dict) and p.get("type") == "workflow_phase"]
+    agents = [p for p in progress if isinstance(p, dict) and p.get("type") == "workflow_agent"]
+    seen: set[Any] = set()
+    for phase in phases:
+        index = phase.get("index")
+        out.append(Phase(1, f"phase {index} · {phase.get('title') or ''}".rstrip(" ·")))
+        for agent in agents:
+            if agent.get("phaseIndex") == index:
+                seen.add(id(agent))
+                out.append(_workflow_agent(agent, 2))
+    for agent in agents:
+        if id(agent) not in seen:
+            out.append(_workflow_agent(agent, 1))
+    return tuple(out)
+
+
+def _workflow_agent(agent: dict[str, Any], depth: int) -> Phase:
+    duration = agent.get("durationMs")
+    tokens = agent.get("tokens")
+    return Phase(depth, str(agent.get("label") or agent.get("agentId") or "agent"),
+                 _status(str(agent.get("state") or "running")),
+                 duration / 1000 if isinstance(duration, (int, float)) else None,
+                 tokens if isinstance(tokens, int) else None)
+
+
+def _agent_row(session: Session, agent: Agent, task: Task | None,
+               now: float | None) -> TaskRow:
+    if task is not None:
+        raw = task.status
+    else:
+        raw = agent.status
+    call = session.calls.get(agent.id)
+    return TaskRow(
+        key=f"agent:{agent.id}",
+        kind="agent",
+        kind_label="agent",
+        status=_status(raw),
+        raw_status=raw,
+        description=agent.description or (task.description if task else "") or agent.id,
+        subagent_type=agent.subagent_type or (task.subagent_type if task else None),
+        elapsed=_elapsed(session, task, agent.id, now),
+        last_tool=agent.last_tool or (task.last_tool if task else None),
+        tokens=(task.total_tokens if task and task.total_tokens is not None
+                else agent.output_tokens or None),
+        tokens_are_output=not (task and task.total_tokens is not None),
+        tool_uses=(task.tool_uses if task and task.tool_uses is not None
+                   else agent.tool_calls or None),
+        activity=task.activity if task else None,
+        summary=task.summary if task else None,
+        output_file=task.output_file if task else None,
+        error=task.error if task else None,
+        agent_id=agent.id,
+        depth=max(0, agent.depth - 1),
+        started_line=(task.started_line if task and task.started_line
+                      else call.line_no if call else 0),
+    )
+
+
+def _task_row(session: Session, task: Task, now: float | None) -> TaskRow:
+    kind = _task_kind(session, task)
+    return TaskRow(
+        key=f"task:{task.task_id}",
+        kind=kind,
+        kind_label=KIND_LABELS.get(kind, (task.task_type or "task").removeprefix("local_")[:8]),
+        status=_status(task.status),
+        raw_status=task.status,
+        description=task.description or task.task_id,
+        subagent_type=task.subagent_type,
+        elapsed=_elapsed(session, task, task.tool_use_id, now),
+        last_tool=task.last_tool,
+        tokens=task.total_tokens,
+        tool_uses=task.tool_uses,
+        activity=task.activity,
+        summary=task.summary,
+        output_file=task.output_file,
+        error=task.error,
+        phases=_phases(task.workflow_progress),
+        started_line=task.started_line or 0,
+    )
+
+
+def task_rows(session: Session, now: float | None = None) -> list[TaskRow]:
+    """Every sub-agent and task of ``session`` as rows: running ones first,
+    then by kind (agents, workflows, shells, monitors, others), then by start."""
+    by_call = _by_call(session)
+    rows: list[TaskRow] = []
+    used: set[str] = set()
+    for agent in session.agents.values():
+        if agent.id == MAIN:
+            continue
+        task = by_call.get(agent.id)
+        if task is not None:
+            used.add(task.task_id)
+        rows.append(_visible_row(_agent_row(session, agent, task, now)))
+    for task in session.tasks.values():
+        if task.task_id not in used:
+            rows.append(_visible_row(_task_row(session, task, now)))
+    rows.sort(key=sort_key)
+    return rows
+
+
+_KIND_RANK = {k: i for i, k in enumerate(KIND_ORDER)}
+
+
+def sort_key(row: TaskRow) -> tuple[bool, int, int, str]:
+    """Where a row goes: running first, then by kind, then by the line it started at."""
+    return (not row.running, _KIND_RANK.get(row.kind, len(KIND_ORDER)), row.started_line, row.key)
+
+
+def _by_call(session: Session) -> dict[str, Task]:
+    """Each call's task (the first one that names it): a sub-agent's row shows it."""
+    by_call: dict[str, Task] = {}
+    for task in session.tasks.values():
+        if task.tool_use_id:
+            by_call.setdefault(task.tool_use_id, task)
+    return by_call
+
+
+class TaskRowCache:
+    """The rows of one session, kept up to date from its change records.
+
+    :meth:`note` reads the change records of each folded batch (O(1) per
+    record) and marks the rows they touch; :meth:`refresh` rebuilds those and
+    the running ones (their elapsed time moves with ``now``) and moves a row
+    only when its place changes. A different session object (a new source, a
+    replay restored from a checkpoint) or :meth:`invalidate` means one full
+    rebuild. The result is always what :func:`task_rows` would build."""
+
+    def __init__(self) -> None:
+        self._session: Session | None = None
+        self._rows: dict[str, TaskRow] = {}
+        self._keys: list[tuple[bool, int, int, str]] = []
+        """The rows' sort keys, sorted: :attr:`rows` is in the same order."""
+        self.rows: list[TaskRow] = []
+        """The rows, in panel order (running first); read it, do not change it."""
+        self._running: set[str] = set()
+        self._live: set[str] = set()
+        """Rows whose elapsed time is measured up to ``now``."""
+        self._now: float | None = None
+        self._by_call: dict[str, str] = {}
+        """tool_use id → the id of the first task that names it."""
+        self._dirty_agents: set[str] = set()
+        self._dirty_tasks: set[str] = set()
+        self._sizes = (0, 0)
+
+    @property
+    def running(self) -> int:
+        """How many rows are running or pending."""
+        return len(self._running)
+
+    def row(self, key: str) -> TaskRow | None:
+        """The row with this key, if there is one."""
+        return self._rows.get(key)
+
+    def invalidate(self) -> None:
+        """Forget everything: the next :meth:`refresh` rebuilds every row."""
+        self._session = None
+
+    def note(self, session: Session, changes: Iterable[Change]) -> None:
+        """Mark the rows ``changes`` (records ``session`` returned) touch."""
+        if session is not self._session:
+            return  # the next refresh rebuilds everything anyway
+        agents, tasks = self._dirty_agents, self._dirty_tasks
+        by_call = self._by_call
+        for what, agent_id, index, key in changes:
+            if what == "task":
+                if key:
+                    tasks.add(key)
+            elif what == "item_added" or what == "item_updated":
+                if agent_id is None:
+                    continue
+                if agent_id != MAIN:
+                    agents.add(agent_id)  # its last tool, tokens, tool count
+                agent = session.agents.get(agent_id)
+                if agent is None or not 0 <= index < len(agent.items):
+                    continue
+                item = agent.items[index]
+                if type(item) is ToolItem:  # a call's elapsed time and name show in rows
+                    call = item.call
+                    if call.subagent:
+                        agents.add(call.subagent)
+                    if call.task_id:
+                        tasks.add(call.task_id)
+                    task_id = by_call.get(call.id)
+                    if task_id is not None:
+                        tasks.add(task_id)
+            elif what == "agent_added" or what == "agent_updated":
+                if agent_id and agent_id != MAIN:
+                    agents.add(agent_id)
+
+    def refresh(self, session: Session, now: float | None = None) -> tuple[set[str], bool]:
+        """Bring :attr:`rows` up to date: returns the keys of the rows rebuilt and
+        whether rows were added, removed or moved (the panel then redraws all)."""
+        sizes = (len(session.agents), len(session.tasks))
+        if session is not self._session or sizes[0] < self._sizes[0] \
+                or sizes[1] < self._sizes[1]:  # a new session, or one that was reset
+            self._rebuild(session, now)
+            return set(self._rows), True
+        self._sizes = sizes
+        changed: set[str] = set()
+        moved = False
+        by_call = self._by_call
+        agents = self._dirty_agents
+        for task_id in self._dirty_tasks:
+            task = session.tasks.get(task_id)
+            if task is None:
+                continue
+            if task.tool_use_id:
+                by_call.setdefault(task.tool_use_id, task_id)
+            if by_call.get(task.tool_use_id or "") == task_id and task.tool_use_id in session.agents:
+                agents.add(task.tool_use_id)  # a sub-agent's task shows in its row
+                moved |= self._drop(f"task:{task_id}")
+            else:
+                moved |= self._put(_task_row(session, task, now), task, changed)
+        self._dirty_tasks = set()
+        for agent_id in agents:
+            agent = session.agents.get(agent_id)
+            if agent is None:
+                continue
+            task_id = by_call.get(agent_id)
+            task = session.tasks.get(task_id) if task_id else None
+            if task is not None:
+                moved |= self._drop(f"task:{task.task_id}")
+            moved |= self._put(_agent_row(session, agent, task, now), task, changed)
+        self._dirty_agents = set()
+        if now != self._now:
+            self._now = now
+            for key in list(self._live):  # their elapsed time moves with the clock
+                if key not in changed:
+                    moved |= self._rebuild_row(session, key, now, changed)
+        return changed, moved
+
+    def _task_of(self, session: Session, key: str) -> Task | None:
+        """The task a row shows (a sub-agent's row: the task of its call, if any)."""
+        kind, _, ident = key.partition(":")
+        task_id = self._by_call.get(ident) if kind == "agent" else ident
+        return session.tasks.get(task_id) if task_id else None
+
+    def _rebuild_row(self, session: Session, key: str, now: float | None,
+                     changed: set[str]) -> bool:
+        task = self._task_of(session, key)
+        if key.startswith("agent:"):
+            agent = session.agents[key.removeprefix("agent:")]
+            return self._put(_agent_row(session, agent, task, now), task, changed)
+        assert task is not None
+        return self._put(_task_row(session, task, now), task, changed)
+
+    def _put(self, row: TaskRow, task: Task | None, changed: set[str]) -> bool:
+        """Set ``row`` (made visible) of ``task``; True when it is new or moved."""
+        row = _visible_row(row)
+        key = row.key
+        changed.add(key)
+        new = sort_key(row)
+        old_row = self._rows.get(key)
+        self._rows[key] = row
+        if row.running:
+            self._running.add(key)
+        else:
+            self._running.discard(key)
+        if _elapsed_is_live(task):
+            self._live.add(key)
+        else:
+            self._live.discard(key)
+        if old_row is not None:
+            old = sort_key(old_row)
+            at = bisect_left(self._keys, old)
+            if old == new:
+                self.rows[at] = row
+                return False
+            del self._keys[at], self.rows[at]
+        at = bisect_left(self._keys, new)
+        self._keys.insert(at, new)
+        self.rows.insert(at, row)
+        return True
+
+    def _drop(self, key: str) -> bool:
+        row = self._rows.pop(key, None)
+        if row is None:
+            return False
+        self._running.discard(key)
+        self._live.discard(key)
+        at = bisect_left(self._keys, sort_key(row))
+        del self._keys[at], self.rows[at]
+        return True
+
+    def _rebuild(self, session: Session, now: float | None) -> None:
+        self._session = session
+        self._sizes = (len(session.agents), len(session.tasks))
+        by_call = _by_call(session)
+        self._by_call = {tool_use_id: task.task_id for tool_use_id, task in by_call.items()}
+        self.rows = task_rows(session, now)
+        self._keys = [sort_key(row) for row in self.rows]
+        self._rows = {row.key: row for row in self.rows}
+        self._running = {row.key for row in self.rows if row.running}
+        self._now = now
+        self._live = {row.key for row in self.rows if _elapsed_is_live(self._task_of(session, row.key))}
+        self._dirty_agents = set()
+        self._dirty_tasks = set()
+
+
+_TEXT_FIELDS = tuple(f.name for f in fields(TaskRow)
+                     if f.name not in ("key", "kind", "status", "phases"))
+
+
+def _visible_row(row: TaskRow) -> TaskRow:
+    """``row`` with every string from the session shown as visible, single-line
+    text (:func:`reducer.safe.visible`): where the panel's state becomes text."""
+    changes: dict[str, Any] = {}
+    for name in _TEXT_FIELDS:
+        value = getattr(row, name)
+        if isinstance(value, str):
+            shown = visible(value, oneline=True)
+            if shown is not value:
+                changes[name] = shown
+    if row.phases:
+        changes["phases"] = tuple(replace(p, label=visible(p.label, oneline=True))
+                                  for p in row.phases)
+    return replace(row, **changes) if changes else row
