@@ -47,10 +47,6 @@ MAX_DEPTH = 4
 _CONTROL = UNSAFE
 """The characters :mod:`reducer.safe` never lets reach a terminal; a Markdown file
 spells them as ``\\x1b`` / ``\\u202e`` escapes (reversible, greppable)."""
-_STATUS_WORDS = {
-    "pending": "pending", "running": "running", "done": "done", "failed": "failed",
-    "denied": "denied", "interrupted": "interrupted",
-}
 
 
 def _safe(text: str) -> str:
@@ -191,7 +187,7 @@ class _Writer:
         summary = tool_summary(tool)
         if summary.startswith(call.name):  # "Glob: **/*.py": the name is already the head
             summary = summary[len(call.name):].lstrip(": ")
-        status = _STATUS_WORDS.get(call.status, call.status)
+        status = call.status  # the six call statuses are their own words (widgets.status_glyphs)
         extra = ""
         if call.elapsed:
             extra = f" · {format_duration(call.elapsed)}"
