@@ -442,3 +442,60 @@ def test_closing_mid_refresh_stops_it_and_keeps_the_index(projects: Path) -> Non
     assert calls and index_file(projects).exists()
     again = SessionIndex(projects)
     assert again.note is None and len(again.rows()) == len(scan(projects))
+
+
+# --------------------------------------------------------------------------- sub-agent texts
+
+SUBAGENT_SESSION = "ef958aa1-0e93-49f0-bb71-150f63befcd1"
+
+
+def _hits_in(index: SessionIndex, word: str, session_id: str) -> list:
+    return [h for h in index.search(word) if h.session_id == session_id]
+
+
+def test_a_sub_agents_reply_is_found_at_the_line_of_the_call_that_started_it(
+        tmp_path: Path) -> None:
+    projects = build_tree(tmp_path, captures=False)
+    main_file = projects / "-experiments-worktrees" / f"{SUBAGENT_SESSION}.jsonl"
+    index = SessionIndex(projects)
+    index.refresh()
+    # "grounding" is only in the reply of one sub-agent, in its own file
+    assert b"grounding" not in main_file.read_bytes().lower()
+    [hit] = _hits_in(index, "grounding", SUBAGENT_SESSION)
+    session = load_path(main_file).session
+    call = session.calls[session.agent_file_ids["a52886dc180afb356"]]
+    assert (hit.role, hit.line) == ("sub-agent assistant", call.line_no)
+    assert "grounding" in hit.plain.lower()
+
+
+def test_sub_agent_texts_survive_an_append_and_a_grown_sub_agent_file_once(
+        tmp_path: Path) -> None:
+    projects = build_tree(tmp_path, captures=False)
+    folder = projects / "-experiments-worktrees"
+    index = SessionIndex(projects)
+    index.refresh()
+    before = len(_hits_in(index, "information", SUBAGENT_SESSION))
+    assert any(h.role.startswith("sub-agent") for h in _hits_in(index, "information",
+                                                                 SUBAGENT_SESSION))
+    main_file = folder / f"{SUBAGENT_SESSION}.jsonl"
+    last = main_file.read_bytes().splitlines()[-1]
+    with main_file.open("ab") as fh:  # the main file grows: read from where the index stopped
+        fh.write(last + b"\n")
+    assert index.refresh().appended == 1
+    assert len(_hits_in(index, "information", SUBAGENT_SESSION)) == before
+    agent = next((folder / SUBAGENT_SESSION / "subagents").glob("agent-a4ca*.jsonl"))
+    with agent.open("ab") as fh:  # a sub-agent file grows: the session is read again whole
+        fh.write(b"\n")
+    report = index.refresh()
+    assert (report.read, report.appended) == (1, 0)
+    assert len(_hits_in(index, "information", SUBAGENT_SESSION)) == before
+
+
+def test_the_index_fingerprint_covers_the_fold_package() -> None:
+    """Rows folded by other code are read again: the fold lives in reducer/fold/."""
+    from importlib import resources
+
+    from viewer.index.store import _sources
+
+    names = [name for name, _ in _sources(resources.files("reducer"))]
+    assert "fold/kernel.py" in names and "replay/player.py" in names and "feed.py" in names

@@ -12,6 +12,7 @@ next time, when the line is whole.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,8 @@ from typing import Any
 from reducer import frames as F
 from reducer.feed import Feed
 from reducer.lines import LineSplitter
-from reducer.state import MAIN, PromptItem, TextItem, ToolItem
+from reducer.session import Session
+from reducer.state import MAIN, Item, PromptItem, TextItem, ToolItem
 from reducer.summary import prompt_count
 
 from ..loader import load_subagents
@@ -86,6 +88,65 @@ def _iso_seconds(stamp: str | None) -> float | None:
         return None
 
 
+def _searchable(item: Item) -> tuple[str, str] | None:
+    """(role, text) of an item whose text is searchable: a prompt, a reply, a tool input."""
+    if isinstance(item, PromptItem):
+        return "user", item.text
+    if isinstance(item, TextItem):
+        return "assistant", item.text
+    if isinstance(item, ToolItem):
+        parts = [item.call.name]
+        _flat(item.call.input, parts, TEXT_LIMIT)
+        return "tool", " ".join(parts)
+    return None
+
+
+def _main_line(session: Session, agent_id: str) -> int:
+    """The line of the main file that a hit in sub-agent ``agent_id`` opens: its
+    call's (the outermost one for a sub-agent of a sub-agent)."""
+    line = 0
+    seen: set[str] = set()
+    while agent_id != MAIN and agent_id not in seen:
+        seen.add(agent_id)
+        call = session.calls.get(agent_id)
+        agent = session.agents.get(agent_id)
+        if call is not None:
+            line = call.line_no
+            agent_id = call.agent
+        elif agent is not None and agent.parent:
+            agent_id = agent.parent
+        else:
+            break
+    return line
+
+
+def _subagent_texts(session: Session, after_line: int,
+                    stamp: Callable[[int], str | None]) -> list[TextRow]:
+    """The searchable texts of every sub-agent, as ``sub-agent <role>`` rows.
+
+    An item read from the main file (CLI 1.0.x's inline sub-agents, stream-json)
+    keeps its own line; one read from a sub-agent's file is found at the line
+    of the call that started it. ``after_line``: the main file grew and no
+    sub-agent file changed (see :func:`viewer.index.refresh.plan`), so only
+    main-file lines past it are new."""
+    out: list[TextRow] = []
+    for agent_id, agent in session.agents.items():
+        if agent_id == MAIN:
+            continue
+        call_line = _main_line(session, agent_id)
+        for item in agent.items:
+            text = _searchable(item)
+            if text is None or not text[1].strip():
+                continue
+            in_main = item.source == MAIN
+            line = item.line_no if in_main else call_line
+            if (in_main and line <= after_line) or (not in_main and after_line):
+                continue
+            out.append(TextRow(line, f"sub-agent {text[0]}", stamp(line) if in_main else None,
+                               _clip(text[1], TEXT_LIMIT)))
+    return out
+
+
 def extract(path: str, project_dir: str, size: int, mtime: float, after_line: int = 0) -> Extracted:
     """Read one session file (and its sub-agents) into its row and its texts of
     lines after ``after_line`` (the lines an earlier read already indexed)."""
@@ -114,24 +175,20 @@ def extract(path: str, project_dir: str, size: int, mtime: float, after_line: in
     first_prompt: str | None = None
     last_reply: str | None = None
     for item in session.agents[MAIN].items:
-        if isinstance(item, PromptItem):
-            role, body = "user", item.text
+        text = _searchable(item)
+        if text is None:
+            continue
+        role, body = text
+        if role == "user":
             typed = body.strip()
             if typed and (first_prompt is None or first_prompt.startswith("/")) \
                     and not (first_prompt and typed.startswith("/")):
                 first_prompt = typed  # a slash command only when nothing else was typed
-        elif isinstance(item, TextItem):
-            role, body = "assistant", item.text
-            if body.strip():
-                last_reply = body
-        elif isinstance(item, ToolItem):
-            parts = [item.call.name]
-            _flat(item.call.input, parts, TEXT_LIMIT)
-            role, body = "tool", " ".join(parts)
-        else:
-            continue
+        elif role == "assistant" and body.strip():
+            last_reply = body
         if item.line_no > after_line and body.strip():
             texts.append(TextRow(item.line_no, role, stamp(item.line_no), _clip(body, TEXT_LIMIT)))
+    texts += _subagent_texts(session, after_line, stamp)
     start, last = _iso_seconds(first_ts), _iso_seconds(last_ts)
     usage = session.usage
     row = SessionRow(

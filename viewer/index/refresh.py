@@ -84,7 +84,10 @@ def plan(files: list[SessionFile], states: dict[str, StoredState]) -> tuple[list
         if state is None:
             jobs.append(_Job(f, 0))
         elif (state.size, state.mtime_ns, state.sub_sig) != (f.size, f.mtime_ns, f.sub_sig):
-            jobs.append(_Job(f, state.lines if _grew(f, state) else 0))
+            # texts are added past the last line read only when the main file just
+            # grew: a sub-agent file that changed is read again with all its texts
+            appended = state.sub_sig == f.sub_sig and _grew(f, state)
+            jobs.append(_Job(f, state.lines if appended else 0))
     present = {f.path for f in files}
     return jobs, [p for p in states if p not in present]
 

@@ -20,6 +20,7 @@ import threading
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
@@ -71,10 +72,8 @@ def fold_fingerprint() -> str:
     h.update(str(SCHEMA).encode())
     for package in ("reducer", "viewer.index"):
         try:
-            files = sorted((f for f in resources.files(package).iterdir()
-                            if f.name.endswith(".py")), key=lambda f: f.name)
-            for f in files:
-                h.update(f.name.encode())
+            for name, f in _sources(resources.files(package)):
+                h.update(name.encode())
                 h.update(f.read_bytes())
         except OSError:
             continue
@@ -84,6 +83,18 @@ def fold_fingerprint() -> str:
         except OSError:
             continue
     return h.hexdigest()
+
+
+def _sources(folder: Any, prefix: str = "") -> list[tuple[str, Any]]:
+    """The ``.py`` files under ``folder`` (sub-packages too: the fold is
+    ``reducer/fold/``), by path, in a stable order."""
+    out: list[tuple[str, Any]] = []
+    for f in sorted(folder.iterdir(), key=lambda f: f.name):
+        if f.is_dir() and f.name != "__pycache__":
+            out += _sources(f, f"{prefix}{f.name}/")
+        elif f.name.endswith(".py"):
+            out.append((prefix + f.name, f))
+    return out
 
 
 @dataclass(frozen=True, slots=True)
