@@ -12,6 +12,8 @@ next time, when the line is whole.
 
 from __future__ import annotations
 
+import os
+from collections import OrderedDict
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -24,7 +26,8 @@ from reducer.session import Session
 from reducer.state import MAIN, Item, PromptItem, TextItem, ToolItem
 from reducer.summary import prompt_count
 
-from ..loader import load_subagents
+from ..discovery import subagent_files
+from ..subagent_tail import agent_id_for
 from .rows import HEAD_BYTES, TAIL_BYTES, Extracted, SessionRow, TextRow, tail_digest
 
 __all__ = ["extract", "TEXT_LIMIT"]
@@ -33,27 +36,6 @@ TEXT_LIMIT = 16_384
 """Characters of one prompt, reply or tool input that are searchable."""
 PREVIEW_LIMIT = 2_000
 _CHUNK = 8 << 20
-
-
-def _read_complete_lines(path: Path, feed: Feed) -> tuple[int, bytes]:
-    """Feed the file's complete lines; return the bytes read and their
-    :data:`HEAD_BYTES` first and :data:`TAIL_BYTES` last ones (see :func:`prefix_digest`)."""
-    splitter = LineSplitter()
-    tail = b""
-    head = b""
-    with open(path, "rb") as fh:
-        while chunk := fh.read(_CHUNK):
-            if len(head) < HEAD_BYTES:
-                head += chunk[: HEAD_BYTES - len(head)]
-            batch = splitter.feed(chunk)
-            if batch:
-                feed.feed(batch)
-            tail = (tail + chunk)[-(TAIL_BYTES + len(splitter.pending)):]
-    pending = len(splitter.pending)
-    end = splitter.offset - pending
-    if pending:
-        tail = tail[:-pending]
-    return end, head[: min(HEAD_BYTES, end)] + tail[-TAIL_BYTES:]
 
 
 def _flat(value: Any, out: list[str], budget: int) -> int:
@@ -147,74 +129,213 @@ def _subagent_texts(session: Session, after_line: int,
     return out
 
 
-def extract(path: str, project_dir: str, size: int, mtime: float, after_line: int = 0) -> Extracted:
+class SessionRead:
+    """One session file (and its sub-agent files) read so far, to be read on.
+
+    Keeps the :class:`~reducer.feed.Feed`, where each file's read stopped (a
+    trailing line still being written is held, not folded) and how far the
+    row's scans got, so reading what a live session appended costs what was
+    appended, not the whole file again. :func:`extract` keeps the reads of
+    live files (see :data:`KEPT_READS`)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.feed = Feed(keep_raw=False)  # texts and rows never need a line's bytes
+        self.main = LineSplitter()
+        self.head = b""
+        self.tail = b""
+        self.agents: dict[Path, tuple[str, LineSplitter]] = {}
+        """Sub-agent file → (its agent, where its read stopped)."""
+        self.agents_read: set[Path] = set()
+        """The sub-agent files read at least once (the row's count)."""
+        self.sound = True
+        """False once a sub-agent file could not be read on (it shrank, or its last
+        line had to be folded unfinished): the next read starts over."""
+        # the row's scans, carried on
+        self.entries_seen = 0
+        self.first_ts: str | None = None
+        self.last_ts: str | None = None
+        self.cost_state = False
+        self.items_seen = 0
+        self.first_prompt: str | None = None
+        self.last_reply: str | None = None
+
+    @property
+    def end(self) -> int:
+        """Bytes of the main file read: the end of its last complete line."""
+        return self.main.offset - self.main.pending_size
+
+    def unchanged(self) -> bool:
+        """The bytes read so far are still the file's first bytes (it only grew)."""
+        end = self.end
+        try:
+            if os.path.getsize(self.path) < end:
+                return False
+            start = max(0, end - TAIL_BYTES)
+            with open(self.path, "rb") as fh:
+                head = fh.read(min(HEAD_BYTES, end))
+                fh.seek(start)
+                tail = fh.read(end - start)
+        except OSError:
+            return False
+        return head == self.head[:len(head)] and tail == self.tail[-len(tail):] if tail else True
+
+    def read_on(self) -> None:
+        """Read what the main file and the sub-agent files gained since the last read."""
+        feed = self.feed
+        with open(self.path, "rb") as fh:
+            fh.seek(self.main.offset)
+            while chunk := fh.read(_CHUNK):
+                batch = self.main.feed(chunk)
+                if batch:
+                    feed.feed(batch)
+        end = self.end
+        with open(self.path, "rb") as fh:  # the bytes a later read checks are unchanged
+            self.head = fh.read(min(HEAD_BYTES, end))
+            start = max(0, end - TAIL_BYTES)
+            fh.seek(start)
+            self.tail = fh.read(end - start)
+        if feed.session.format == "transcript":
+            self._read_agents()
+
+    def _read_agents(self) -> None:
+        session = self.feed.session
+        for agent_path, meta in subagent_files(self.path):
+            known = self.agents.get(agent_path)
+            if known is None:
+                agent = agent_id_for(agent_path, meta, session.agent_file_ids)
+                session.agent_file_found(agent, agent_path.stem.removeprefix("agent-"),
+                                         meta.get("agentType"), str(meta.get("description") or ""))
+                known = self.agents[agent_path] = (agent, LineSplitter())
+            agent, splitter = known
+            try:
+                if os.path.getsize(agent_path) < splitter.offset:
+                    self.sound = False  # rewritten: only a new read is right
+                    continue
+                with open(agent_path, "rb") as fh:
+                    fh.seek(splitter.offset)
+                    while chunk := fh.read(_CHUNK):
+                        batch = splitter.feed(chunk)
+                        if batch:
+                            self.feed.feed_agent_file(batch, agent)
+            except OSError:
+                continue
+            self.agents_read.add(agent_path)
+            if splitter.pending_size:
+                # as the viewer reads it, an unfinished last line is folded (and shown
+                # as such); it cannot be read on once folded
+                last = splitter.flush()
+                if last is not None:
+                    self.feed.feed_agent_file([last], agent)
+                self.sound = False
+
+    def extracted(self, project_dir: str, size: int, mtime: float,
+                  after_line: int) -> Extracted:
+        """The row, and the texts of lines after ``after_line`` (all of them when 0)."""
+        feed = self.feed
+        session = feed.session
+        entries = feed.entries
+
+        def stamp(line_no: int) -> str | None:
+            if 1 <= line_no <= len(entries):
+                return getattr(entries[line_no - 1], "timestamp", None)
+            return None
+
+        for entry in entries[self.entries_seen:]:
+            ts = getattr(entry, "timestamp", None)
+            if ts:
+                self.first_ts = self.first_ts or ts
+                self.last_ts = ts
+            elif isinstance(entry, F.CostState) and entry.totalCostUSD is not None:
+                self.cost_state = True
+        self.entries_seen = len(entries)
+        items = session.agents[MAIN].items
+        first_new = self.items_seen
+        for item in items[self.items_seen:]:
+            text = _searchable(item)
+            if text is None:
+                continue
+            role, body = text
+            if role == "user":
+                typed = body.strip()
+                first = self.first_prompt
+                if typed and (first is None or first.startswith("/")) \
+                        and not (first and typed.startswith("/")):
+                    self.first_prompt = typed  # a slash command only when nothing else was typed
+            elif role == "assistant" and body.strip():
+                self.last_reply = body
+        self.items_seen = len(items)
+        texts: list[TextRow] = []
+        for item in (items if not after_line else items[first_new:]):
+            text = _searchable(item)
+            if text is not None and item.line_no > after_line and text[1].strip():
+                texts.append(TextRow(item.line_no, text[0], stamp(item.line_no),
+                                     _clip(text[1], TEXT_LIMIT)))
+        texts += _subagent_texts(session, after_line, stamp)
+        start, last = _iso_seconds(self.first_ts), _iso_seconds(self.last_ts)
+        cost_known = session.results > 0 or self.cost_state
+        usage = session.usage
+        p = self.path
+        row = SessionRow(
+            session_id=session.session_id or p.stem,
+            path=str(p),
+            project=session.cwd or Path(project_dir).name,
+            project_dir=project_dir,
+            title=session.title or "(untitled)",
+            first_prompt=_clip(self.first_prompt, PREVIEW_LIMIT) if self.first_prompt else None,
+            git_branch=session.git_branch,
+            started=self.first_ts,
+            last_activity=self.last_ts,
+            duration_s=round(last - start, 3) if start is not None and last is not None else None,
+            prompts=prompt_count(session),
+            tool_calls=len(session.calls),
+            cost_usd=round(session.cost_usd, 6) if cost_known and session.cost_usd is not None else None,
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            model=session.model,
+            bytes=size,
+            subagents=len(self.agents_read),
+            mtime=mtime,
+            last_reply=_clip(self.last_reply, PREVIEW_LIMIT) if self.last_reply else None,
+            tasks=[{"description": t.description or t.task_type or t.task_id, "status": t.status}
+                   for t in session.tasks.values()][:50],
+            format=session.format,
+        )
+        return Extracted(row=row, texts=texts, indexed_bytes=self.end, lines=len(entries),
+                         tail=tail_digest(self.head + self.tail[-TAIL_BYTES:]))
+
+
+KEPT_READS = 4
+"""Reads of live sessions kept in this process to be read on (the browser's refreshes)."""
+KEPT_BYTES = 256 << 20
+"""...and at most this many bytes of files between them."""
+_READS: OrderedDict[str, SessionRead] = OrderedDict()
+
+
+def extract(path: str, project_dir: str, size: int, mtime: float, after_line: int = 0,
+            *, keep: bool = False) -> Extracted:
     """Read one session file (and its sub-agents) into its row and its texts of
-    lines after ``after_line`` (the lines an earlier read already indexed)."""
-    p = Path(path)
-    feed = Feed()
-    end, tail = _read_complete_lines(p, feed)
-    session = feed.session
-    subagents = load_subagents(feed, p) if session.format == "transcript" else 0
-    entries = feed.entries
+    lines after ``after_line`` (the lines an earlier read already indexed).
 
-    def stamp(line_no: int) -> str | None:
-        if 1 <= line_no <= len(entries):
-            return getattr(entries[line_no - 1], "timestamp", None)
-        return None
+    ``keep``: the file is live; keep this read, and read on from a kept one when
+    the file only grew since (what it had is not decoded and folded again)."""
+    read = _READS.pop(path, None)
+    if read is not None and not (read.sound and read.unchanged()
+                                 and after_line in (0, len(read.feed.entries))):
+        read = None  # rewritten, or not where the index's read of it stopped
+    if read is None:
+        read = SessionRead(Path(path))
+    read.read_on()
+    if keep:
+        _keep(path, read)
+    return read.extracted(project_dir, size, mtime, after_line)
 
-    first_ts = last_ts = None
-    cost_known = session.results > 0
-    for entry in entries:
-        ts = getattr(entry, "timestamp", None)
-        if ts:
-            first_ts = first_ts or ts
-            last_ts = ts
-        elif isinstance(entry, F.CostState) and entry.totalCostUSD is not None:
-            cost_known = True
-    texts: list[TextRow] = []
-    first_prompt: str | None = None
-    last_reply: str | None = None
-    for item in session.agents[MAIN].items:
-        text = _searchable(item)
-        if text is None:
-            continue
-        role, body = text
-        if role == "user":
-            typed = body.strip()
-            if typed and (first_prompt is None or first_prompt.startswith("/")) \
-                    and not (first_prompt and typed.startswith("/")):
-                first_prompt = typed  # a slash command only when nothing else was typed
-        elif role == "assistant" and body.strip():
-            last_reply = body
-        if item.line_no > after_line and body.strip():
-            texts.append(TextRow(item.line_no, role, stamp(item.line_no), _clip(body, TEXT_LIMIT)))
-    texts += _subagent_texts(session, after_line, stamp)
-    start, last = _iso_seconds(first_ts), _iso_seconds(last_ts)
-    usage = session.usage
-    row = SessionRow(
-        session_id=session.session_id or p.stem,
-        path=path,
-        project=session.cwd or Path(project_dir).name,
-        project_dir=project_dir,
-        title=session.title or "(untitled)",
-        first_prompt=_clip(first_prompt, PREVIEW_LIMIT) if first_prompt else None,
-        git_branch=session.git_branch,
-        started=first_ts,
-        last_activity=last_ts,
-        duration_s=round(last - start, 3) if start is not None and last is not None else None,
-        prompts=prompt_count(session),
-        tool_calls=len(session.calls),
-        cost_usd=round(session.cost_usd, 6) if cost_known and session.cost_usd is not None else None,
-        input_tokens=usage.input_tokens,
-        output_tokens=usage.output_tokens,
-        model=session.model,
-        bytes=size,
-        subagents=subagents,
-        mtime=mtime,
-        last_reply=_clip(last_reply, PREVIEW_LIMIT) if last_reply else None,
-        tasks=[{"description": t.description or t.task_type or t.task_id, "status": t.status}
-               for t in session.tasks.values()][:50],
-        format=session.format,
-    )
-    return Extracted(row=row, texts=texts, indexed_bytes=end, lines=len(entries),
-                     tail=tail_digest(tail))
+
+def _keep(path: str, read: SessionRead) -> None:
+    _READS[path] = read
+    total = 0
+    for kept_path in reversed(list(_READS)):  # newest first; drop the oldest past the bounds
+        total += os.path.getsize(kept_path) if os.path.exists(kept_path) else 0
+        if len(_READS) > KEPT_READS or total > KEPT_BYTES:
+            if kept_path != path:
+                del _READS[kept_path]

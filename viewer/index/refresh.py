@@ -92,12 +92,17 @@ def plan(files: list[SessionFile], states: dict[str, StoredState]) -> tuple[list
     return jobs, [p for p in states if p not in present]
 
 
-def _run(job: _Job) -> Extracted:
+KEEP_READ_WINDOW_S = 300.0
+"""A file written to this recently is live: the browser keeps its read, to read
+only what it appends at the next refresh (see :func:`viewer.index.extract.extract`)."""
+
+
+def _run(job: _Job, keep: bool = False) -> Extracted:
     from .extract import extract  # the decoder and the fold: only when a file is read
 
     f = job.file
     mtime = max(f.mtime_ns, f.sub_mtime_ns) / 1e9
-    return extract(f.path, f.project_dir, f.size, mtime, job.after_line)
+    return extract(f.path, f.project_dir, f.size, mtime, job.after_line, keep=keep)
 
 
 def refresh(store: IndexStore, root: Path, progress: Progress | None = None,
@@ -129,9 +134,11 @@ def refresh(store: IndexStore, root: Path, progress: Progress | None = None,
     if count > 1 and len(jobs) >= POOL_MIN_FILES and total >= POOL_MIN_BYTES:
         _in_pool(jobs, count, stored, report)
     else:
+        now = time.time()
         for job in jobs:
+            live = now - max(job.file.mtime_ns, job.file.sub_mtime_ns) / 1e9 < KEEP_READ_WINDOW_S
             try:
-                result = _run(job)
+                result = _run(job, keep=live)
             except Exception as exc:  # noqa: BLE001 - one bad file never stops the rest
                 report.errors.append(f"{job.file.path}: {type(exc).__name__}: {exc}")
                 continue

@@ -1,0 +1,93 @@
+"""The index reads a live session on from where it stopped, and gets what a fresh read gets.
+
+A session is written in pieces (a cut mid-line included) into ``tmp_path``;
+after each piece :func:`viewer.index.extract.extract` is asked for the texts
+after the lines already indexed, as the browser's refresh asks, with the
+read kept between calls. The last row, and all texts gathered along the way,
+must equal one fresh read of the whole file; and each step must read only the
+bytes that were added.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES
+from viewer.index import extract as extract_module
+from viewer.index.extract import SessionRead, extract
+
+REAL = FIXTURES / "public" / "claude-code-log" / "real_projects"
+SESSIONS = sorted(p for p in REAL.glob("*/*.jsonl"))[:12]
+
+
+@pytest.fixture(autouse=True)
+def _no_kept_reads():
+    extract_module._READS.clear()
+    yield
+    extract_module._READS.clear()
+
+
+def _copy(src: Path, dst_dir: Path) -> Path:
+    dst = dst_dir / src.parent.name / src.name
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(src, dst)
+    sub = src.parent / src.stem
+    if sub.is_dir():
+        shutil.copytree(sub, dst.parent / src.stem)
+    for legacy in src.parent.glob("agent-*.jsonl"):
+        shutil.copy(legacy, dst.parent / legacy.name)
+    return dst
+
+
+@pytest.mark.parametrize("src", SESSIONS, ids=lambda p: p.stem[:8])
+def test_reading_on_gets_what_a_fresh_read_gets(src: Path, tmp_path: Path) -> None:
+    data = src.read_bytes()
+    path = _copy(src, tmp_path)
+    cuts = sorted({min(len(data), c) for c in (len(data) // 3, len(data) // 3 + 7,
+                                                (2 * len(data)) // 3, len(data))})
+    path.write_bytes(b"")
+    texts = []
+    lines = 0
+    written = 0
+    for cut in cuts:
+        with path.open("ab") as fh:
+            fh.write(data[written:cut])
+        written = cut
+        before = extract_module._READS.get(str(path))
+        start = before.end if before is not None else 0
+        got = extract(str(path), str(path.parent), cut, 0.0, lines, keep=True)
+        kept = extract_module._READS[str(path)]
+        if before is not None:
+            assert kept is before  # read on, not again
+        assert kept.main.offset == cut and start <= got.indexed_bytes <= cut
+        texts += got.texts
+        lines = got.lines
+    fresh = extract(str(path), str(path.parent), len(data), 0.0, 0)
+    assert got.row == fresh.row
+    assert (got.indexed_bytes, got.lines, got.tail) == (fresh.indexed_bytes, fresh.lines, fresh.tail)
+    main = [t for t in texts if not t.role.startswith("sub-agent")]
+    assert main == [t for t in fresh.texts if not t.role.startswith("sub-agent")]
+    assert {(t.line, t.role, t.body) for t in texts} == {(t.line, t.role, t.body) for t in fresh.texts}
+
+
+def test_a_rewritten_file_is_read_again(tmp_path: Path) -> None:
+    src = next(s for s in SESSIONS if s.stat().st_size > 10_000)
+    path = _copy(src, tmp_path)
+    extract(str(path), str(path.parent), path.stat().st_size, 0.0, 0, keep=True)
+    first = extract_module._READS[str(path)]
+    data = src.read_bytes()
+    path.write_bytes(b" " + data[1:])  # same size, other bytes: not an append
+    extract(str(path), str(path.parent), path.stat().st_size, 0.0, 0, keep=True)
+    assert extract_module._READS[str(path)] is not first
+
+
+def test_kept_reads_are_bounded(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(extract_module, "KEPT_READS", 2)
+    for src in [s for s in SESSIONS if s.stat().st_size][:4]:
+        path = _copy(src, tmp_path)
+        extract(str(path), str(path.parent), path.stat().st_size, 0.0, 0, keep=True)
+    assert len(extract_module._READS) == 2
+    assert all(isinstance(r, SessionRead) for r in extract_module._READS.values())
