@@ -19,12 +19,17 @@ _HEARTBEAT = "-heartbeat-"
 
 
 class _ToolResultHead(msgspec.Struct, gc=False):
-    """The few keys of a structured tool result the fold reads."""
+    """The few keys of a structured tool result the fold reads (one decode for all)."""
 
     backgroundTaskId: str | None = None
     agentId: str | None = None
     interrupted: bool | None = None
     status: str | None = None
+    # its duration, under whichever name the tool wrote it (checked where read: a
+    # wrong type there must not lose the keys above)
+    durationMs: Any = None
+    duration_ms: Any = None
+    totalDurationMs: Any = None
 
 
 _RESULT_HEAD = msgspec.json.Decoder(_ToolResultHead)
@@ -46,15 +51,6 @@ def _looks_denied(text: str) -> bool:
         or "user doesn't want to proceed" in low or "the user denied" in low
 
 
-class _Timing(msgspec.Struct, gc=False):
-    durationMs: float | None = None
-    duration_ms: float | None = None
-    totalDurationMs: float | None = None
-
-
-_TIMING = msgspec.json.Decoder(_Timing)
-
-
 def _epoch(timestamp: str | None) -> float | None:
     """An ISO timestamp (``2026-02-16T18:46:55.028Z``) as epoch seconds."""
     if not timestamp:
@@ -65,18 +61,14 @@ def _epoch(timestamp: str | None) -> float | None:
         return None
 
 
-def _duration(payload: msgspec.Raw | None, start: float | None, end: float | None) -> float | None:
+def _duration(head: _ToolResultHead | None, start: float | None,
+              end: float | None) -> float | None:
     """A finished call's duration: the result's own figure, else end minus start."""
-    if payload:
-        try:
-            t = _TIMING.decode(payload)
-        except msgspec.DecodeError:
-            t = None
-        if t is not None:
-            ms = t.durationMs if t.durationMs is not None else (
-                t.duration_ms if t.duration_ms is not None else t.totalDurationMs)
-            if isinstance(ms, (int, float)) and ms >= 0:
-                return ms / 1000
+    if head is not None:
+        ms = head.durationMs if head.durationMs is not None else (
+            head.duration_ms if head.duration_ms is not None else head.totalDurationMs)
+        if isinstance(ms, (int, float)) and not isinstance(ms, bool) and ms >= 0:
+            return ms / 1000
     if start is not None and end is not None and end >= start:
         return end - start
     return None
@@ -197,7 +189,7 @@ class Tools(Kernel):
             else:
                 call.status = "done"
         if call.duration is None and not call.background:  # a background call's time is its task's
-            call.duration = _duration(payload, call.started_at, result_at)
+            call.duration = _duration(head, call.started_at, result_at)
         if call.status == "failed":
             turn = self.current_turn
             if turn is not None:
