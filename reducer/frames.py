@@ -67,8 +67,11 @@ depth, under MAX_DEPTH)."""
 BLOCK_DEPTH = 6
 """Content blocks inside content blocks (a tool_result's blocks): real frames use 2."""
 
-_TYPED_DEPTH = 6
-"""Levels of a free-form value typed as a union (the type graph doubles per level)."""
+_TYPED_DEPTH = 4
+"""Levels of a free-form value typed as a union (the type graph doubles per level,
+and msgspec walks all of it for every field typed :data:`JSON` when it builds the
+decoders: at 6 that was ~60 ms of every start; values deeper than this are rare
+and cost one :func:`dec_hook` walk each)."""
 
 
 class _AnyValue(type):

@@ -447,7 +447,7 @@ class Kernel:
         self._changes.append(_new_change((what, agent, index, key)))
 
     def _add(self, item: Item) -> Item:
-        agent = self.agent_for(item.agent)
+        agent = self.agents.get(item.agent) or self.agent_for(item.agent)
         item.source = self._source
         item.index = len(agent.items)
         agent.items.append(item)
