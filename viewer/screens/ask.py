@@ -25,22 +25,7 @@ class AskScreen(ModalScreen[str | None]):
 
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="ask.cancel")]
 
-    DEFAULT_CSS = """
-    AskScreen {
-        align: center middle;
-        & > #ask-box {
-            width: 64;
-            max-width: 96%;
-            height: auto;
-            border: round $border;
-            border-title-color: $text-primary;
-            border-title-style: bold;
-            background: $surface;
-            padding: 0 1;
-        }
-        & #ask-hint { color: $text-muted; }
-    }
-    """
+    CSS_PATH = "ask.tcss"
 
     def __init__(self, title: str, hint: str, placeholder: str = "", value: str = "") -> None:
         super().__init__()

@@ -64,26 +64,7 @@ class HelpScreen(ModalScreen[None]):
         Binding("question_mark", "dismiss", "Close", show=False, key_display="?"),
     ]
 
-    DEFAULT_CSS = """
-    HelpScreen {
-        align: center middle;
-        & > #help-box {
-            width: 84;
-            max-width: 96%;
-            height: 90%;
-            border: round $border;
-            border-title-color: $text-primary;
-            border-title-style: bold;
-            background: $surface;
-        }
-        & #help-scroll {
-            height: 1fr;
-            padding: 0 1;
-            &:focus { background-tint: $foreground 0%; }
-        }
-        & #help-keys { margin-bottom: 1; }
-    }
-    """
+    CSS_PATH = "help.tcss"
 
     def __init__(self, rows: Iterable[tuple[str, str, str]], title: str = "cctv — keys") -> None:
         super().__init__()

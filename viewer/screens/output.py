@@ -62,25 +62,7 @@ class OutputScreen(ModalScreen[None]):
         Binding("G", "scroll('end')", "Bottom", show=False),
     ]
 
-    DEFAULT_CSS = """
-    OutputScreen {
-        align: center middle;
-        & > #output-box {
-            width: 94%;
-            height: 90%;
-            border: round $border;
-            border-title-color: $text-primary;
-            border-title-style: bold;
-            border-subtitle-color: $text-muted;
-            background: $surface;
-        }
-        & #output-scroll {
-            height: 1fr;
-            padding: 0 1;
-            &:focus { background-tint: $foreground 0%; }
-        }
-    }
-    """
+    CSS_PATH = "output.tcss"
 
     def __init__(self, path: str, title: str) -> None:
         super().__init__()

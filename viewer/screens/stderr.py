@@ -45,12 +45,7 @@ class StderrScreen(ModalScreen[None]):
         Binding("s", "dismiss", "Close", show=False),
     ]
 
-    DEFAULT_CSS = """
-    StderrScreen { align: center middle; }
-    StderrScreen > #box { width: 90%; height: 80%; border: round $error; background: $surface; }
-    StderrScreen > #spilled { width: 90%; height: auto; padding: 0 1; color: $text-warning;
-                              background: $surface; }
-    """
+    CSS_PATH = "stderr.tcss"
 
     def __init__(self, buffer: StderrBuffer) -> None:
         super().__init__()
