@@ -91,3 +91,25 @@ def test_kept_reads_are_bounded(tmp_path: Path, monkeypatch) -> None:
         extract(str(path), str(path.parent), path.stat().st_size, 0.0, 0, keep=True)
     assert len(extract_module._READS) == 2
     assert all(isinstance(r, SessionRead) for r in extract_module._READS.values())
+
+
+def test_a_sub_agent_filed_before_its_call_was_named_is_read_again(tmp_path: Path) -> None:
+    """A sub-agent file with no call id in its .meta.json is filed under the call
+    whose result names its agent id; until that result is read, a read files it
+    under a stand-in. Read on past the result, the kept read would keep the
+    stand-in: it is read again, and equals a fresh read."""
+    src = REAL / "-experiments-worktrees" / "ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl"
+    lines = src.read_bytes().splitlines(keepends=True)
+    naming = next(i for i, line in enumerate(lines) if b'"agentId":"a52886dc180afb356"' in line
+                  and b'"toolUseResult"' in line)
+    path = _copy(src, tmp_path)
+    path.write_bytes(b"".join(lines[:naming]))
+    first = extract(str(path), str(path.parent), path.stat().st_size, 0.0, 0, keep=True)
+    kept = extract_module._READS[str(path)]
+    assert "agent-a52886dc180afb356" in kept.feed.session.agents  # the stand-in
+    path.write_bytes(b"".join(lines))
+    got = extract(str(path), str(path.parent), path.stat().st_size, 0.0, first.lines, keep=True)
+    again = extract_module._READS[str(path)]
+    assert again is not kept and "agent-a52886dc180afb356" not in again.feed.session.agents
+    fresh = extract(str(path), str(path.parent), path.stat().st_size, 0.0, 0)
+    assert got.row == fresh.row

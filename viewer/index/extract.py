@@ -151,6 +151,9 @@ class SessionRead:
         self.sound = True
         """False once a sub-agent file could not be read on (it shrank, or its last
         line had to be folded unfinished): the next read starts over."""
+        self.misfiled = False
+        """A sub-agent file's rows went to another agent than a fresh read gives
+        them (its call was named since): this read must be made again."""
         # the row's scans, carried on
         self.entries_seen = 0
         self.first_ts: str | None = None
@@ -202,6 +205,12 @@ class SessionRead:
         session = self.feed.session
         for agent_path, meta in subagent_files(self.path):
             known = self.agents.get(agent_path)
+            if known is not None and known[0] != agent_id_for(agent_path, meta,
+                                                              session.agent_file_ids):
+                # the main file named this sub-agent's call since: a fresh read files
+                # its rows under that call, so this read is wrong now
+                self.misfiled = True
+                return
             if known is None:
                 agent = agent_id_for(agent_path, meta, session.agent_file_ids)
                 session.agent_file_found(agent, agent_path.stem.removeprefix("agent-"),
@@ -326,6 +335,9 @@ def extract(path: str, project_dir: str, size: int, mtime: float, after_line: in
     if read is None:
         read = SessionRead(Path(path))
     read.read_on()
+    if read.misfiled:
+        read = SessionRead(Path(path))
+        read.read_on()
     if keep:
         _keep(path, read)
     return read.extracted(project_dir, size, mtime, after_line)
