@@ -2,8 +2,8 @@
 
 The list shows at once from the index; a worker thread brings the index up to
 date (with a progress bar during a first indexing) and the list follows. ``/``
-narrows the list by a fuzzy match on title and project, and, debounced, lists
-full-text hits from the index below it. ``enter`` opens a session (or a hit, at
+narrows the list to the titles and projects that match every word typed and,
+debounced, lists full-text hits from the index below it. ``enter`` opens a session (or a hit, at
 its line) in the viewer; ``escape`` there comes back here, selection and search
 kept.
 """
@@ -25,7 +25,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
-from textual.fuzzy import Matcher
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Input, OptionList, ProgressBar, Static
@@ -132,17 +131,54 @@ def _short_project(project: str) -> str:
     return project
 
 
+_SPREAD = 2
+"""A query word may match letters spread over at most this many times its length
+(``rfctr`` in ``refactoring``), not letters scattered over a whole title."""
+
+
+def word_score(word: str, text: str) -> float:
+    """How well one casefolded query word matches casefolded ``text``, 0 for not
+    at all: as a substring (best at the start of a word), else as letters in
+    order within a short span. Linear in the text: no search over every way the
+    letters could be picked (Textual's matcher does that, and a two-word query
+    over a long title took seconds)."""
+    at = text.find(word)
+    if at >= 0:
+        return 4.0 if at == 0 or not text[at - 1].isalnum() else 3.0
+    limit = _SPREAD * len(word)
+    best = 0
+    start = text.find(word[0])
+    while start >= 0 and best < len(word):
+        pos, last = start + 1, start
+        for ch in word[1:]:
+            last = text.find(ch, pos, start + limit)
+            if last < 0:
+                break
+            pos = last + 1
+        else:
+            span = last - start + 1
+            best = max(best, len(word) * len(word) // span)  # len(word) when contiguous
+        start = text.find(word[0], start + 1)
+    return 1.0 + best / (len(word) * 2) if best else 0.0
+
+
 def narrow(rows: list[SessionRow], query: str) -> list[SessionRow]:
-    """The rows whose title or project match ``query`` fuzzily, best first
-    (all of them, unchanged, for an empty query)."""
-    if not query.strip():
+    """The rows whose title or project match every word of ``query``, best first
+    (all of them, unchanged, for an empty query); see :func:`word_score`."""
+    words = query.casefold().split()
+    if not words:
         return rows
-    matcher = Matcher(query)
     scored = []
     for row in rows:
-        score = max(matcher.match(row.title[:200]), matcher.match(row.project))
-        if score > 0:
-            scored.append((score, row))
+        title, project = row.title[:200].casefold(), row.project.casefold()
+        total = 0.0
+        for word in words:
+            score = max(word_score(word, title), word_score(word, project))
+            if not score:
+                break
+            total += score
+        else:
+            scored.append((total, row))
     scored.sort(key=lambda pair: pair[0], reverse=True)
     return [row for _, row in scored]
 
