@@ -32,7 +32,7 @@ from .state import (
 
 __all__ = [
     "BashResult", "ReadFile", "ReadResult", "Todo", "bash_result", "read_result", "result_text",
-    "todos", "search_text", "full_text", "item_images", "canonical_tool", "structured_result", "is_error_item", "is_turn_start", "input_json",
+    "todos", "search_text", "search_parts", "contains_folded", "full_text", "item_images", "canonical_tool", "structured_result", "is_error_item", "is_turn_start", "input_json",
 ]
 
 
@@ -158,7 +158,7 @@ def _strings(value: Any, out: list[str]) -> None:
         out.append(str(value))
 
 
-def _tool_text(call: ToolCall) -> str:
+def _tool_parts(call: ToolCall) -> list[str]:
     parts = [call.name]
     _strings(call.input, parts)
     bash = bash_result(call) if call.name == "Bash" else None
@@ -168,31 +168,68 @@ def _tool_text(call: ToolCall) -> str:
         parts.append(result_text(call))
     if call.denied_reason:
         parts.append(call.denied_reason)
-    return "\n".join(p for p in parts if p)
+    return [p for p in parts if p]
+
+
+def search_parts(item: Item) -> list[str]:
+    """Everything a reader sees in an item, as the strings that make it up
+    (:func:`search_text` joins them with newlines; a search reads them as they are,
+    so a giant output is never copied whole)."""
+    if isinstance(item, (PromptItem, TextItem, ThinkingItem)):
+        return [item.text]
+    if isinstance(item, ToolItem):
+        return _tool_parts(item.call)
+    if isinstance(item, HookItem):
+        h = item.hook
+        return [h.name, h.event, h.output, h.stdout, h.stderr]
+    if isinstance(item, NoticeItem):
+        return [item.category, item.text, item.detail or ""]
+    if isinstance(item, ProblemItem):
+        return [f"line {item.line_no}: {item.kind_key} {item.reason}"]
+    if isinstance(item, CompactionItem):
+        return [f"compacted {item.trigger or ''} {item.error or ''}", item.summary or ""]
+    if isinstance(item, StopSummaryItem):
+        cmds = "\n".join(str(i.get("command", "")) for i in item.infos if isinstance(i, dict))
+        return [f"stop hooks\n{cmds}\n{' '.join(map(str, item.errors))}\n{item.stop_reason or ''}"]
+    if isinstance(item, TurnFooterItem):
+        t = item.turn_ref
+        return [f"turn {t.index + 1} {t.subtype or ''} {' '.join(t.errors)}"]
+    return []
 
 
 def search_text(item: Item) -> str:
-    """Everything a reader sees in an item, as one plain string (for search)."""
-    if isinstance(item, (PromptItem, TextItem, ThinkingItem)):
-        return item.text
-    if isinstance(item, ToolItem):
-        return _tool_text(item.call)
-    if isinstance(item, HookItem):
-        h = item.hook
-        return "\n".join((h.name, h.event, h.output, h.stdout, h.stderr))
-    if isinstance(item, NoticeItem):
-        return f"{item.category}\n{item.text}\n{item.detail or ''}"
-    if isinstance(item, ProblemItem):
-        return f"line {item.line_no}: {item.kind_key} {item.reason}"
-    if isinstance(item, CompactionItem):
-        return f"compacted {item.trigger or ''} {item.error or ''}\n{item.summary or ''}"
-    if isinstance(item, StopSummaryItem):
-        cmds = "\n".join(str(i.get("command", "")) for i in item.infos if isinstance(i, dict))
-        return f"stop hooks\n{cmds}\n{' '.join(map(str, item.errors))}\n{item.stop_reason or ''}"
-    if isinstance(item, TurnFooterItem):
-        t = item.turn_ref
-        return f"turn {t.index + 1} {t.subtype or ''} {' '.join(t.errors)}"
-    return ""
+    """Everything a reader sees in an item, as one plain string."""
+    return "\n".join(search_parts(item))
+
+
+SEARCH_WINDOW = 1 << 20
+"""Characters of an item's text casefolded at a time by :func:`contains_folded`."""
+
+
+def contains_folded(parts: list[str], folded: str, window: int = SEARCH_WINDOW) -> bool:
+    """Whether ``folded`` (a casefolded query) is in ``"\\n".join(parts).casefold()``,
+    found by casefolding a window at a time (one window's copy, not the text's).
+    Windows overlap by the query's length: a char folds to one char or more, so a
+    match spans at most that many chars of the text."""
+    if not folded:
+        return True
+    keep = len(folded)
+    carry = ""
+    for n, part in enumerate(parts):
+        if n:
+            carry += "\n"
+        if len(part) + len(carry) <= window:
+            text = carry + part
+            if folded in text.casefold():
+                return True
+            carry = text[-keep:]
+            continue
+        for at in range(0, len(part), window):
+            text = carry + part[at:at + window]
+            if folded in text.casefold():
+                return True
+            carry = text[-keep:]
+    return False
 
 
 def _full_tool_text(call: ToolCall) -> str:
