@@ -9,15 +9,16 @@ twice the line. Here the line is split instead:
   (by ``bytes.find``, not a regex: a few calls per string);
 * :func:`skeleton` is the line with each of them replaced by a short
   placeholder: a :class:`GiantLine` (``bytes``), which decodes the plain way;
-* :func:`read_string` decodes one string's JSON from a ``read(offset, size)``
-  callback a piece at a time, growing the ``str`` in place, so only the text
-  and one piece are ever in memory (the caller re-reads the bytes from its file
-  once it has dropped the line);
+* :func:`read_string` decodes one string's JSON read through a
+  ``readinto(offset, view)`` callback a piece at a time, growing the ``str`` in
+  place, so only the text and one piece are ever in memory (the caller reads
+  the bytes again from its file once it has dropped the line: :func:`plan`,
+  then :func:`complete`, which checks they are the same bytes);
 * :func:`fill` puts the decoded strings back into the decoded entry
   (``GiantLine.strings``: placeholder → text), before it is folded.
 
 The result is the entry the plain decode gives (tests compare both). Pure: no
-I/O here, the caller passes ``read``.
+I/O here, the caller passes ``readinto``.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from collections.abc import Callable
 
 import msgspec
 
-__all__ = ["GiantLine", "plan", "complete", "long_strings", "skeleton", "read_string", "fill", "Span", "Plan",
+__all__ = ["GiantLine", "plan", "complete", "long_strings", "skeleton", "read_string", "fill", "Span", "Plan", "ReadInto", "memory_reader",
            "MAX_QUOTES", "PIECE"]
 
 Span = tuple[int, int]
@@ -124,64 +125,86 @@ def skeleton(line: bytes | bytearray, spans: list[Span]) -> GiantLine:
     return out
 
 
-def _safe_cut(piece: bytes, final: bool) -> int:
-    """Where a piece of JSON string content can end: not inside a UTF-8
-    sequence nor an escape (``\\n``, ``\\u00e9``, a ``\\ud83d\\ude00`` pair)."""
-    cut = len(piece)
-    if final:
-        return cut
+def _safe_cut(buf: bytearray, start: int, cut: int) -> int:
+    """Where the JSON string content ``buf[start:cut]`` can end, for its rest to
+    go with the next piece: not inside a UTF-8 sequence nor an escape
+    (``\\n``, ``\\u00e9``, a ``\\ud83d\\ude00`` pair)."""
     lead = cut - 1
-    while lead >= 0 and 0x80 <= piece[lead] < 0xC0 and cut - lead < 4:
+    while lead >= start and 0x80 <= buf[lead] < 0xC0 and cut - lead < 4:
         lead -= 1
-    if lead >= 0 and piece[lead] >= 0xC0:
-        need = 2 if piece[lead] < 0xE0 else 3 if piece[lead] < 0xF0 else 4
+    if lead >= start and buf[lead] >= 0xC0:
+        need = 2 if buf[lead] < 0xE0 else 3 if buf[lead] < 0xF0 else 4
         if lead + need > cut:
             cut = lead
     while True:
-        back = piece.rfind(b"\\", max(0, cut - 6), cut)
+        back = buf.rfind(b"\\", max(start, cut - 6), cut)
         if back < 0:
             return cut
         run = back
-        while run > 0 and piece[run - 1] == _BACKSLASH:
+        while run > start and buf[run - 1] == _BACKSLASH:
             run -= 1
         if (back - run) % 2:
             return cut  # the second half of an escaped backslash
-        is_u = piece[back + 1:back + 2] == b"u"
+        is_u = buf[back + 1:back + 2] == b"u"
         if back + (6 if is_u else 2) > cut or (
-                is_u and back + 6 == cut and piece[back + 2:back + 4].lower() in _HIGH):
+                is_u and back + 6 == cut and buf[back + 2:back + 4].lower() in _HIGH):
             cut = back  # an escape cut in two, or a high surrogate without its low one
             continue
         return cut
 
 
-def read_string(read: Callable[[int, int], bytes], start: int, end: int,
-                piece: int = PIECE) -> str:
-    """The decoded text of the JSON string content at ``[start, end)``, read
-    through ``read(offset, size)`` a piece at a time. Raises
-    ``msgspec.DecodeError`` (bad escape, bad UTF-8) or ``ValueError`` (short read).
+ReadInto = Callable[[int, memoryview], int]
+"""``readinto(offset, view)``: fill ``view`` with the line's bytes at ``offset``; how many."""
+
+
+def read_string(readinto: ReadInto, start: int, end: int, piece: int = PIECE,
+                check: Callable[[memoryview], None] | None = None) -> str:
+    """The decoded text of the JSON string content at ``[start, end)`` of a
+    line, read through ``readinto`` a piece at a time into one buffer (each
+    piece is passed to ``check`` too). Raises ``msgspec.DecodeError`` (bad
+    escape, bad UTF-8) or ``ValueError`` (a short read: the line changed).
 
     The text grows in place (CPython appends to a ``str`` nothing else refers
     to without copying it; 3.11+ does so in a quickened ``for`` loop, hence the
     loop's shape and :func:`_warm_up`), so the text and one piece are all that
     is in memory, never the text twice."""
     text = ""
+    buf = bytearray(piece + 16)
     carry = b""
     for pos in range(start, end, piece):
         size = min(piece, end - pos)
-        data = read(pos, size)
-        if len(data) != size:
-            raise ValueError("the line changed while it was read")
-        chunk = carry + data if carry else data
-        cut = _safe_cut(chunk, pos + size >= end)
-        carry = chunk[cut:]
-        text += _STR.decode(b'"' + chunk[:cut] + b'"')
+        held = len(carry)
+        if held + size + 2 > len(buf):
+            buf = bytearray(held + size + 2)  # a carry longer than usual (tiny pieces)
+        buf[0] = 0x22  # the opening quote
+        buf[1:1 + held] = carry
+        stop = 1 + held + size
+        with memoryview(buf) as view:
+            if readinto(pos, view[1 + held:stop]) != size:
+                raise ValueError("the line changed while it was read")
+            if check is not None:
+                check(view[1 + held:stop])
+        cut = stop if pos + size >= end else _safe_cut(buf, 1, stop)
+        carry = bytes(buf[cut:stop])
+        buf[cut] = 0x22  # the closing quote
+        with memoryview(buf) as view:
+            text += _STR.decode(view[:cut + 1])
     return text
+
+
+def memory_reader(data: bytes | bytearray) -> ReadInto:
+    """A ``readinto`` over bytes in memory (tests, and a line kept whole)."""
+    def readinto(offset: int, view: memoryview) -> int:
+        got = data[offset:offset + len(view)]
+        view[:len(got)] = got
+        return len(got)
+    return readinto
 
 
 def _warm_up() -> None:
     """Run :func:`read_string` once on a small string, so that its loop is
     quickened (appending in place) before it meets a giant one."""
-    text = read_string(lambda at, size: b"x" * size, 0, 64, piece=1)
+    text = read_string(memory_reader(b"x" * 64), 0, 64, piece=1)
     assert text == "x" * 64
 
 
@@ -236,7 +259,7 @@ def _fill_raw(raw: msgspec.Raw, strings: dict[str, str]) -> msgspec.Raw:
 
 
 Plan = tuple[GiantLine, list[Span], list[int]]
-"""A giant line split: its skeleton, its long strings' spans and their CRC-32s."""
+"""A giant line split: its skeleton, its long strings' spans and their Adler-32 sums."""
 
 
 def plan(line: bytes | bytearray, min_len: int) -> Plan | None:
@@ -246,30 +269,25 @@ def plan(line: bytes | bytearray, min_len: int) -> Plan | None:
     spans = long_strings(line, min_len)
     if not spans:
         return None
-    view = memoryview(line)
-    try:
-        crcs = [zlib.crc32(view[start:end]) for start, end in spans]
-    finally:
-        view.release()
-    return skeleton(line, spans), spans, crcs
+    with memoryview(line) as view:
+        sums = [zlib.adler32(view[start:end]) for start, end in spans]
+    return skeleton(line, spans), spans, sums
 
 
-def complete(planned: Plan, read: Callable[[int, int], bytes]) -> GiantLine:
-    """The skeleton of ``planned`` with its strings decoded from ``read(offset,
-    size)`` (offsets in the line). Raises ``ValueError`` when the bytes read are
-    not the ones planned (the file changed), ``msgspec.DecodeError`` on a bad string."""
-    skel, spans, crcs = planned
+def complete(planned: Plan, readinto: ReadInto) -> GiantLine:
+    """The skeleton of ``planned`` with its strings decoded from ``readinto``
+    (offsets in the line). Raises ``ValueError`` when the bytes read are not
+    the ones planned (the file changed), ``msgspec.DecodeError`` on a bad string."""
+    skel, spans, sums = planned
     for n, (start, end) in enumerate(spans):
-        crc = 0
+        total = 1
 
-        def checked(offset: int, size: int) -> bytes:
-            nonlocal crc
-            data = read(offset, size)
-            crc = zlib.crc32(data, crc)
-            return data
+        def check(view: memoryview) -> None:
+            nonlocal total
+            total = zlib.adler32(view, total)
 
-        text = read_string(checked, start, end)
-        if crc != crcs[n]:
+        text = read_string(readinto, start, end, check=check)
+        if total != sums[n]:
             raise ValueError("the line changed while it was read")
         skel.strings[placeholder(n)] = text
     return skel

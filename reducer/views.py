@@ -202,7 +202,7 @@ def search_text(item: Item) -> str:
     return "\n".join(search_parts(item))
 
 
-SEARCH_WINDOW = 1 << 20
+SEARCH_WINDOW = 1 << 18
 """Characters of an item's text casefolded at a time by :func:`contains_folded`."""
 
 

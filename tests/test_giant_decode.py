@@ -54,7 +54,7 @@ def _split_decode(line: bytes, min_len: int, piece: int):
     skel = giant.skeleton(line, spans)
     for n, (start, end) in enumerate(spans):
         skel.strings[giant.placeholder(n)] = giant.read_string(
-            lambda at, size: line[at:at + size], start, end, piece=piece)
+            giant.memory_reader(line), start, end, piece=piece)
     return giant.fill(decode_line(skel, 1, 0, False), skel.strings)
 
 
@@ -83,7 +83,7 @@ def test_a_string_is_built_in_place_not_copied() -> None:
     data = json.dumps("line of a log\n" * 1_500_000).encode()  # 22.5 MB of text
     tracemalloc.start()
     try:
-        text = giant.read_string(lambda at, size: data[at:at + size], 1, len(data) - 1)
+        text = giant.read_string(giant.memory_reader(data), 1, len(data) - 1)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()

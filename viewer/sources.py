@@ -524,10 +524,12 @@ class FileTail:
             fd = self._fd
             assert fd is not None
             try:
-                line: bytes = giant.complete(planned, lambda at, n: os.pread(fd, n, offset + at))
+                line: bytes = giant.complete(planned, _file_reader(fd, offset))
             except (ValueError, msgspec.DecodeError):
                 line = os.pread(fd, size, offset)  # changed meanwhile: as it is now
             lines[i] = RawLine(line_no, offset, line)
+        if self._split_giant:
+            _give_back_freed_memory()
 
     def _batches(self, lines: list[RawLine]) -> list[list[RawLine]]:
         """``lines`` as Lines batches: a giant line alone (``Feed`` takes it so)."""
@@ -711,6 +713,40 @@ class FileTail:
                 deleted = self._splitter.line_no > 0 or self._splitter.offset > 0
 
             await self._wait_for_change()
+
+
+def _file_reader(fd: int, base: int) -> giant.ReadInto:
+    """A ``readinto(offset, view)`` of the file ``fd`` from byte ``base`` on."""
+    if hasattr(os, "preadv"):
+        return lambda offset, view: os.preadv(fd, [view], base + offset)
+
+    def readinto(offset: int, view: memoryview) -> int:
+        data = os.pread(fd, len(view), base + offset)
+        view[:len(data)] = data
+        return len(data)
+    return readinto
+
+
+def _load_malloc_trim() -> Callable[[int], int] | None:
+    try:
+        import ctypes
+        import ctypes.util
+
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        return libc.malloc_trim  # type: ignore[no-any-return]
+    except (OSError, AttributeError):  # not glibc
+        return None
+
+
+_MALLOC_TRIM = _load_malloc_trim() if sys.platform.startswith("linux") else None
+
+
+def _give_back_freed_memory() -> None:
+    """Return the buffers a giant line was read through to the OS: glibc keeps
+    freed blocks of a few MB in its heap, resident (``malloc_trim``; a no-op
+    elsewhere)."""
+    if _MALLOC_TRIM is not None:
+        _MALLOC_TRIM(0)
 
 
 # ------------------------------------------------------------- StreamSource
