@@ -25,11 +25,11 @@ from __future__ import annotations
 
 import secrets
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import msgspec
 
-__all__ = ["GiantLine", "plan", "complete", "long_strings", "skeleton", "read_string", "fill", "Span", "Plan", "ReadInto", "memory_reader",
+__all__ = ["GiantLine", "plan", "complete", "long_strings", "skeleton", "read_string", "fill", "Span", "Plan", "ReadInto", "memory_reader", "string_pieces", "in_raw_fields",
            "MAX_QUOTES", "PIECE"]
 
 Span = tuple[int, int]
@@ -54,6 +54,8 @@ class GiantLine(bytes):
     a placeholder, and ``strings``, the decoded text of each placeholder."""
 
     strings: dict[str, str]
+    """A placeholder's decoded text; or, for a string inside a ``Raw`` field
+    (JSON the decoder keeps undecoded), its JSON token, quotes and all, as ``bytes``."""
     size: int
     """The length of the line this is the skeleton of."""
 
@@ -157,18 +159,12 @@ ReadInto = Callable[[int, memoryview], int]
 """``readinto(offset, view)``: fill ``view`` with the line's bytes at ``offset``; how many."""
 
 
-def read_string(readinto: ReadInto, start: int, end: int, piece: int = PIECE,
-                check: Callable[[memoryview], None] | None = None) -> str:
+def string_pieces(readinto: ReadInto, start: int, end: int, piece: int = PIECE,
+                  check: Callable[[memoryview], None] | None = None) -> Iterator[str]:
     """The decoded text of the JSON string content at ``[start, end)`` of a
-    line, read through ``readinto`` a piece at a time into one buffer (each
-    piece is passed to ``check`` too). Raises ``msgspec.DecodeError`` (bad
-    escape, bad UTF-8) or ``ValueError`` (a short read: the line changed).
-
-    The text grows in place (CPython appends to a ``str`` nothing else refers
-    to without copying it; 3.11+ does so in a quickened ``for`` loop, hence the
-    loop's shape and :func:`_warm_up`), so the text and one piece are all that
-    is in memory, never the text twice."""
-    text = ""
+    line, a piece at a time, read through ``readinto`` into one buffer (each
+    piece of bytes is passed to ``check`` too). Raises ``msgspec.DecodeError``
+    (bad escape, bad UTF-8) or ``ValueError`` (a short read: the line changed)."""
     buf = bytearray(piece + 16)
     carry = b""
     for pos in range(start, end, piece):
@@ -188,7 +184,21 @@ def read_string(readinto: ReadInto, start: int, end: int, piece: int = PIECE,
         carry = bytes(buf[cut:stop])
         buf[cut] = 0x22  # the closing quote
         with memoryview(buf) as view:
-            text += _STR.decode(view[:cut + 1])
+            text = _STR.decode(view[:cut + 1])
+        yield text
+
+
+def read_string(readinto: ReadInto, start: int, end: int, piece: int = PIECE,
+                check: Callable[[memoryview], None] | None = None) -> str:
+    """The whole text of :func:`string_pieces`, in one ``str``.
+
+    The text grows in place (CPython appends to a ``str`` nothing else refers
+    to without copying it; 3.11+ does so in a quickened ``for`` loop, hence the
+    loop's shape and :func:`_warm_up`), so the text and one piece are all that
+    is in memory, never the text twice."""
+    text = ""
+    for part in string_pieces(readinto, start, end, piece, check):
+        text += part
     return text
 
 
@@ -211,7 +221,7 @@ def _warm_up() -> None:
 _warm_up()
 
 
-def fill(value: object, strings: dict[str, str]) -> object:
+def fill(value: object, strings: dict[str, str | bytes]) -> object:
     """``value`` (a decoded entry, or anything in it) with each placeholder
     string replaced by its text, in place where it can be; returns the value."""
     if type(value) is str:
@@ -244,18 +254,42 @@ def fill(value: object, strings: dict[str, str]) -> object:
     return value
 
 
-def _fill_raw(raw: msgspec.Raw, strings: dict[str, str]) -> msgspec.Raw:
-    """A ``Raw`` field (JSON kept undecoded) with each placeholder it holds
-    replaced by its text, encoded back as JSON."""
+def _fill_raw(raw: msgspec.Raw, strings: dict[str, str | bytes]) -> msgspec.Raw:
+    """A ``Raw`` field with each placeholder token it holds replaced by the
+    string's own JSON token, byte for byte (:func:`complete` read it)."""
     data = bytes(raw)
     if _MARK not in data:
         return raw
-    for key, text in strings.items():
+    for key, value in strings.items():
         token = msgspec.json.encode(key)
         if token in data:
-            encoded = msgspec.json.encode(text)
-            data = encoded if data == token else data.replace(token, encoded)
+            original = value if type(value) is bytes else msgspec.json.encode(value)
+            data = original if data == token else data.replace(token, original)
     return msgspec.Raw(data)
+
+
+def in_raw_fields(entry: object, count: int) -> set[int]:
+    """Which of a skeleton's ``count`` placeholders its decoded ``entry`` holds
+    inside ``Raw`` fields (their JSON, not their text, is wanted)."""
+    found: set[int] = set()
+
+    def walk(value: object) -> None:
+        if type(value) is msgspec.Raw:
+            if len(value) and _MARK in bytes(value):
+                data = bytes(value)
+                found.update(n for n in range(count) if msgspec.json.encode(placeholder(n)) in data)
+        elif isinstance(value, msgspec.Struct):
+            for name in value.__struct_fields__:
+                walk(getattr(value, name))
+        elif type(value) in (list, tuple):
+            for item in value:  # type: ignore[attr-defined]
+                walk(item)
+        elif type(value) is dict:
+            for item in value.values():  # type: ignore[attr-defined]
+                walk(item)
+
+    walk(entry)
+    return found
 
 
 Plan = tuple[GiantLine, list[Span], list[int]]
@@ -274,12 +308,21 @@ def plan(line: bytes | bytearray, min_len: int) -> Plan | None:
     return skeleton(line, spans), spans, sums
 
 
-def complete(planned: Plan, readinto: ReadInto) -> GiantLine:
+def complete(planned: Plan, readinto: ReadInto, as_json: set[int] = frozenset()) -> GiantLine:  # type: ignore[assignment]
     """The skeleton of ``planned`` with its strings decoded from ``readinto``
-    (offsets in the line). Raises ``ValueError`` when the bytes read are not
+    (offsets in the line), those in ``as_json`` (:func:`in_raw_fields`) kept
+    as their JSON bytes. Raises ``ValueError`` when the bytes read are not
     the ones planned (the file changed), ``msgspec.DecodeError`` on a bad string."""
     skel, spans, sums = planned
     for n, (start, end) in enumerate(spans):
+        if n in as_json:
+            token = bytearray(end - start + 2)
+            with memoryview(token) as view:
+                if readinto(start - 1, view) != len(token) or \
+                        zlib.adler32(view[1:-1]) != sums[n]:
+                    raise ValueError("the line changed while it was read")
+            skel.strings[placeholder(n)] = bytes(token)
+            continue
         total = 1
 
         def check(view: memoryview) -> None:

@@ -517,14 +517,16 @@ class FileTail:
             self._split_giant = True
             size = len(data)
             planned = giant.plan(data, GIANT_STRING) if size <= MAX_LINE_BYTES else None
-            if planned is None or type(decode_line(planned[0])) is Malformed:
+            skeleton = decode_line(planned[0]) if planned is not None else None
+            if planned is None or type(skeleton) is Malformed:
                 lines[i] = RawLine(line_no, offset, bytes(data))
                 continue
             del data
             fd = self._fd
             assert fd is not None
+            as_json = giant.in_raw_fields(skeleton, len(planned[1]))
             try:
-                line: bytes = giant.complete(planned, _file_reader(fd, offset))
+                line: bytes = giant.complete(planned, _file_reader(fd, offset), as_json)
             except (ValueError, msgspec.DecodeError):
                 line = os.pread(fd, size, offset)  # changed meanwhile: as it is now
             lines[i] = RawLine(line_no, offset, line)
