@@ -201,7 +201,9 @@ async def test_a_giant_line_is_drawn_a_page_at_a_time_and_searched_to_its_end(tm
     a word at its very end without copying the item, and the raw view shows a head."""
     import tracemalloc
 
+    from reducer.format import human_bytes
     from reducer.giant import GiantLine
+    from viewer.rawstore import HEAD_BYTES, LineHead
     from viewer.sources import GIANT_LINE
 
     output = "".join(f"log line {i}\n" for i in range(700_000)) + "the NEEDLE at the very end\n"
@@ -237,4 +239,10 @@ async def test_a_giant_line_is_drawn_a_page_at_a_time_and_searched_to_its_end(tm
         assert raw.view.truncated and len(raw.view.text) <= RAW_HEAD
         assert raw.view.text.startswith("{") and "log line 0\\n" in raw.view.text
         assert "truncated" in str(raw.query_one("#raw-notes").render())
-    assert not isinstance(entry.raw, GiantLine)  # the raw view read the line itself from disk
+        # only the start of the line is read (and held) for the view; its title says the whole size
+        line = raw.entry.raw
+        assert isinstance(line, LineHead) and len(line) <= HEAD_BYTES
+        assert line.size == len(path.read_bytes().split(b"\n")[call.result_line_no - 1])
+        assert human_bytes(line.size) in raw.title_text
+        assert line.whole().endswith(b"}") and b"the NEEDLE at the very end" in line.whole()
+    assert not isinstance(entry.raw, GiantLine) and entry.raw == b""  # the Feed keeps no bytes
