@@ -15,6 +15,11 @@ from the ``01_simple_text`` recording with one giant frame put in:
 * ``image``  — a Read of a 20 MB PNG, returned as a base64 image block;
 * ``prompt`` — a 12 MB pasted prompt of text lines.
 
+The actions, on the item made from the file's longest line: open (until the
+history is read and painted), expand (``enter``), raw view (as ``r`` opens it:
+the line read back through ``RawStore``, until its body is mounted), search (a
+word in no item: every item's text is read).
+
 For each action it prints the wall time (until the screen is painted again)
 and the peak RSS during the action above the RSS before it (Linux: the peak is
 reset through ``/proc/self/clear_refs`` before each action); and the peak RSS

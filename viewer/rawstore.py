@@ -34,7 +34,7 @@ _CHUNK = 1 << 20
 
 GIANT_RAW = 1 << 20
 """A line longer than this is read back as a :class:`LineHead`."""
-HEAD_BYTES = 256 * 1024
+HEAD_BYTES = 64 * 1024
 """How much of a giant line a :class:`LineHead` holds."""
 
 

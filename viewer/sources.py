@@ -33,7 +33,7 @@ import time
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Literal, Protocol, cast, runtime_checkable
+from typing import Any, BinaryIO, Literal, Protocol, cast, runtime_checkable
 
 import msgspec
 from watchfiles import awatch
@@ -729,26 +729,27 @@ def _file_reader(fd: int, base: int) -> giant.ReadInto:
     return readinto
 
 
-def _load_malloc_trim() -> Callable[[int], int] | None:
+def _load_libc() -> Any:
+    if not sys.platform.startswith("linux"):
+        return None
     try:
         import ctypes
         import ctypes.util
 
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        return libc.malloc_trim  # type: ignore[no-any-return]
+        libc.malloc_trim  # noqa: B018 - glibc's
+        return libc
     except (OSError, AttributeError):  # not glibc
         return None
 
 
-_MALLOC_TRIM = _load_malloc_trim() if sys.platform.startswith("linux") else None
-
-
+_LIBC = _load_libc()
 def _give_back_freed_memory() -> None:
     """Return the buffers a giant line was read through to the OS: glibc keeps
     freed blocks of a few MB in its heap, resident (``malloc_trim``; a no-op
     elsewhere)."""
-    if _MALLOC_TRIM is not None:
-        _MALLOC_TRIM(0)
+    if _LIBC is not None:
+        _LIBC.malloc_trim(0)
 
 
 # ------------------------------------------------------------- StreamSource
