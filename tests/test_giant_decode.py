@@ -160,3 +160,31 @@ def _offsets(path: Path):
     for line in path.read_bytes().split(b"\n")[:-1]:
         yield offset, line
         offset += len(line) + 1
+
+
+def test_the_pretty_head_is_the_start_of_the_whole_pretty_print() -> None:
+    from reducer.pretty import pretty_head
+
+    recordings = sorted((FIXTURES / "captures" / "stream").glob("*.jsonl"))[:6]
+    lines = [line for path in recordings for line in path.read_bytes().split(b"\n") if line]
+    assert len(lines) > 50
+    for line in lines:
+        whole = msgspec.json.format(line, indent=2)
+        assert pretty_head(line, 10 ** 9) == whole
+        for limit in (1, 40, 500):
+            head = pretty_head(line, limit)
+            assert head is not None and whole.startswith(head) and len(head) >= min(limit, len(whole))
+    assert pretty_head(b'{"a": [1, 2, {"b": "c\\"}"}], "d": {}}', 10 ** 9) == \
+        msgspec.json.format(b'{"a": [1, 2, {"b": "c\\"}"}], "d": {}}', indent=2)
+    assert pretty_head(b"not json at all", 100) is None
+    assert pretty_head(b"[" * 100, 10 ** 6) is None  # deeper than MAX_DEPTH: shown as bytes
+
+
+def test_the_raw_view_of_a_giant_line_formats_only_its_start() -> None:
+    from reducer.pretty import raw_view
+
+    line = _tool_result_line("x" * 3_000_000, True, True)
+    view = raw_view(line[:64 * 1024], limit=16 * 1024, size=len(line))
+    assert view.is_json and view.truncated and len(view.text) <= 16 * 1024
+    assert view.text.startswith('{\n  "type": "user",\n  "message": {')
+    assert any("of a 5.7 MiB line" in note for note in view.notes)
