@@ -15,6 +15,11 @@ from the ``01_simple_text`` recording with one giant frame put in:
 * ``image``  — a Read of a 20 MB PNG, returned as a base64 image block;
 * ``prompt`` — a 12 MB pasted prompt of text lines.
 
+The actions, on the item made from the file's longest line: open (until the
+history is read and painted), expand (``enter``), raw view (as ``r`` opens it:
+the line read back through ``RawStore``, until its body is mounted), search (a
+word in no item: every item's text is read).
+
 For each action it prints the wall time (until the screen is painted again)
 and the peak RSS during the action above the RSS before it (Linux: the peak is
 reset through ``/proc/self/clear_refs`` before each action); and the peak RSS
@@ -127,6 +132,7 @@ async def run_case(case: str) -> dict:
     from widgets.transcript import TranscriptView
 
     path = build(case)
+    giant_line = _longest_line(path)
     size_mb = path.stat().st_size / MB
     figures: dict = {"case": case, "file_mb": round(size_mb, 1)}
     base = _status("VmRSS:")
@@ -152,7 +158,7 @@ async def run_case(case: str) -> dict:
         await measure("open", nothing, lambda: app.ended is not None)
         overall = max(overall, _status("VmHWM:"))
         view = app.screen.query_one(TranscriptView)
-        giant = max(range(len(view.items)), key=lambda i: _size(view.items[i]))
+        giant = _giant_item(view.items, giant_line)
         view.move_cursor(giant)
         await pilot.pause()
 
@@ -167,9 +173,12 @@ async def run_case(case: str) -> dict:
         line_no = getattr(getattr(item, "call", None), "result_line_no", None) or item.line_no
 
         async def raw() -> None:  # the giant frame: a tool's result, or the prompt
-            app.push_screen(RawScreen(app.feed.entry_at(line_no, item.agent)))
+            # as `r` does: the line's bytes read back from the file (the Feed keeps none)
+            app.push_screen(RawScreen(app.raw_store.with_raw(app.feed.entry_at(line_no))))
 
-        await measure("raw", raw, lambda: isinstance(app.screen, RawScreen))
+        await measure("raw", raw, lambda: isinstance(app.screen, RawScreen)
+                      and bool(app.screen.query("#raw-body")))
+        figures["raw_shown"] = len(app.screen.view.text)
         overall = max(overall, _status("VmHWM:"))
         await pilot.press("escape")
         await pilot.pause()
@@ -184,10 +193,28 @@ async def run_case(case: str) -> dict:
     return figures
 
 
-def _size(item) -> int:
-    from reducer.views import search_text
+def _longest_line(path: Path) -> int:
+    """The number of the file's longest line (the giant frame), read a MB at a
+    time (holding that line would count in the app's memory)."""
+    best, best_len, line_no, length = 0, -1, 1, 0
+    with open(path, "rb") as fh:
+        while chunk := fh.read(MB):
+            parts = chunk.split(b"\n")
+            for part in parts[:-1]:
+                length += len(part)
+                if length > best_len:
+                    best, best_len = line_no, length
+                line_no += 1
+                length = 0
+            length += len(parts[-1])
+    return best
 
-    return len(search_text(item))
+
+def _giant_item(items, line_no: int) -> int:
+    """The index of the item made from line ``line_no`` (a call, by its result's line)."""
+    return next(i for i, item in enumerate(items)
+                if line_no in (item.line_no, getattr(getattr(item, "call", None),
+                                                     "result_line_no", None)))
 
 
 def main() -> None:

@@ -41,9 +41,13 @@ class LineSplitter:
     [RawLine(line_no=2, offset=8, data=b'{"b":2}')]
     """
 
-    __slots__ = ("_partial", "_partial_offset", "line_no", "offset")
+    __slots__ = ("_partial", "_partial_offset", "line_no", "offset", "lend")
 
-    def __init__(self, *, line_no: int = 0, offset: int = 0) -> None:
+    def __init__(self, *, line_no: int = 0, offset: int = 0, lend: int = 0) -> None:
+        self.lend = lend
+        """When set, a line of at least this many bytes that was gathered over
+        several chunks is handed over in its ``bytearray``, not copied to ``bytes``
+        (a reader of giant lines that converts them itself: no second copy)."""
         self._partial = bytearray()
         self._partial_offset = offset
         self.line_no = line_no
@@ -78,10 +82,8 @@ class LineSplitter:
             return out
         if self._partial:
             self._partial += chunk[:nl]
-            data = bytes(self._partial)
-            self._partial.clear()
             self.line_no += 1
-            out.append(_raw_line((self.line_no, self._partial_offset, _strip_cr(data))))
+            out.append(_raw_line((self.line_no, self._partial_offset, self._take_partial())))
             start = nl + 1
             nl = find(b"\n", start)
         line_no = self.line_no
@@ -105,10 +107,20 @@ class LineSplitter:
         """Emit the held fragment as a final line (end of a stream), if any."""
         if not self._partial:
             return None
-        data = bytes(self._partial)
-        self._partial.clear()
         self.line_no += 1
-        return _raw_line((self.line_no, self._partial_offset, _strip_cr(data)))
+        return _raw_line((self.line_no, self._partial_offset, self._take_partial()))
+
+    def _take_partial(self) -> bytes:
+        """The held fragment as a line's data (without a ``\\r``); the fragment is emptied."""
+        partial = self._partial
+        if self.lend and len(partial) >= self.lend:
+            self._partial = bytearray()
+            if partial.endswith(b"\r"):
+                del partial[-1:]
+            return partial  # type: ignore[return-value]  # lent, see ``lend``
+        data = bytes(partial)
+        partial.clear()
+        return _strip_cr(data)
 
 
 def _strip_cr(data: bytes) -> bytes:

@@ -70,12 +70,107 @@ def _cut(data: bytes, limit: int) -> tuple[bytes, bool]:
     return data[: cut if cut > limit // 2 else limit], True
 
 
-def raw_view(raw: bytes, *, reason: str | None = None, limit: int = PRETTY_LIMIT) -> RawView:
+_OPEN = frozenset(b"{[")
+_CLOSE = frozenset(b"}]")
+_SPACE = frozenset(b" \t\r\n")
+
+
+def pretty_head(raw: bytes, limit: int) -> bytes | None:
+    """The first ``limit`` bytes or so of ``msgspec.json.format(raw, indent=2)``,
+    made from the start of ``raw`` only (a giant line is not formatted whole:
+    that took its size twice over, and seconds). None when the start is not
+    JSON as far as it goes, or nests deeper than :data:`MAX_DEPTH`."""
+    out = bytearray()
+    depth = 0
+    i = 0
+    end = len(raw)
+    while i < end and len(out) < limit:
+        c = raw[i]
+        if c == 0x22:  # a string, byte for byte, to its closing quote
+            j = i + 1
+            while True:
+                j = raw.find(b'"', j)
+                if j < 0:
+                    j = end - 1
+                    break
+                k = j - 1
+                while raw[k] == 0x5C:
+                    k -= 1
+                if (j - 1 - k) % 2 == 0:
+                    break
+                j += 1
+            out += raw[i:min(j + 1, i + limit)]
+            i = j + 1
+            continue
+        i += 1
+        if c in _SPACE:
+            continue
+        if c in _OPEN:
+            k = i
+            while k < end and raw[k] in _SPACE:
+                k += 1
+            if k < end and raw[k] in _CLOSE:
+                out += bytes((c, raw[k]))  # {} or []
+                i = k + 1
+                continue
+            depth += 1
+            if depth > MAX_DEPTH:
+                return None
+            out.append(c)
+            out += b"\n" + b"  " * depth
+        elif c in _CLOSE:
+            depth -= 1
+            out += b"\n" + b"  " * depth
+            out.append(c)
+        elif c == 0x2C:  # ,
+            out += b",\n" + b"  " * depth
+        elif c == 0x3A:  # :
+            out += b": "
+        elif c in b"-+.0123456789eEtruefalsn":
+            out.append(c)
+        else:
+            return None
+    return bytes(out)
+
+
+HEAD_ONLY = 1 << 20
+"""A line longer than this is shown from a head pretty-printed from its start
+(:func:`pretty_head`), not formatted whole."""
+
+
+def _giant_view(raw: bytes, notes: list[str], limit: int, size: int) -> RawView | None:
+    """The view of a line over :data:`HEAD_ONLY`: a pretty head, or its first bytes."""
+    start = raw[:limit * 4]
+    try:
+        start.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.end < len(start) - 3 or exc.reason != "unexpected end of data":
+            notes.append(f"not valid UTF-8 (first bad byte at offset {exc.start}); "
+                         "bad bytes shown as \\xNN")
+    formatted = pretty_head(start, limit)
+    if formatted is None:
+        return None
+    head, _ = _cut(formatted, limit)
+    notes.append(f"truncated: showing the first {human_bytes(len(head))} pretty-printed "
+                 f"of a {human_bytes(size)} line; copy (y) takes the whole line")
+    return RawView(escape_bytes(head, keep_newlines=True), True, True, tuple(notes))
+
+
+def raw_view(raw: bytes, *, reason: str | None = None, limit: int = PRETTY_LIMIT,
+             size: int | None = None) -> RawView:
     """Pretty JSON for a line when it is JSON, else its bytes escaped; never raises.
 
     ``reason`` is the decoder's complaint about a malformed line, shown first.
-    At most ``limit`` bytes of it are shown (pretty JSON is cut at a line end)."""
+    At most ``limit`` bytes of it are shown (pretty JSON is cut at a line end);
+    of a line over :data:`HEAD_ONLY` only the start is read. ``size`` is the
+    line's length when ``raw`` is only its start."""
     notes: list[str] = []
+    size = len(raw) if size is None else size
+    if size > HEAD_ONLY and not reason and limit < HEAD_ONLY:
+        view = _giant_view(raw, notes, limit, size)
+        if view is not None:
+            return view
+        notes = []
     if reason:
         notes.append(f"malformed: {reason}")
     try:

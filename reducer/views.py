@@ -8,10 +8,12 @@ textual, no rich.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import msgspec
 
+from .giant import memory_reader, string_pieces
 from .images import ImageInfo, image_info, images_in
 from .session import block_text
 from .tools import Tool, tool_from_use, tool_summary
@@ -32,7 +34,7 @@ from .state import (
 
 __all__ = [
     "BashResult", "ReadFile", "ReadResult", "Todo", "bash_result", "read_result", "result_text",
-    "todos", "search_text", "full_text", "item_images", "canonical_tool", "structured_result", "is_error_item", "is_turn_start", "input_json",
+    "todos", "search_text", "search_parts", "contains_folded", "full_text", "item_images", "canonical_tool", "structured_result", "is_error_item", "is_turn_start", "input_json",
 ]
 
 
@@ -158,41 +160,126 @@ def _strings(value: Any, out: list[str]) -> None:
         out.append(str(value))
 
 
-def _tool_text(call: ToolCall) -> str:
-    parts = [call.name]
-    _strings(call.input, parts)
-    bash = bash_result(call) if call.name == "Bash" else None
-    if bash is not None:
+def _bash_twin() -> Any:
+    """BashResult with ``stdout`` and ``stderr`` left undecoded (``msgspec.Raw``)."""
+    fields = [(f.name, msgspec.Raw if f.name in ("stdout", "stderr") else f.type,
+               msgspec.Raw() if f.name in ("stdout", "stderr") else f.default)
+              for f in msgspec.structs.fields(BashResult)]
+    return msgspec.defstruct("_BashTwin", fields, gc=False)
+
+
+_BASH_TWIN = msgspec.json.Decoder(_bash_twin())
+_LAZY_PAYLOAD = 1 << 20
+"""A Bash payload this big is searched a piece at a time, not decoded whole."""
+
+
+def _bash_pieces(payload: Any) -> list[Iterable[str]] | None:
+    """stdout and stderr of a big Bash payload as pieces of text decoded on
+    demand, or None where :func:`bash_result` would be None too."""
+    try:
+        twin = _BASH_TWIN.decode(payload)
+    except (msgspec.DecodeError, TypeError):
+        return None
+    out: list[Iterable[str]] = []
+    for raw in (twin.stdout, twin.stderr):
+        if not len(raw):
+            continue  # absent: ""
+        view = memoryview(raw)
+        if view[0] != 0x22:
+            return None  # not a string: BashResult would not decode
+        if len(view) > 2:
+            out.append(_Pieces(view))
+    return out
+
+
+class _Pieces:
+    """A JSON string's text, decoded a piece at a time each time it is read
+    (a bad escape ends it: the whole decode would have failed)."""
+
+    def __init__(self, view: memoryview) -> None:
+        self.view = view
+
+    def __iter__(self) -> Iterator[str]:
+        try:
+            yield from string_pieces(memory_reader(self.view), 1, len(self.view) - 1,
+                                     SEARCH_WINDOW)
+        except (msgspec.DecodeError, ValueError):
+            return
+
+
+def _tool_parts(call: ToolCall) -> list[str | Iterable[str]]:
+    parts: list[str | Iterable[str]] = [call.name]
+    _strings(call.input, parts)  # type: ignore[arg-type]
+    payload = call.result_payload if call.name == "Bash" else None
+    lazy = _bash_pieces(payload) if payload is not None and len(payload) > _LAZY_PAYLOAD else None
+    bash = bash_result(call) if lazy is None and call.name == "Bash" else None
+    if lazy is not None:
+        parts += lazy
+    elif bash is not None:
         parts += (bash.stdout, bash.stderr)
     else:
         parts.append(result_text(call))
     if call.denied_reason:
         parts.append(call.denied_reason)
-    return "\n".join(p for p in parts if p)
+    return [p for p in parts if p]
+
+
+def search_parts(item: Item) -> list[str | Iterable[str]]:
+    """Everything a reader sees in an item, as the strings that make it up (a
+    giant Bash output as an iterable of pieces decoded on demand):
+    :func:`search_text` joins them with newlines; a search reads them as they
+    are, so a giant output is never copied whole."""
+    if isinstance(item, (PromptItem, TextItem, ThinkingItem)):
+        return [item.text]
+    if isinstance(item, ToolItem):
+        return _tool_parts(item.call)
+    if isinstance(item, HookItem):
+        h = item.hook
+        return [h.name, h.event, h.output, h.stdout, h.stderr]
+    if isinstance(item, NoticeItem):
+        return [item.category, item.text, item.detail or ""]
+    if isinstance(item, ProblemItem):
+        return [f"line {item.line_no}: {item.kind_key} {item.reason}"]
+    if isinstance(item, CompactionItem):
+        return [f"compacted {item.trigger or ''} {item.error or ''}", item.summary or ""]
+    if isinstance(item, StopSummaryItem):
+        cmds = "\n".join(str(i.get("command", "")) for i in item.infos if isinstance(i, dict))
+        return [f"stop hooks\n{cmds}\n{' '.join(map(str, item.errors))}\n{item.stop_reason or ''}"]
+    if isinstance(item, TurnFooterItem):
+        t = item.turn_ref
+        return [f"turn {t.index + 1} {t.subtype or ''} {' '.join(t.errors)}"]
+    return []
 
 
 def search_text(item: Item) -> str:
-    """Everything a reader sees in an item, as one plain string (for search)."""
-    if isinstance(item, (PromptItem, TextItem, ThinkingItem)):
-        return item.text
-    if isinstance(item, ToolItem):
-        return _tool_text(item.call)
-    if isinstance(item, HookItem):
-        h = item.hook
-        return "\n".join((h.name, h.event, h.output, h.stdout, h.stderr))
-    if isinstance(item, NoticeItem):
-        return f"{item.category}\n{item.text}\n{item.detail or ''}"
-    if isinstance(item, ProblemItem):
-        return f"line {item.line_no}: {item.kind_key} {item.reason}"
-    if isinstance(item, CompactionItem):
-        return f"compacted {item.trigger or ''} {item.error or ''}\n{item.summary or ''}"
-    if isinstance(item, StopSummaryItem):
-        cmds = "\n".join(str(i.get("command", "")) for i in item.infos if isinstance(i, dict))
-        return f"stop hooks\n{cmds}\n{' '.join(map(str, item.errors))}\n{item.stop_reason or ''}"
-    if isinstance(item, TurnFooterItem):
-        t = item.turn_ref
-        return f"turn {t.index + 1} {t.subtype or ''} {' '.join(t.errors)}"
-    return ""
+    """Everything a reader sees in an item, as one plain string."""
+    return "\n".join(p if isinstance(p, str) else "".join(p) for p in search_parts(item))
+
+
+SEARCH_WINDOW = 1 << 18
+"""Characters of an item's text casefolded at a time by :func:`contains_folded`."""
+
+
+def contains_folded(parts: Iterable[str | Iterable[str]], folded: str,
+                    window: int = SEARCH_WINDOW) -> bool:
+    """Whether ``folded`` (a casefolded query) is in ``search_text``'s join of
+    ``parts``, casefolded; found by casefolding a window at a time (one
+    window's copy, not the text's). Windows overlap by the query's length: a
+    char folds to one char or more, so a match spans at most that many chars."""
+    if not folded:
+        return True
+    keep = len(folded)
+    carry = ""
+    for n, part in enumerate(parts):
+        if n:
+            carry += "\n"
+        for piece in (part,) if isinstance(part, str) else part:
+            for at in range(0, max(len(piece), 1), window):
+                text = carry + piece[at:at + window]
+                if folded in text.casefold():
+                    return True
+                carry = text[-keep:]
+    return False
 
 
 def _full_tool_text(call: ToolCall) -> str:

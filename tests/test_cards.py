@@ -104,14 +104,16 @@ def test_an_edit_estimate_runs_no_diff(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_a_giant_edit_is_shown_as_its_changed_block_without_a_full_diff() -> None:
+    at = EXPAND_ROWS * 3 // 4  # on the first page
     old = "\n".join(f"line {i}" for i in range(5000))
-    new = old.replace("line 1500\n", "line 1500 changed\n")
+    new = old.replace(f"line {at}\n", f"line {at} changed\n")
     call = ToolCall("t1", "Edit", {"file_path": "a.txt", "old_string": old, "new_string": new},
                     MAIN, 0, 1, status="done")
     rows = drawn(ToolItem(MAIN, 1, 0, call), Session(), expanded=True)
-    assert "  - line 1500" in rows and "  + line 1500 changed" in rows
+    assert f"  - line {at}" in rows and f"  + line {at} changed" in rows
     assert len(rows) == 1 + EXPAND_ROWS + 1  # a page, then how much more
-    assert rows[-1].strip().startswith("… 3,001 more lines")  # 5,000 kept + 1 replaced = 5,001 rows
+    # 5,000 kept + 1 replaced = 5,001 rows
+    assert rows[-1].strip().startswith(f"… {5001 - EXPAND_ROWS:,} more lines")
 
 
 def test_grep_card_shows_pattern_place_and_matches() -> None:

@@ -193,3 +193,56 @@ def test_the_cache_keeps_a_bounded_number_of_files(tmp_path: Path,
     paths = [write_cache_file(f"item {n}", f"line{n}") for n in range(KEEP_FILES + 5)]
     left = sorted((tmp_path / "cctv" / "view").iterdir())
     assert len(left) == KEEP_FILES and paths[-1] in left
+
+
+async def test_a_giant_line_is_drawn_a_page_at_a_time_and_searched_to_its_end(tmp_path: Path) -> None:
+    """A line over ``GIANT_LINE`` takes the split path (its strings read again from
+    the file): the card shows its first page and how much follows, a search finds
+    a word at its very end without copying the item, and the raw view shows a head."""
+    import tracemalloc
+
+    from reducer.format import human_bytes
+    from reducer.giant import GiantLine
+    from viewer.rawstore import HEAD_BYTES, LineHead
+    from viewer.sources import GIANT_LINE
+
+    output = "".join(f"log line {i}\n" for i in range(700_000)) + "the NEEDLE at the very end\n"
+    path = giant_session(tmp_path, output)
+    assert path.stat().st_size > GIANT_LINE
+    app = CctvApp(FileTail(path, follow=False), clock=None)
+    async with app.run_test(size=(100, 30)) as pilot:
+        view = await open_on_bash(pilot, app)
+        call = view.cursor_item.call
+        entry = app.feed.entry_at(call.result_line_no, call.agent)
+        assert entry.message.content[0].content == output  # whole, from the split line
+        await pilot.press("enter")
+        await pilot.pause()
+        rows = all_rows(view)
+        assert sum("log line " in row for row in rows) == EXPAND_ROWS - 1
+        assert any(f"… {700_001 - EXPAND_ROWS + 1:,} more lines · " in row for row in rows)
+        assert not any("NEEDLE" in row for row in rows)
+
+        view.move_cursor(0)
+        tracemalloc.start()
+        try:
+            count = view.search("needle AT the very END")
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        assert count == 1 and view.cursor_item.call is call
+        assert peak < len(output) / 4  # a window at a time, not the item's text again
+
+        app.push_screen(RawScreen(app.raw_store.with_raw(entry)))  # the main file's line
+        await wait_for(pilot, lambda: isinstance(app.screen, RawScreen)
+                       and bool(app.screen.query("#raw-body")))
+        raw = app.screen
+        assert raw.view.truncated and len(raw.view.text) <= RAW_HEAD
+        assert raw.view.text.startswith("{") and "log line 0\\n" in raw.view.text
+        assert "truncated" in str(raw.query_one("#raw-notes").render())
+        # only the start of the line is read (and held) for the view; its title says the whole size
+        line = raw.entry.raw
+        assert isinstance(line, LineHead) and len(line) <= HEAD_BYTES
+        assert line.size == len(path.read_bytes().split(b"\n")[call.result_line_no - 1])
+        assert human_bytes(line.size) in raw.title_text
+        assert line.whole().endswith(b"}") and b"the NEEDLE at the very end" in line.whole()
+    assert not isinstance(entry.raw, GiantLine) and entry.raw == b""  # the Feed keeps no bytes

@@ -8,6 +8,11 @@ device and inode, not shorter than it was) and that the bytes found there
 decode to the very entry that was folded; if not, it says why instead of
 showing the wrong bytes. Lines from a pipe or a command keep their bytes
 (``Feed(keep_raw=True)``) and are returned as they are. No Textual here.
+
+Of a giant line (over :data:`GIANT_RAW`) only the start is read, as a
+:class:`LineHead` that reads the whole line when it is asked to (copy, pager):
+holding it, and decoding it again to check it, took its size three times over.
+It is checked by the file's identity and size only.
 """
 
 from __future__ import annotations
@@ -23,9 +28,35 @@ import msgspec
 from reducer.decode import decode_line
 from reducer.frames import Entry
 
-__all__ = ["RawStore", "RawUnavailable", "rereadable"]
+__all__ = ["RawStore", "RawUnavailable", "rereadable", "LineHead", "GIANT_RAW", "whole_line"]
 
 _CHUNK = 1 << 20
+
+GIANT_RAW = 1 << 20
+"""A line longer than this is read back as a :class:`LineHead`."""
+HEAD_BYTES = 64 * 1024
+"""How much of a giant line a :class:`LineHead` holds."""
+
+
+class LineHead(bytes):
+    """The first bytes of a giant line; ``size`` is the whole line's length and
+    :meth:`whole` reads all of it again from the file."""
+
+    size: int
+    _path: Path
+    _offset: int
+
+    def whole(self) -> bytes:
+        """All the line's bytes (read now; raises ``OSError``)."""
+        with open(self._path, "rb") as fh:
+            fh.seek(self._offset)
+            data = fh.read(self.size)
+        return data[:-1] if data.endswith(b"\r") else data
+
+
+def whole_line(raw: bytes) -> bytes:
+    """``raw`` itself, or all of a :class:`LineHead`'s line."""
+    return raw.whole() if isinstance(raw, LineHead) else raw
 
 
 class RawUnavailable(Exception):
@@ -97,6 +128,11 @@ class RawStore:
                 if st.st_size < known.size:
                     raise RawUnavailable(f"{where}: the file was truncated since it was read")
                 known.size = st.st_size
+                head, length = _line_head(fh, entry.offset)
+                if length > GIANT_RAW:
+                    line = LineHead(head)
+                    line.size, line._path, line._offset = length, known.path, entry.offset
+                    return line
                 data = _read_line(fh, entry.offset)
         except OSError as exc:
             raise RawUnavailable(f"{where}: cannot read it again ({exc.strerror or exc})") from None
@@ -109,6 +145,25 @@ class RawStore:
         """``entry`` with its ``raw`` bytes filled in (a copy when they were read back)."""
         data = self.raw(entry, agent)
         return entry if data is entry.raw else msgspec.structs.replace(entry, raw=data)
+
+
+def _line_head(fh: BinaryIO, offset: int) -> tuple[bytes, int]:
+    """The first :data:`HEAD_BYTES` of the line at ``offset`` and its length
+    (found a chunk at a time into one buffer: the line is not held)."""
+    fh.seek(offset)
+    head = fh.read(HEAD_BYTES)
+    end = head.find(b"\n")
+    if end >= 0:
+        return head[:end], end
+    length = len(head)
+    buf = bytearray(_CHUNK)
+    with memoryview(buf) as view:
+        while n := fh.readinto(view):
+            end = buf.find(b"\n", 0, n)
+            if end >= 0:
+                return head, length + end
+            length += n
+    return head, length
 
 
 def _read_line(fh: BinaryIO, offset: int) -> bytes:

@@ -33,11 +33,14 @@ import time
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Literal, Protocol, cast, runtime_checkable
+from typing import Any, BinaryIO, Literal, Protocol, cast, runtime_checkable
 
 import msgspec
 from watchfiles import awatch
 
+from reducer import giant
+from reducer.decode import MAX_LINE_BYTES, decode_line
+from reducer.frames import Malformed
 from reducer.lines import LineSplitter, RawLine
 
 __all__ = [
@@ -48,6 +51,12 @@ __all__ = [
 ]
 
 MiB = 1024 * 1024
+
+GIANT_LINE = 8 * MiB
+"""A file's line this long is decoded without holding its bytes and its text at
+once: its long strings are read again from the file (:mod:`reducer.giant`)."""
+GIANT_STRING = 1 * MiB
+"""The strings of a giant line that are read apart from it."""
 
 
 # --------------------------------------------------------------------- events
@@ -334,7 +343,7 @@ class FileTail:
         # Per-open-file state.
         self._fd: int | None = None
         self._ident: tuple[int, int] | None = None
-        self._splitter = LineSplitter()
+        self._splitter = LineSplitter(lend=GIANT_LINE)
         self._head = b""
         """The file's first line (at most _SIG_BYTES of it) as read: its identity."""
         self._sig = b""
@@ -342,6 +351,8 @@ class FileTail:
         self._pending_since = 0.0
         self._skip_newline = False
         """A held last line was shown at idle: its newline, if it comes, ends nothing new."""
+        self._split_giant = False
+        """The last read split a giant line (see ``_giant_lines``)."""
 
     # -- public
 
@@ -437,7 +448,8 @@ class FileTail:
 
     def _restart(self, *, keep_numbering: bool = False) -> None:
         """Start reading the open file at offset 0 (lines numbered on, or from 1)."""
-        self._splitter = LineSplitter(line_no=self._splitter.line_no if keep_numbering else 0)
+        self._splitter = LineSplitter(line_no=self._splitter.line_no if keep_numbering else 0,
+                                      lend=GIANT_LINE)
         self._head = b""
         self._sig = b""
         self._skip_newline = False
@@ -487,9 +499,58 @@ class FileTail:
                 splitter.offset += 1  # the newline of the line already shown
                 data = data[1:]
         lines = splitter.feed(data)
+        del data
         if splitter.pending_size:
             self._pending_since = time.monotonic()
+        self._giant_lines(lines)
         return lines, n
+
+    def _giant_lines(self, lines: list[RawLine]) -> None:
+        """Replace each giant line (lent by the splitter as a ``bytearray``) by its
+        skeleton, its long strings read again from the file once its bytes are
+        dropped; the plain bytes when it cannot be split."""
+        for i in range(len(lines)):
+            if type(lines[i][2]) is not bytearray:
+                continue
+            line_no, offset, data = lines[i]
+            lines[i] = None  # type: ignore[call-overload]  # the bytes go when ``data`` does
+            self._split_giant = True
+            size = len(data)
+            planned = giant.plan(data, GIANT_STRING) if size <= MAX_LINE_BYTES else None
+            skeleton = decode_line(planned[0]) if planned is not None else None
+            if planned is None or type(skeleton) is Malformed:
+                lines[i] = RawLine(line_no, offset, bytes(data))
+                continue
+            del data
+            fd = self._fd
+            assert fd is not None
+            as_json = giant.in_raw_fields(skeleton, len(planned[1]))
+            try:
+                line: bytes = giant.complete(planned, _file_reader(fd, offset), as_json)
+            except (ValueError, msgspec.DecodeError):
+                line = os.pread(fd, size, offset)  # changed meanwhile: as it is now
+            lines[i] = RawLine(line_no, offset, line)
+        if self._split_giant:
+            _give_back_freed_memory()
+
+    def _batches(self, lines: list[RawLine]) -> list[list[RawLine]]:
+        """``lines`` as Lines batches: a giant line alone (``Feed`` takes it so)."""
+        if not self._split_giant:
+            return [lines]
+        self._split_giant = False
+        out: list[list[RawLine]] = []
+        run: list[RawLine] = []
+        for line in lines:
+            if type(line[2]) is giant.GiantLine:
+                if run:
+                    out.append(run)
+                    run = []
+                out.append([line])
+            else:
+                run.append(line)
+        if run:
+            out.append(run)
+        return out
 
     def _flush_idle_line(self) -> RawLine | None:
         """The held last line, if it is a whole JSON object idle long enough."""
@@ -499,7 +560,18 @@ class FileTail:
                 or not _complete_json_object(splitter.pending)):
             return None
         self._skip_newline = True
-        return splitter.flush()
+        return self._flush()
+
+    def _flush(self) -> RawLine | None:
+        """The held last line as a line (a giant one split, as in ``_read_chunk``)."""
+        last = self._splitter.flush()
+        if last is None or type(last[2]) is not bytearray:
+            return last
+        lines = [last]
+        del last
+        self._giant_lines(lines)
+        self._split_giant = False  # a lone line: its own batch anyway
+        return lines[0]
 
     async def _drain(self, size_hint: int, progress_total: int | None) -> AsyncGenerator[Event, None]:
         """Read from the offset to EOF, yielding Lines (and Progress if a total is given)."""
@@ -510,7 +582,8 @@ class FileTail:
             else:
                 lines, n = self._read_chunk()
             if lines:
-                yield Lines(lines)
+                for batch in self._batches(lines):
+                    yield Lines(batch)
             done = self._splitter.offset
             if progress_total is not None and n:
                 total = max(total, done)
@@ -525,7 +598,7 @@ class FileTail:
         with contextlib.suppress(OSError):
             async for event in self._drain(0, None):
                 yield event
-        if (last := self._splitter.flush()) is not None:
+        if (last := self._flush()) is not None:
             yield Lines([last])
 
     # -- main loop
@@ -616,7 +689,7 @@ class FileTail:
                     if self._stopping.is_set():
                         return
                     if not self.follow:
-                        if (last := self._splitter.flush()) is not None:
+                        if (last := self._flush()) is not None:
                             yield Lines([last])
                     yield HistoryRead(self._splitter.line_no)
                     history = False
@@ -642,6 +715,41 @@ class FileTail:
                 deleted = self._splitter.line_no > 0 or self._splitter.offset > 0
 
             await self._wait_for_change()
+
+
+def _file_reader(fd: int, base: int) -> giant.ReadInto:
+    """A ``readinto(offset, view)`` of the file ``fd`` from byte ``base`` on."""
+    if hasattr(os, "preadv"):
+        return lambda offset, view: os.preadv(fd, [view], base + offset)
+
+    def readinto(offset: int, view: memoryview) -> int:
+        data = os.pread(fd, len(view), base + offset)
+        view[:len(data)] = data
+        return len(data)
+    return readinto
+
+
+def _load_libc() -> Any:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import ctypes
+        import ctypes.util
+
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        libc.malloc_trim  # noqa: B018 - glibc's
+        return libc
+    except (OSError, AttributeError):  # not glibc
+        return None
+
+
+_LIBC = _load_libc()
+def _give_back_freed_memory() -> None:
+    """Return the buffers a giant line was read through to the OS: glibc keeps
+    freed blocks of a few MB in its heap, resident (``malloc_trim``; a no-op
+    elsewhere)."""
+    if _LIBC is not None:
+        _LIBC.malloc_trim(0)
 
 
 # ------------------------------------------------------------- StreamSource

@@ -42,7 +42,7 @@ from reducer.filters import ViewFilter, next_preset
 from reducer.item_time import format_clock
 from reducer.session import Session
 from reducer.state import MAIN, Change, Item, PromptItem, ToolItem
-from reducer.views import is_error_item, is_turn_start, search_text
+from reducer.views import contains_folded, is_error_item, is_turn_start, search_parts
 
 from .render_items import Palette, RenderContext, estimate_height, live_key, margin_top, render_item
 from .safe_text import visible
@@ -1254,8 +1254,9 @@ results, hooks, compactions and turn footers.
     # --- search -----------------------------------------------------------------------------
 
     def _matches_query(self, item: Item) -> bool:
-        # No cache of the texts: it would double the memory a big session takes.
-        return self._accepts(item) and self._query in search_text(item).casefold()
+        # No cache of the texts: it would double the memory a big session takes;
+        # and no copy of a giant one either: it is casefolded a window at a time.
+        return self._accepts(item) and contains_folded(search_parts(item), self._query)
 
     def _recheck_match(self, index: int) -> None:
         hit = self._matches_query(self._items[index])

@@ -14,7 +14,7 @@ from textual.widgets import Footer, Static
 
 from reducer.frame_links import FrameStepper
 from reducer.frames import Entry
-from reducer.pretty import human_bytes, raw_view
+from reducer.pretty import RawView, human_bytes, raw_view
 from widgets.safe_text import content, visible
 
 __all__ = ["RawScreen"]
@@ -23,6 +23,18 @@ GIANT_FRAME = 200_000
 RAW_HEAD = 16 * 1024
 """Bytes of a frame longer than :data:`GIANT_FRAME` drawn at once (laying out more
 takes seconds); ``o`` shows the whole frame in the pager."""
+
+
+def _size(raw: bytes) -> int:
+    """The whole line's length (``raw`` may be only its start: a LineHead)."""
+    return getattr(raw, "size", len(raw))
+
+
+def _view(entry: Entry) -> RawView:
+    reason = getattr(entry, "reason", None) if entry.kind == "malformed" else None
+    size = _size(entry.raw)
+    limit = RAW_HEAD if size > GIANT_FRAME else GIANT_FRAME
+    return raw_view(entry.raw, reason=reason, limit=limit, size=size)
 
 
 class RawScreen(ModalScreen[None]):
@@ -106,16 +118,14 @@ class RawScreen(ModalScreen[None]):
         self.fill = fill
         """Gives a stepped-to entry its bytes (read back from the file; it may
         raise :class:`viewer.rawstore.RawUnavailable`)."""
-        reason = getattr(entry, "reason", None) if entry.kind == "malformed" else None
-        limit = RAW_HEAD if len(entry.raw) > GIANT_FRAME else GIANT_FRAME
-        self.view = raw_view(entry.raw, reason=reason, limit=limit)
+        self.view = _view(entry)
 
     @property
     def title_text(self) -> str:
         """``line N · offset O · kind_key · size``."""
         e = self.entry
         return (f"line {e.line_no} · offset {e.offset:,} · {e.kind_key} · "
-                f"{human_bytes(len(e.raw))}")
+                f"{human_bytes(_size(e.raw))}")
 
     def compose(self) -> ComposeResult:
         with Vertical(id="raw-box") as box:
@@ -164,9 +174,7 @@ class RawScreen(ModalScreen[None]):
                 self.notify(str(exc), title="Raw line", severity="warning")
                 return
         self.entry = entry
-        reason = getattr(entry, "reason", None) if entry.kind == "malformed" else None
-        limit = RAW_HEAD if len(entry.raw) > GIANT_FRAME else GIANT_FRAME
-        self.view = raw_view(entry.raw, reason=reason, limit=limit)
+        self.view = _view(entry)
         notes = self.query_one("#raw-notes", Static)
         notes.update(self._notes())
         notes.set_class(bool(self.view.notes), "-shown")
@@ -189,7 +197,13 @@ class RawScreen(ModalScreen[None]):
         self._show(target)
 
     def action_copy(self) -> None:
-        raw = self.entry.raw
+        from ..rawstore import whole_line
+
+        try:
+            raw = whole_line(self.entry.raw)
+        except OSError as exc:
+            self.notify(f"cannot read the line again: {exc}", title="Raw line", severity="error")
+            return
         self.app.copy_to_clipboard(raw.decode("utf-8", "replace"))
         self.notify(f"copied {len(raw)} bytes (line {self.entry.line_no})", title="Raw line")
 
@@ -197,11 +211,18 @@ class RawScreen(ModalScreen[None]):
         from reducer.pretty import escape_bytes, pretty_json
         from viewer.external import editor_command, open_text, pager_command, write_cache_file
 
+        from ..rawstore import whole_line
+
         e = self.entry
         try:
-            text = pretty_json(e.raw)
+            raw = whole_line(e.raw)
+        except OSError as exc:
+            self.notify(f"cannot read the line again: {exc}", title="Raw line", severity="error")
+            return
+        try:
+            text = pretty_json(raw)
         except Exception:  # not JSON: its bytes, escaped
-            text = escape_bytes(e.raw, keep_newlines=True)
+            text = escape_bytes(raw, keep_newlines=True)
         path = write_cache_file(text, f"line{e.line_no}-{e.kind_key}.json")
         error = open_text(self.app, path, editor_command() if editor else pager_command())
         if error:

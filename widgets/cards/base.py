@@ -27,9 +27,11 @@ FOLD_LINES = 8
 """Body lines a collapsed card shows before "… N more lines"."""
 READ_FOLD_LINES = 4
 PROMPT_FOLD_LINES = 12
-EXPAND_ROWS = 2000
+EXPAND_ROWS = 1000
 """Rows an expanded body draws per page (``m`` adds a page): a pasted log can have
-millions of lines, a single line 50 MB."""
+millions of lines, a single line 50 MB. A page is some twenty screens; each row
+drawn is kept (a Strip, ~3 KB), so a page of 2,000 was 6 MB, a third of a 13 MB
+prompt again."""
 EXPAND_LINES = EXPAND_ROWS
 LONG_LINE = 4096
 """Lines longer than this many characters are hard-wrapped at the width, from
@@ -90,10 +92,30 @@ def _lines(value: str) -> list[str]:
     return value.split("\n") if value else []
 
 
+_COUNTED: dict[tuple[int, int, str, str], int] = {}
+"""Line counts of the big texts last drawn (a card counts its text each time it
+is measured and drawn: 15 ms for 50 MB). Keyed by identity, length and both
+ends, without holding the text."""
+_COUNT_BIG = 1 << 20
+
+
+def _count_newlines(value: str, end: int) -> int:
+    """``value.count("\\n", 0, end)``, remembered for a big ``value``."""
+    if end < _COUNT_BIG:
+        return value.count("\n", 0, end)
+    key = (id(value), end, value[:32], value[end - 32:end])
+    count = _COUNTED.get(key)
+    if count is None:
+        if len(_COUNTED) >= 16:
+            _COUNTED.clear()
+        count = _COUNTED[key] = value.count("\n", 0, end)
+    return count
+
+
 def _count_lines(value: str) -> int:
     """``len(_lines(value))`` without splitting or copying."""
     end = _content_end(value)
-    return value.count("\n", 0, end) + 1 if end else 0
+    return _count_newlines(value, end) + 1 if end else 0
 
 
 def _no_bg(style: Style) -> Style:
@@ -213,7 +235,7 @@ class _Body:
         end = _content_end(value)
         if not end:
             return
-        count = value.count("\n", 0, end) + 1
+        count = _count_newlines(value, end) + 1
         self.parts.append(_Run(value, style, end, count) if count > 1
                           else (value[:end].removesuffix("\r"), style))
         self.count += count
