@@ -78,34 +78,7 @@ class RawScreen(ModalScreen[None]):
         Binding("p", "step_line(-1)", "Previous line", show=False, id="raw.previous_line"),
     ]
 
-    DEFAULT_CSS = """
-    RawScreen {
-        align: center middle;
-        & > #raw-box {
-            width: 94%;
-            height: 90%;
-            border: round $border;
-            border-title-color: $text-primary;
-            border-title-style: bold;
-            border-subtitle-color: $text-muted;
-            background: $surface;
-        }
-        & #raw-notes {
-            height: auto;
-            padding: 0 1;
-            color: $text-warning;
-            background: $warning-muted;
-            display: none;
-            &.-shown { display: block; }
-        }
-        & #raw-scroll {
-            height: 1fr;
-            padding: 0 1;
-            background: $surface;
-            &:focus { background-tint: $foreground 0%; }
-        }
-    }
-    """
+    CSS_PATH = "raw.tcss"
 
     def __init__(self, entry: Entry, source_label: str = "",
                  stepper: FrameStepper | None = None,
