@@ -20,7 +20,9 @@ from viewer.index import extract as extract_module
 from viewer.index.extract import SessionRead, extract
 
 REAL = FIXTURES / "public" / "claude-code-log" / "real_projects"
-SESSIONS = sorted(p for p in REAL.glob("*/*.jsonl"))[:12]
+SESSIONS = sorted(p for p in REAL.glob("*/*.jsonl"))[:12] + [
+    FIXTURES / "public" / "claude-code-log" / "sidechain.jsonl",  # CLI 1.0: inline sub-agent rows
+]
 
 
 @pytest.fixture(autouse=True)

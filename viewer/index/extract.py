@@ -102,21 +102,28 @@ def _main_line(session: Session, agent_id: str) -> int:
     return line
 
 
-def _subagent_texts(session: Session, after_line: int,
-                    stamp: Callable[[int], str | None]) -> list[TextRow]:
+def _subagent_texts(session: Session, after_line: int, stamp: Callable[[int], str | None],
+                    seen: dict[str, int] | None = None) -> list[TextRow]:
     """The searchable texts of every sub-agent, as ``sub-agent <role>`` rows.
 
     An item read from the main file (CLI 1.0.x's inline sub-agents, stream-json)
     keeps its own line; one read from a sub-agent's file is found at the line
     of the call that started it. ``after_line``: the main file grew and no
     sub-agent file changed (see :func:`viewer.index.refresh.plan`), so only
-    main-file lines past it are new."""
+    main-file lines past it are new. ``seen``: how many items of each agent an
+    earlier call read (updated here); with ``after_line`` only the ones after
+    them can be new."""
     out: list[TextRow] = []
     for agent_id, agent in session.agents.items():
         if agent_id == MAIN:
             continue
+        first = seen.get(agent_id, 0) if seen is not None and after_line else 0
+        if seen is not None:
+            seen[agent_id] = len(agent.items)
+        if first >= len(agent.items):
+            continue
         call_line = _main_line(session, agent_id)
-        for item in agent.items:
+        for item in agent.items[first:]:
             text = _searchable(item)
             if text is None or not text[1].strip():
                 continue
@@ -160,6 +167,7 @@ class SessionRead:
         self.last_ts: str | None = None
         self.cost_state = False
         self.items_seen = 0
+        self.agent_items_seen: dict[str, int] = {}
         self.first_prompt: str | None = None
         self.last_reply: str | None = None
 
@@ -280,7 +288,7 @@ class SessionRead:
             if text is not None and item.line_no > after_line and text[1].strip():
                 texts.append(TextRow(item.line_no, text[0], stamp(item.line_no),
                                      _clip(text[1], TEXT_LIMIT)))
-        texts += _subagent_texts(session, after_line, stamp)
+        texts += _subagent_texts(session, after_line, stamp, self.agent_items_seen)
         start, last = _iso_seconds(self.first_ts), _iso_seconds(self.last_ts)
         cost_known = session.results > 0 or self.cost_state
         usage = session.usage
