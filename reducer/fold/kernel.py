@@ -97,6 +97,32 @@ _MESSAGE_ROWS = _subclasses(F.Assistant) | _subclasses(F.User) | _subclasses(F.S
 """The rows whose session id the session records."""
 
 
+class _Bursts:
+    """A file over a snapshot whose reads are Python calls, one pickle frame
+    (~64 KB) each: an unpickler reading it lets other threads run between
+    frames instead of holding the interpreter lock for the whole restore."""
+
+    def __init__(self, data: bytes) -> None:
+        self._data = data
+        self._view = memoryview(data)
+        self._pos = 0
+
+    def read(self, size: int = -1) -> bytes:
+        start = self._pos
+        end = len(self._data) if size < 0 else min(start + size, len(self._data))
+        self._pos = end
+        return bytes(self._view[start:end])
+
+    def readinto(self, buffer: memoryview) -> int:
+        chunk = self.read(len(buffer))
+        buffer[:len(chunk)] = chunk
+        return len(chunk)
+
+    def readline(self) -> bytes:
+        end = self._data.find(b"\n", self._pos)
+        return self.read(-1 if end < 0 else end + 1 - self._pos)
+
+
 class Kernel:
     """The folded state and the bookkeeping every handler shares."""
 
@@ -271,8 +297,12 @@ class Kernel:
         return pickle.dumps(self, protocol=pickle.HIGHEST_PROTOCOL)
 
     @staticmethod
-    def restore(snapshot: bytes) -> Any:
-        """The state saved by :meth:`checkpoint`."""
+    def restore(snapshot: bytes, *, in_bursts: bool = False) -> Any:
+        """The state saved by :meth:`checkpoint`. ``in_bursts`` lets other
+        threads run while it is rebuilt (for a worker thread: the same state,
+        a little slower)."""
+        if in_bursts:
+            return pickle.Unpickler(_Bursts(snapshot)).load()
         return pickle.loads(snapshot)
 
     def agent_for(self, agent_id: str) -> Agent:

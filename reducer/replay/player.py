@@ -6,26 +6,35 @@ the current frame, and :class:`Checkpoints` (``Session.checkpoint()`` every
 runs in a worker while the user already steps). Seeking restores the nearest
 checkpoint at or before the target (or goes on from the current state when
 that is closer) and folds the frames in between.
+
+Restoring a big session costs about a second per 100 MB of recording (the
+state is ~600k objects), whatever the snapshot's format: so a caller can have
+the restore a step back would need made ahead, off the UI thread
+(:meth:`Replay.prepare_spare`), and a seek that finds it ready only folds.
+The states a seek replaces are released (:func:`release`) so they are freed
+at once, and what a restore builds goes to the collector's oldest generation
+unexamined (:func:`_promote`): neither costs a pass of the cyclic collector
+over the whole heap after the key.
 """
 
 from __future__ import annotations
 
 import gc
 import threading
-from bisect import bisect_right
 import zlib
+from bisect import bisect_right
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from ..session import Session
-from ..state import Change
+from ..state import Change, HookItem, ToolItem
 from .describe import ChangeDescriber
 from .frames import ReplayFrame
 from .markers import Markers
 from .pacing import Timeline, pace
 
-__all__ = ["Checkpoints", "Replay", "SeekResult", "pack"]
+__all__ = ["Checkpoints", "Replay", "SeekResult", "pack", "release"]
 
 _MIN_INTERVAL = 64
 _TARGET_CHECKPOINTS = 64
@@ -46,9 +55,38 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+def _promote() -> None:
+    """Move every object the collector tracks into its oldest generation,
+    unexamined: after a restore the young generations hold ~a million new
+    objects that all stay, and the young collections that would follow walk
+    them once or twice (a pause right after the key). Skipped when someone
+    else has frozen objects, so their freeze is not undone."""
+    if gc.get_freeze_count() == 0:
+        gc.freeze()
+        gc.unfreeze()
+
+
+def release(session: Session) -> None:
+    """Break the reference cycles of a state that is no longer needed (a tool
+    call and its card, a hook run and its chip point at each other), so that
+    reference counting frees it as soon as the last reference goes, instead of
+    a full collection over the whole heap some time later (each restore drops
+    one such state). It can still be read, not folded on."""
+    for agent in session.agents.values():
+        for item in agent.items:
+            if type(item) is ToolItem:
+                item.call.item = None
+            elif type(item) is HookItem:
+                item.hook.item = None
+    for call in session.calls.values():
+        call.item = None
+    for hook in session.hooks.values():
+        hook.item = None
+
+
 def pack(snapshot: bytes) -> bytes:
-    """A checkpoint as :class:`Checkpoints` stores it (fast zlib: ~3× smaller)."""
-    return zlib.compress(snapshot, 1)
+    """A checkpoint as :class:`Checkpoints` stores it (zlib: ~3.7× smaller)."""
+    return zlib.compress(snapshot, 6)
 
 
 class Checkpoints:
@@ -145,6 +183,9 @@ class Replay:
         self._budget = budget_bytes
         self.checkpoints = self._new_checkpoints()
         self._timed = self.timeline.source == "timestamps"
+        self._spare: tuple[int, Session] | None = None
+        """A restored checkpoint not used yet: (its position, its state)."""
+        self._spare_lock = threading.Lock()
 
     def _new_checkpoints(self) -> Checkpoints:
         frames = self.frames
@@ -207,33 +248,83 @@ class Replay:
                                        or target - self.position <= self.checkpoints.interval):
             collected: list[Change] = []
             skipped = self.position < target - 1
-            while self.position < target - 1:
-                collected += self._apply(self.session, self.position)
-                self.position += 1
+            with _gc_paused():
+                while self.position < target - 1:
+                    collected += self._apply(self.session, self.position)
+                    self.position += 1
             if skipped:  # the words compare the last frame with the one before it
                 self.describer.sync(self.session)
+                _promote()
             collected += self.step()
             return SeekResult(False, collected)
         self._restore(target)
         return SeekResult(True, [])
 
     def _restore(self, target: int) -> None:
-        found = self.checkpoints.at_or_before(target - 1) if target else None
+        before = target - 1  # fold to the frame before, then step (for the change words)
+        spare = self._take_spare(before)
         with _gc_paused():
-            if found is None:
-                session, position = self._new_session(), 0
-            else:
+            if spare is not None:
+                position, session = spare
+            elif target and (found := self.checkpoints.at_or_before(before)) is not None:
                 position, snapshot = found
                 session = Session.restore(snapshot)
-            while position < target - 1:
+            else:
+                session, position = self._new_session(), 0
+            while position < before:
                 self._apply(session, position)
                 position += 1
+            _promote()
+        release(self.session)
         self.session = session
         self.position = position
         self.describer.sync(session)
         self.changes, self.descriptions = [], []
         if position < target:
             self.step()
+
+    # --- a restore made ahead ----------------------------------------------------------
+
+    def _spare_base(self) -> int:
+        """The checkpoint a step back from here restores (0: none, a fresh
+        session is as quick)."""
+        return self.checkpoints.latest_at_or_before(max(self.position - 2, 0))
+
+    def wants_spare(self) -> bool:
+        """Whether :meth:`prepare_spare` would make a restore a step back needs."""
+        base = self._spare_base()
+        if base == 0:
+            return False
+        with self._spare_lock:
+            return self._spare is None or self._spare[0] != base
+
+    def prepare_spare(self) -> bool:
+        """Restore, on the calling thread (a worker: it lets other threads run
+        meanwhile), the checkpoint a step back from the cursor would restore,
+        and keep it for the seek that needs it (one at a time; any seek back to
+        a position after it uses it). Returns whether one was made."""
+        base = self._spare_base()
+        if base == 0 or not self.wants_spare():
+            return False
+        found = self.checkpoints.at_or_before(base)
+        if found is None:
+            return False
+        position, snapshot = found
+        session = Session.restore(snapshot, in_bursts=True)
+        with self._spare_lock:
+            self._spare = (position, session)
+        return True
+
+    def _take_spare(self, before: int) -> tuple[int, Session] | None:
+        """The restore made ahead, when it is at or before ``before`` and no
+        farther from it than the checkpoint a restore would use."""
+        with self._spare_lock:
+            spare = self._spare
+            if spare is None or spare[0] > before \
+                    or spare[0] < self.checkpoints.latest_at_or_before(before):
+                return None
+            self._spare = None
+            return spare
 
     # --- checkpoints -------------------------------------------------------------------
 
