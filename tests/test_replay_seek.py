@@ -193,3 +193,41 @@ async def test_in_the_app_a_step_back_after_a_rest_restores_nothing_on_the_ui_th
         title = str(app.screen.query_one("#tasks-title").content)
         assert "1 running · 0 finished" in title
         assert _state(replay.session) == _state(_fresh(replay, end - 1))
+
+
+# --- the first frame before the whole file is read -------------------------------------------
+
+
+def _frames(frames) -> list[tuple]:
+    return [(f.entry.line_no, f.entry.raw, f.agent, f.opens) for f in frames]
+
+
+def test_a_transcript_with_sub_agents_opens_on_its_head() -> None:
+    size = SUBAGENT_SESSION.stat().st_size
+    full = load_recording(SUBAGENT_SESSION)
+    head = load_recording(SUBAGENT_SESSION, head_bytes=size // 2)
+    assert full.format == head.format == "transcript" and full.agent_files
+    assert not head.complete and 0 < len(head.frames) < len(full.frames)
+    # the head is the recording's first frames: the sub-agent rows recorded before its last row
+    assert _frames(head.frames) == _frames(full.frames[:len(head.frames)])
+    assert head.frames[-1].agent is None
+    replay = head.replay(interval=4)
+    replay.seek(len(head.frames))
+    at_head = _state(replay.session)
+    head.take_rest(head.read_rest(), replay)
+    assert head.complete and _frames(replay.frames) == _frames(full.frames)
+    assert _state(replay.session) == at_head
+    replay.seek(len(replay))
+    assert _state(replay.session) == _state(_fresh(full.replay(), len(replay)))
+
+
+def test_from_a_line_reads_a_head_through_that_line() -> None:
+    path = STREAM / "07_hooks.jsonl"
+    lines = path.read_bytes().count(b"\n")
+    line = lines * 2 // 3
+    full = load_recording(path)
+    head = load_recording(path, head_bytes=200, through_line=line)
+    assert not head.complete and len(head.frames) < len(full.frames)
+    at = head.replay().position_of_line(line)
+    assert at == full.replay().position_of_line(line)
+    assert head.frames[at - 1].entry.line_no == line
