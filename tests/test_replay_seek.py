@@ -231,3 +231,34 @@ def test_from_a_line_reads_a_head_through_that_line() -> None:
     at = head.replay().position_of_line(line)
     assert at == full.replay().position_of_line(line)
     assert head.frames[at - 1].entry.line_no == line
+
+
+# --- checkpoints under a small budget ------------------------------------------------------------
+
+
+def test_thinned_checkpoints_are_the_same_built_here_or_in_a_child_and_none_is_wasted(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from viewer.replay_checkpoints import build_checkpoints
+
+    rec = load_recording(SUBAGENT_SESSION)
+    taken: list[int] = []
+    real = Session.checkpoint
+
+    def counted(self: Session) -> bytes:
+        taken.append(self.lines)
+        return real(self)
+
+    here = rec.replay(interval=2, budget_bytes=40_000)
+    there = rec.replay(interval=2, budget_bytes=40_000)
+    monkeypatch.setattr(Session, "checkpoint", counted)
+    kept_here = list(build_checkpoints(here, use_fork=False))
+    monkeypatch.undo()
+    kept_there = list(build_checkpoints(there))
+    assert here.checkpoints.interval > 2  # the budget thinned them
+    assert here.checkpoints.positions == there.checkpoints.positions
+    assert len(taken) < (len(here) - 1) // 2  # no snapshot where the coarser grid has none
+    for position in there.checkpoints.positions:
+        a = Session.restore(here.checkpoints.at_or_before(position)[1])
+        b = Session.restore(there.checkpoints.at_or_before(position)[1])
+        assert _state(a) == _state(b) == _state(_fresh(here, position))
+    assert kept_here == kept_there

@@ -18,7 +18,7 @@ import struct
 from collections.abc import Callable, Iterator
 
 from reducer.replay import Replay
-from reducer.replay.player import pack
+from reducer.replay.player import Checkpoints, pack
 
 __all__ = ["build_checkpoints"]
 
@@ -37,11 +37,15 @@ def _read_exactly(fd: int, size: int) -> bytes | None:
     return b"".join(chunks)
 
 
-def _child(replay: Replay, interval: int, fd: int) -> None:
+def _child(replay: Replay, fd: int) -> None:
     gc.disable()  # a short-lived fold: nothing to collect
+    # the parent's checkpoints, mirrored: the same sizes thin them the same way,
+    # so no snapshot is taken where the parent would drop it
+    grid = Checkpoints(replay.checkpoints.interval, replay.checkpoints.budget_bytes)
     with os.fdopen(fd, "wb", buffering=0) as out:
-        for position, snapshot in replay.snapshots(interval):
+        for position, snapshot in replay.snapshots(lambda: grid.interval):
             data = pack(snapshot)
+            grid.add(position, data, packed=True)
             out.write(_HEADER.pack(position, len(data)))
             out.write(data)
 
@@ -68,7 +72,7 @@ def build_checkpoints(replay: Replay, cancelled: Callable[[], bool] = lambda: Fa
         code = 0
         try:
             os.close(read_fd)
-            _child(replay, checkpoints.interval, write_fd)
+            _child(replay, write_fd)
         except BaseException:
             code = 1
         finally:

@@ -328,11 +328,14 @@ class Replay:
 
     # --- checkpoints -------------------------------------------------------------------
 
-    def snapshots(self, interval: int,
+    def snapshots(self, interval: int | Callable[[], int],
                   cancelled: Callable[[], bool] = lambda: False) -> Iterator[tuple[int, bytes]]:
         """Fold every frame once more on a private session and yield
         ``(position, Session.checkpoint())`` every ``interval`` frames (the
-        state the user steps through is not touched)."""
+        state the user steps through is not touched). ``interval`` may be a
+        callable giving the grid as it coarsens (no snapshot is taken at a
+        position thinning would drop)."""
+        every = interval if callable(interval) else (lambda: interval)
         session = self._new_session()
         n = len(self.frames)
         for index in range(n):
@@ -340,7 +343,7 @@ class Replay:
                 return
             self._apply(session, index)
             position = index + 1
-            if position % interval == 0 and position < n:
+            if position % every() == 0 and position < n:
                 with _gc_paused():
                     snapshot = session.checkpoint()
                 yield position, snapshot
@@ -349,7 +352,7 @@ class Replay:
         """Fill :attr:`checkpoints` from :meth:`snapshots`; yields each position
         kept. Meant for a worker thread."""
         checkpoints = self.checkpoints
-        for position, snapshot in self.snapshots(checkpoints.interval, cancelled):
+        for position, snapshot in self.snapshots(lambda: checkpoints.interval, cancelled):
             if checkpoints.add(position, snapshot):
                 yield position
         if not cancelled():
