@@ -262,3 +262,14 @@ def test_thinned_checkpoints_are_the_same_built_here_or_in_a_child_and_none_is_w
         b = Session.restore(there.checkpoints.at_or_before(position)[1])
         assert _state(a) == _state(b) == _state(_fresh(here, position))
     assert kept_here == kept_there
+
+
+def test_near_the_start_the_restore_made_ahead_is_the_one_the_end_needs() -> None:
+    replay = _replay(STREAM / "07_hooks.jsonl")
+    n = len(replay)
+    replay.seek(1)
+    assert replay.prepare_spare()
+    assert replay._spare[0] == replay.checkpoints.positions[-1]
+    result = replay.seek(n)  # `end`: only the frames after the last checkpoint are folded
+    assert result.restored and replay._spare is None
+    assert _state(replay.session) == _state(_fresh(replay, n))

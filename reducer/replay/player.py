@@ -286,9 +286,14 @@ class Replay:
     # --- a restore made ahead ----------------------------------------------------------
 
     def _spare_base(self) -> int:
-        """The checkpoint a step back from here restores (0: none, a fresh
-        session is as quick)."""
-        return self.checkpoints.latest_at_or_before(max(self.position - 2, 0))
+        """The checkpoint the next seek most likely restores: a step back's;
+        near the start, where a step back needs none, the last one (for a jump
+        to the end), once all are built. 0: none."""
+        checkpoints = self.checkpoints
+        base = checkpoints.latest_at_or_before(max(self.position - 2, 0))
+        if base == 0 and checkpoints.complete:
+            return checkpoints.latest_at_or_before(len(self.frames))
+        return base
 
     def wants_spare(self) -> bool:
         """Whether :meth:`prepare_spare` would make a restore a step back needs."""
@@ -300,9 +305,10 @@ class Replay:
 
     def prepare_spare(self) -> bool:
         """Restore, on the calling thread (a worker: it lets other threads run
-        meanwhile), the checkpoint a step back from the cursor would restore,
-        and keep it for the seek that needs it (one at a time; any seek back to
-        a position after it uses it). Returns whether one was made."""
+        meanwhile), the checkpoint a step back from the cursor would restore
+        (or, near the start, the last one), and keep it for the seek that
+        needs it (one at a time; any seek to a position after it that it is
+        nearest to uses it). Returns whether one was made."""
         base = self._spare_base()
         if base == 0 or not self.wants_spare():
             return False
