@@ -100,7 +100,7 @@ class Checkpoints:
         self.interval = interval
         self.budget_bytes = budget_bytes
         self.positions: list[int] = []
-        self._snapshots: list[bytes] = []
+        self._snapshots: list[bytes | bytearray] = []
         self.bytes = 0
         self.complete = False
         """Every checkpoint the frames call for has been built."""
@@ -109,7 +109,7 @@ class Checkpoints:
     def __len__(self) -> int:
         return len(self.positions)
 
-    def add(self, position: int, snapshot: bytes, *, packed: bool = False) -> bool:
+    def add(self, position: int, snapshot: bytes | bytearray, *, packed: bool = False) -> bool:
         """Keep ``snapshot`` (a :meth:`Session.checkpoint`, or its
         :func:`pack` when ``packed``) taken after ``position`` frames, when the
         position is on the current grid; positions must grow from call to call.
