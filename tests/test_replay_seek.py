@@ -163,9 +163,9 @@ async def test_in_the_app_a_step_back_after_a_rest_restores_nothing_on_the_ui_th
     restores: list[tuple[str, bool]] = []
     real = Session.restore
 
-    def spy(snapshot: bytes, *, in_bursts: bool = False) -> Session:
+    def spy(snapshot: bytes, *, in_bursts: bool = False, **kwargs: Any) -> Session:
         restores.append((threading.current_thread().name, in_bursts))
-        return real(snapshot, in_bursts=in_bursts)
+        return real(snapshot, in_bursts=in_bursts, **kwargs)
 
     monkeypatch.setattr(Session, "restore", staticmethod(spy))
     path = STREAM / "06_background_bash.jsonl"
@@ -273,3 +273,15 @@ def test_near_the_start_the_restore_made_ahead_is_the_one_the_end_needs() -> Non
     result = replay.seek(n)  # `end`: only the frames after the last checkpoint are folded
     assert result.restored and replay._spare is None
     assert _state(replay.session) == _state(_fresh(replay, n))
+
+
+def test_a_restore_made_ahead_stops_when_told() -> None:
+    replay = _replay(SUBAGENT_SESSION)
+    replay.seek(len(replay))
+    snapshot = replay.checkpoints.at_or_before(len(replay))[1]
+    with pytest.raises(EOFError):
+        Session.restore(snapshot, in_bursts=True, cancelled=lambda: True)
+    replay.stop_spare()
+    assert not replay.prepare_spare() and replay._spare is None
+    replay.seek(len(replay) - 1)  # seeking still works, restoring itself
+    assert _state(replay.session) == _state(_fresh(replay, len(replay) - 1))

@@ -198,6 +198,7 @@ class ReplayApp(CctvApp):
                 self.call_from_thread(self._spare_soon)
 
     def on_unmount(self) -> None:  # (and CctvApp.on_unmount after it)
+        self.replay.stop_spare()  # a restore made ahead stops at its next burst
         pid = self._builder_pid
         if pid is not None:  # stop the checkpoint builder now, not when it is done
             with contextlib.suppress(OSError):

@@ -100,14 +100,18 @@ _MESSAGE_ROWS = _subclasses(F.Assistant) | _subclasses(F.User) | _subclasses(F.S
 class _Bursts:
     """A file over a snapshot whose reads are Python calls, one pickle frame
     (~64 KB) each: an unpickler reading it lets other threads run between
-    frames instead of holding the interpreter lock for the whole restore."""
+    frames instead of holding the interpreter lock for the whole restore.
+    Once ``cancelled()`` says so it reads as empty (the unpickler stops)."""
 
-    def __init__(self, data: bytes) -> None:
+    def __init__(self, data: bytes, cancelled: Callable[[], bool]) -> None:
         self._data = data
         self._view = memoryview(data)
         self._pos = 0
+        self._cancelled = cancelled
 
     def read(self, size: int = -1) -> bytes:
+        if self._cancelled():
+            return b""
         start = self._pos
         end = len(self._data) if size < 0 else min(start + size, len(self._data))
         self._pos = end
@@ -297,12 +301,14 @@ class Kernel:
         return pickle.dumps(self, protocol=pickle.HIGHEST_PROTOCOL)
 
     @staticmethod
-    def restore(snapshot: bytes, *, in_bursts: bool = False) -> Any:
+    def restore(snapshot: bytes, *, in_bursts: bool = False,
+                cancelled: Callable[[], bool] = lambda: False) -> Any:
         """The state saved by :meth:`checkpoint`. ``in_bursts`` lets other
         threads run while it is rebuilt (for a worker thread: the same state,
-        a little slower)."""
+        a little slower), and asks ``cancelled`` between bursts: once it says
+        so the restore stops with :class:`EOFError`."""
         if in_bursts:
-            return pickle.Unpickler(_Bursts(snapshot)).load()
+            return pickle.Unpickler(_Bursts(snapshot, cancelled)).load()
         return pickle.loads(snapshot)
 
     def agent_for(self, agent_id: str) -> Agent:

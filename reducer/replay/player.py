@@ -186,6 +186,7 @@ class Replay:
         self._spare: tuple[int, Session] | None = None
         """A restored checkpoint not used yet: (its position, its state)."""
         self._spare_lock = threading.Lock()
+        self._spare_stop = threading.Event()
 
     def _new_checkpoints(self) -> Checkpoints:
         frames = self.frames
@@ -310,16 +311,25 @@ class Replay:
         needs it (one at a time; any seek to a position after it that it is
         nearest to uses it). Returns whether one was made."""
         base = self._spare_base()
-        if base == 0 or not self.wants_spare():
+        if base == 0 or self._spare_stop.is_set() or not self.wants_spare():
             return False
         found = self.checkpoints.at_or_before(base)
         if found is None:
             return False
         position, snapshot = found
-        session = Session.restore(snapshot, in_bursts=True)
+        try:
+            session = Session.restore(snapshot, in_bursts=True,
+                                      cancelled=self._spare_stop.is_set)
+        except EOFError:
+            return False
         with self._spare_lock:
             self._spare = (position, session)
         return True
+
+    def stop_spare(self) -> None:
+        """Stop a :meth:`prepare_spare` running in another thread at its next
+        burst (the app is closing), and make none from now on."""
+        self._spare_stop.set()
 
     def _take_spare(self, before: int) -> tuple[int, Session] | None:
         """The restore made ahead, when it is at or before ``before`` and no
