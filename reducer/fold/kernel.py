@@ -97,36 +97,6 @@ _MESSAGE_ROWS = _subclasses(F.Assistant) | _subclasses(F.User) | _subclasses(F.S
 """The rows whose session id the session records."""
 
 
-class _Bursts:
-    """A file over a snapshot whose reads are Python calls, one pickle frame
-    (~64 KB) each: an unpickler reading it lets other threads run between
-    frames instead of holding the interpreter lock for the whole restore.
-    Once ``cancelled()`` says so it reads as empty (the unpickler stops)."""
-
-    def __init__(self, data: bytes, cancelled: Callable[[], bool]) -> None:
-        self._data = data
-        self._view = memoryview(data)
-        self._pos = 0
-        self._cancelled = cancelled
-
-    def read(self, size: int = -1) -> bytes:
-        if self._cancelled():
-            return b""
-        start = self._pos
-        end = len(self._data) if size < 0 else min(start + size, len(self._data))
-        self._pos = end
-        return bytes(self._view[start:end])
-
-    def readinto(self, buffer: memoryview) -> int:
-        chunk = self.read(len(buffer))
-        buffer[:len(chunk)] = chunk
-        return len(chunk)
-
-    def readline(self) -> bytes:
-        end = self._data.find(b"\n", self._pos)
-        return self.read(-1 if end < 0 else end + 1 - self._pos)
-
-
 class Kernel:
     """The folded state and the bookkeeping every handler shares."""
 
@@ -308,7 +278,9 @@ class Kernel:
         a little slower), and asks ``cancelled`` between bursts: once it says
         so the restore stops with :class:`EOFError`."""
         if in_bursts:
-            return pickle.Unpickler(_Bursts(snapshot, cancelled)).load()
+            from .snapshot import Bursts
+
+            return pickle.Unpickler(Bursts(snapshot, cancelled)).load()
         return pickle.loads(snapshot)
 
     def agent_for(self, agent_id: str) -> Agent:
