@@ -87,8 +87,13 @@ def test_restoring_in_bursts_gives_the_same_state(path: Path) -> None:
             == _state(_fresh(replay, position)), position
 
 
+@pytest.mark.parametrize("margin", [0, 3, 256])
 @pytest.mark.parametrize("path", RECORDINGS, ids=lambda p: p.name)
-def test_stepping_back_from_a_restore_made_ahead_is_exact(path: Path) -> None:
+def test_stepping_back_from_a_restore_made_ahead_is_exact(
+        path: Path, margin: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    from reducer.replay import player
+
+    monkeypatch.setattr(player, "SPARE_MARGIN", margin)  # folded on to there from its checkpoint
     replay = _replay(path)
     n = len(replay)
     replay.seek(n)

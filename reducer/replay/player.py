@@ -37,6 +37,9 @@ from .pacing import Timeline, pace
 __all__ = ["Checkpoints", "Replay", "SeekResult", "pack", "release"]
 
 _MIN_INTERVAL = 64
+SPARE_MARGIN = 256
+"""The restore made ahead stops this many frames before the frame a step
+back folds to: a jump back that short is served by it too."""
 _TARGET_CHECKPOINTS = 64
 _BUDGET_SHARE = 0.5
 """Checkpoints may take this share of the recording's bytes (compressed)."""
@@ -286,34 +289,40 @@ class Replay:
 
     # --- a restore made ahead ----------------------------------------------------------
 
-    def _spare_base(self) -> int:
-        """The checkpoint the next seek most likely restores: a step back's;
-        near the start, where a step back needs none, the last one (for a jump
-        to the end), once all are built. 0: none."""
+    def _spare_plan(self) -> tuple[int, int] | None:
+        """Which checkpoint the restore made ahead starts from and the position
+        it is folded on to: :data:`SPARE_MARGIN` frames before the frame a
+        step back folds to (so a step back, or a jump back that short, only
+        folds a few frames); near the start, where a step back restores
+        nothing, the last checkpoint (for a jump to the end), once all are
+        built. ``None``: no restore is worth making."""
         checkpoints = self.checkpoints
-        base = checkpoints.latest_at_or_before(max(self.position - 2, 0))
-        if base == 0 and checkpoints.complete:
-            return checkpoints.latest_at_or_before(len(self.frames))
-        return base
+        before = max(self.position - 2, 0)  # a step back folds to here, then steps
+        base = checkpoints.latest_at_or_before(before)
+        if base:
+            return base, max(base, before - SPARE_MARGIN)
+        last = checkpoints.latest_at_or_before(len(self.frames)) if checkpoints.complete else 0
+        return (last, last) if last else None
 
     def wants_spare(self) -> bool:
-        """Whether :meth:`prepare_spare` would make a restore a step back needs."""
-        base = self._spare_base()
-        if base == 0:
+        """Whether :meth:`prepare_spare` would make a restore that the next
+        step back (or jump to the end) needs."""
+        plan = self._spare_plan()
+        if plan is None:
             return False
         with self._spare_lock:
-            return self._spare is None or self._spare[0] != base
+            return self._spare is None or self._spare[0] != plan[1]
 
     def prepare_spare(self) -> bool:
         """Restore, on the calling thread (a worker: it lets other threads run
-        meanwhile), the checkpoint a step back from the cursor would restore
-        (or, near the start, the last one), and keep it for the seek that
-        needs it (one at a time; any seek to a position after it that it is
-        nearest to uses it). Returns whether one was made."""
-        base = self._spare_base()
-        if base == 0 or self._spare_stop.is_set() or not self.wants_spare():
+        meanwhile), the checkpoint before the cursor and fold it on to just
+        before the frame a step back shows (see :meth:`_spare_plan`); keep it
+        for the seek that needs it (one at a time: any seek it is nearer to
+        than the nearest checkpoint uses it). Returns whether one was made."""
+        plan = self._spare_plan()
+        if plan is None or self._spare_stop.is_set() or not self.wants_spare():
             return False
-        found = self.checkpoints.at_or_before(base)
+        found = self.checkpoints.at_or_before(plan[0])
         if found is None:
             return False
         position, snapshot = found
@@ -322,6 +331,11 @@ class Replay:
                                       cancelled=self._spare_stop.is_set)
         except EOFError:
             return False
+        while position < plan[1]:
+            if self._spare_stop.is_set():
+                return False
+            self._apply(session, position)
+            position += 1
         with self._spare_lock:
             self._spare = (position, session)
         return True
