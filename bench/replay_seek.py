@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Replay on a big session: first frame, checkpoints, seek times, --emit drift.
 
-    python bench/replay_seek.py [--size-mb 100] [--format stream-json|transcript] [FILE]
+    python bench/replay_seek.py [--size-mb 100] [--format stream-json|transcript] [--rest S] [FILE]
 
 Without FILE, ``bench/build_big.py`` builds ``bench/out/big-<format>-<size>.jsonl``.
 Prints:
@@ -14,8 +14,10 @@ Prints:
 * pure seek — :meth:`Replay.seek` to random targets, backward and forward,
   and single steps back near the end (p50 / p95 / max);
 * in the app — key to screen in ``ReplayApp.run_test`` (160×48): ``end``,
-  ``home``, ``←`` at the end, and timeline jumps, each until the screen has
-  been redrawn (``pilot.pause()`` after the key);
+  ``home``, ``←`` at the end, marker jumps and timeline clicks (random seeks
+  back and forth), each from the key until the first screen update after the
+  seek, after ``--rest`` seconds on the frame before (the app restores ahead
+  meanwhile); and ``←`` held down (keys 30 ms apart, no rest);
 * ``--emit`` — a minute of recorded time at 10× written to /dev/null against
   the real clock: total drift and the worst line's distance from its time.
 """
@@ -109,6 +111,19 @@ def bench_pure(path: Path, seeks: int) -> None:
         replay.seek(replay.position - 1)
         steps.append(time.perf_counter() - t0)
     print(f"  ← near the end    {_ms(steps)}")
+    steps = []
+    gc.collect()
+    before = _rss_mb()
+    for _ in range(20 if hasattr(replay, "prepare_spare") else 0):
+        replay.prepare_spare()  # what the app does while the user looks at the frame
+        t0 = time.perf_counter()
+        replay.seek(replay.position - 1)
+        steps.append(time.perf_counter() - t0)
+    if steps:
+        replay.prepare_spare()
+        gc.collect()
+        print(f"  ← made ahead      {_ms(steps)}  (the restore made beforehand, as the app "
+              f"does in a worker; it holds +{_rss_mb() - before:.0f} MB RSS)")
     by_pos: list[str] = []
     for share in (0.1, 0.5, 0.9, 1.0):
         replay.seek(n)
@@ -119,18 +134,29 @@ def bench_pure(path: Path, seeks: int) -> None:
     print(f"  back from the end to  " + " · ".join(by_pos))
 
 
-async def bench_app(path: Path) -> None:
+async def bench_app(path: Path, rest: float) -> None:
     from viewer.replay_app import ReplayApp
 
     t0 = time.perf_counter()
     rec = load_recording(path, head_bytes=4 << 20)  # as `cctv replay PATH` opens it
     app = ReplayApp(rec, label=path.name)
+    first_drawn: list[float] = []
+    real_display = app._display
+
+    def display(screen, renderable) -> None:
+        real_display(screen, renderable)
+        if renderable is not None and not first_drawn:
+            first_drawn.append(time.perf_counter())
+
+    app._display = display
     timings: dict[str, list[float]] = {"end": [], "home": [], "← at the end": [],
                                        "next turn / error / task": []}
     async with app.run_test(size=(160, 48)) as pilot:
         await pilot.pause()
-        print(f"  app first screen  {time.perf_counter() - t0:6.2f} s "
-              "(the file's first 4 MB; the rest, then checkpoints, come in workers)")
+        drawn = f"{first_drawn[0] - t0:.2f} s" if first_drawn else "n/a"
+        print(f"  app first screen  {time.perf_counter() - t0:6.2f} s until idle, first drawn "
+              f"after {drawn} (the file's first 4 MB; the rest, then checkpoints, in workers)")
+        app._display = real_display
         t0 = time.perf_counter()
         steps_while_building = 0
         while not rec.complete and time.perf_counter() - t0 < 300:
@@ -148,20 +174,69 @@ async def bench_app(path: Path) -> None:
         print(f"  app checkpoints   {time.perf_counter() - t0:6.2f} s in the worker; "
               f"{steps_while_building} steps taken meanwhile")
 
-        async def key(name: str, *keys: str) -> None:
-            for k in keys:
-                t = time.perf_counter()
-                await pilot.press(k)
-                await pilot.pause()
-                timings[name].append(time.perf_counter() - t)
-
-        for _ in range(5):
-            await key("end", "end")
-            await key("← at the end", "left")
-            await key("home", "home")
-            await key("next turn / error / task", "right_square_bracket", "e", "a")
+        timings = await _key_to_screen(app, pilot, rest)
     for name, values in timings.items():
-        print(f"  app key→screen {name:<24} {_ms(values)}")
+        print(f"  app key→screen {name:<27} {_ms(values)}")
+
+
+async def _key_to_screen(app, pilot, rest: float) -> dict[str, list[float]]:
+    """Key to screen: from the key (or the timeline click's seek) until the
+    first screen update after the seek returned, each after ``rest`` seconds
+    on the frame before (a user looking at it: the app restores ahead meanwhile)."""
+    drawn: list[float] = []
+    sought: list[float] = []
+    real_display, real_go_to = app._display, app.go_to
+
+    def display(screen, renderable) -> None:
+        real_display(screen, renderable)
+        if renderable is not None:
+            drawn.append(time.perf_counter())
+
+    def go_to(position: int) -> None:
+        real_go_to(position)
+        sought.append(time.perf_counter())
+
+    app._display, app.go_to = display, go_to
+
+    async def timed(name: str, act, wait: float = rest) -> None:
+        await asyncio.sleep(wait)
+        t0 = time.perf_counter()
+        await act()
+        while time.perf_counter() - t0 < 30:
+            if sought and sought[-1] > t0 and drawn and drawn[-1] > sought[-1]:
+                timings[name].append(next(t for t in drawn if t > sought[-1]) - t0)
+                return
+            await asyncio.sleep(0.002)
+
+    def press(k: str):
+        return lambda: pilot.press(k)
+
+    def jump(target: int):
+        async def act() -> None:
+            app.go_to(target)
+        return act
+
+    timings: dict[str, list[float]] = {
+        "end": [], "← at the end": [], "home": [], "next turn / error / task": [],
+        "timeline click, backward": [], "timeline click, forward": [],
+        "← held (no rest)": [],
+    }
+    rng = random.Random(11)
+    n = len(app.replay)
+    for _ in range(5):
+        await timed("end", press("end"))
+        await timed("← at the end", press("left"))
+        await timed("home", press("home"))
+        for k in ("right_square_bracket", "e", "a"):
+            await timed("next turn / error / task", press(k))
+        here = rng.randint(n // 10, n)
+        await timed("timeline click, forward", jump(here))
+        await timed("timeline click, backward", jump(rng.randint(1, here - 1)))
+        await timed("timeline click, forward", jump(rng.randint(app.replay.position + 1, n)))
+        for i in range(3):
+            await timed("← held (no rest)", press("left"), rest if i == 0 else 0.03)
+    app._display, app.go_to = real_display, real_go_to
+    return timings
 
 
 def bench_emit(path: Path, seconds: float = 60.0, speed: float = 10.0) -> None:
@@ -188,6 +263,8 @@ def main() -> None:
     ap.add_argument("--format", choices=("stream-json", "transcript"), default="stream-json")
     ap.add_argument("--seeks", type=int, default=60)
     ap.add_argument("--no-app", action="store_true", help="skip the in-app timings")
+    ap.add_argument("--rest", type=float, default=1.5,
+                    help="seconds on a frame before each timed key (default 1.5)")
     ns = ap.parse_args()
     path = ns.file
     if path is None:
@@ -198,7 +275,7 @@ def main() -> None:
                             "--size-mb", str(ns.size_mb), "--format", ns.format], check=True)
     bench_pure(path, ns.seeks)
     if not ns.no_app:
-        asyncio.run(bench_app(path))
+        asyncio.run(bench_app(path, ns.rest))
     bench_emit(path)
 
 

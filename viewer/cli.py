@@ -130,7 +130,8 @@ def _index_command(command: str, rest: list[str]) -> int:
 
 
 _REPLAY_HEAD_BYTES = 4 << 20
-"""A replay of a bigger stream-json file opens on this much, the rest read behind."""
+"""A replay of a bigger file opens on this much (after the ``--from`` line),
+the rest read behind."""
 
 
 def _replay(name: str, args: list[str]) -> int:
@@ -160,9 +161,8 @@ def _replay(name: str, args: list[str]) -> int:
     from .replay_source import load_recording
 
     try:
-        # opening at a line needs that line: only a replay from the start reads just the head
-        recording = load_recording(ns.path,
-                                   head_bytes=None if ns.from_line else _REPLAY_HEAD_BYTES)
+        recording = load_recording(ns.path, head_bytes=_REPLAY_HEAD_BYTES,
+                                   through_line=ns.from_line)
     except InputError as exc:
         print(visible(f"cctv replay: {exc}", oneline=True), file=sys.stderr)
         return 2

@@ -19,6 +19,7 @@ from functools import partial
 from textual import work
 from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.timer import Timer
 from textual.widgets import Input
 
 from reducer.replay import MARKER_KINDS, MarkerKind, Pacer, Replay
@@ -35,6 +36,8 @@ __all__ = ["ReplayApp", "ReplayCommands"]
 
 PLAY_TICK_S = 1 / 30
 """How often a playing replay looks at the clock."""
+SPARE_AFTER_S = 0.15
+"""How long the cursor rests before the restore a step back needs is made ahead."""
 
 _MARKER_NAMES: dict[MarkerKind, str] = {
     "turn": "turn", "tool": "tool call", "error": "error", "hook": "hook",
@@ -135,6 +138,10 @@ class ReplayApp(CctvApp):
         self._pacer: Pacer | None = None
         self._fork = fork_builder
         self._builder_pid: int | None = None
+        self._left_behind: object = None
+        """The state a restore replaced, kept until the screen is drawn."""
+        self._spare_timer: Timer | None = None
+        self._spare_busy = False
         self.replay.seek(start)
         self.feed.session = self.replay.session
 
@@ -186,8 +193,12 @@ class ReplayApp(CctvApp):
                                    use_fork=self._fork, on_child=on_child):
             self._dirty = True
         self._dirty = True
+        if not worker.is_cancelled:
+            with contextlib.suppress(RuntimeError):  # the app closed meanwhile
+                self.call_from_thread(self._spare_soon)
 
     def on_unmount(self) -> None:  # (and CctvApp.on_unmount after it)
+        self.replay.stop_spare()  # a restore made ahead stops at its next burst
         pid = self._builder_pid
         if pid is not None:  # stop the checkpoint builder now, not when it is done
             with contextlib.suppress(OSError):
@@ -198,6 +209,7 @@ class ReplayApp(CctvApp):
     def go_to(self, position: int) -> None:
         """Show the state as of frame ``position`` (1-based), forward or back."""
         replay = self.replay
+        before = replay.session
         result = replay.seek(position)
         self.feed.session = replay.session
         if result.restored:
@@ -205,10 +217,43 @@ class ReplayApp(CctvApp):
             for screen in self.screen_stack:
                 if isinstance(screen, SessionScreen) and screen.is_mounted:
                     screen.query_one(TranscriptView).rebind(replay.session)
+            # freeing the state left behind takes ~50 ms at 100 MB: after the screen is drawn
+            self._left_behind = before
+            self.call_after_refresh(self._forget_left_behind)
         else:
             self._broadcast(result.changes)
         self._dirty = True
         self._flush_panels()
+        if not self.playing:
+            self._spare_soon()
+
+    def _forget_left_behind(self) -> None:
+        self._left_behind = None
+
+    # --- the restore a step back needs, made ahead ----------------------------------------
+
+    def _spare_soon(self) -> None:
+        """Once the user rests on a frame, restore in a worker the checkpoint
+        a step back from it needs (a seek that finds it only folds)."""
+        if self._spare_timer is not None:
+            self._spare_timer.stop()
+        self._spare_timer = self.set_timer(SPARE_AFTER_S, self._start_spare)
+
+    def _start_spare(self) -> None:
+        self._spare_timer = None
+        if not self._spare_busy and not self.playing and self.replay.wants_spare():
+            self._spare_busy = True
+            self.prepare_spare()
+
+    @work(thread=True, group="spare", exit_on_error=False)
+    def prepare_spare(self) -> None:
+        """Restore what a step back needs, letting the UI run meanwhile; again
+        while the cursor has moved on to another checkpoint's span."""
+        try:
+            while not self.playing and self.replay.prepare_spare():
+                pass
+        finally:
+            self._spare_busy = False
 
     def _drop_missing_agents(self) -> None:
         """Close sub-agent screens whose agent does not exist yet at this frame."""

@@ -18,30 +18,37 @@ import struct
 from collections.abc import Callable, Iterator
 
 from reducer.replay import Replay
-from reducer.replay.player import pack
+from reducer.replay.player import Checkpoints, pack
 
 __all__ = ["build_checkpoints"]
 
 _HEADER = struct.Struct("<QQ")
 
 
-def _read_exactly(fd: int, size: int) -> bytes | None:
-    chunks: list[bytes] = []
-    left = size
-    while left:
-        chunk = os.read(fd, min(left, 1 << 20))
-        if not chunk:
+def _read_exactly(fd: int, size: int) -> bytearray | None:
+    """``size`` bytes from the pipe, read into one buffer (no chunks to join:
+    a checkpoint costs the parent its own size, not twice that for a while)."""
+    buffer = bytearray(size)
+    view = memoryview(buffer)
+    got = 0
+    while got < size:
+        n = os.readv(fd, [view[got:]])
+        if not n:
             return None
-        chunks.append(chunk)
-        left -= len(chunk)
-    return b"".join(chunks)
+        got += n
+    view.release()
+    return buffer
 
 
-def _child(replay: Replay, interval: int, fd: int) -> None:
+def _child(replay: Replay, fd: int) -> None:
     gc.disable()  # a short-lived fold: nothing to collect
+    # the parent's checkpoints, mirrored: the same sizes thin them the same way,
+    # so no snapshot is taken where the parent would drop it
+    grid = Checkpoints(replay.checkpoints.interval, replay.checkpoints.budget_bytes)
     with os.fdopen(fd, "wb", buffering=0) as out:
-        for position, snapshot in replay.snapshots(interval):
+        for position, snapshot in replay.snapshots(lambda: grid.interval):
             data = pack(snapshot)
+            grid.add(position, data, packed=True)
             out.write(_HEADER.pack(position, len(data)))
             out.write(data)
 
@@ -68,7 +75,7 @@ def build_checkpoints(replay: Replay, cancelled: Callable[[], bool] = lambda: Fa
         code = 0
         try:
             os.close(read_fd)
-            _child(replay, checkpoints.interval, write_fd)
+            _child(replay, write_fd)
         except BaseException:
             code = 1
         finally:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from reducer.decode import decode_line, detect_format
@@ -38,6 +38,8 @@ class Recording:
     """Where the lines not decoded yet start (byte offset, lines before it),
     when only the head of a big file was read (:func:`load_recording`'s
     ``head_bytes``); ``None`` when every line is in :attr:`frames`."""
+    agent_files: list[tuple[AgentFile, list[Entry]]] = field(default_factory=list)
+    """An on-disk transcript's sub-agent files (merged in by time)."""
 
     @property
     def complete(self) -> bool:
@@ -58,7 +60,10 @@ class Recording:
             last = splitter.flush()
             if last is not None:
                 entries.append(decode_line(last.data, last.line_no, last.offset))
-            frames = self.frames + merge_frames(entries)
+            if self.agent_files:  # merged by time: the head's frames come out the same
+                frames = merge_frames(self.feed.entries + entries, self.agent_files)
+            else:
+                frames = self.frames + merge_frames(entries)
             return RestOfRecording(entries, frames, pace(frames), Markers(frames))
 
     def take_rest(self, rest: RestOfRecording, replay: Replay) -> None:
@@ -108,15 +113,33 @@ class RestOfRecording:
     markers: Markers
 
 
+def _end_of_line(path: Path, line_no: int) -> int:
+    """The byte offset just after line ``line_no`` of ``path`` (its size when
+    the file has fewer lines)."""
+    seen = 0
+    offset = 0
+    with open(path, "rb") as fh:
+        while chunk := fh.read(8 << 20):
+            count = chunk.count(b"\n")
+            if seen + count >= line_no:
+                at = -1
+                for _ in range(line_no - seen):
+                    at = chunk.index(b"\n", at + 1)
+                return offset + at + 1
+            seen += count
+            offset += len(chunk)
+    return offset
+
+
 def _decode_head(path: Path, head_bytes: int) -> tuple[list[Entry], tuple[int, int] | None]:
     """The lines that end within the first ``head_bytes`` of ``path``, and
     where the rest starts (``None`` when that is the whole file)."""
     with open(path, "rb") as fh:
         head = fh.read(head_bytes)
         more = bool(fh.read(1))
-    if not more:
-        return _decode_file(path), None
     cut = head.rfind(b"\n") + 1
+    if not more or cut == 0:  # all of it, or not one whole line in the head
+        return _decode_file(path), None
     splitter = LineSplitter()
     lines = splitter.feed(head[:cut])
     entries = [decode_line(d, n, o) for n, o, d in lines]
@@ -131,34 +154,36 @@ def _decode_file(path: Path) -> list[Entry]:
 
 
 def load_recording(path: str | Path, *, subagents: bool = True,
-                   head_bytes: int | None = None) -> Recording:
+                   head_bytes: int | None = None, through_line: int | None = None) -> Recording:
     """Decode ``path`` (and, for an on-disk transcript, its sub-agent files).
 
-    With ``head_bytes``, a stream-json file longer than that is read only up
-    to there (the first frames show at once); :meth:`Recording.read_rest`
-    reads the rest. Raises :class:`~viewer.loader.InputError` when the file
-    cannot be read."""
+    With ``head_bytes``, a file longer than that is read only up to there
+    (the first frames show at once; with ``through_line``, up to that many
+    bytes after that line); :meth:`Recording.read_rest` reads the rest.
+    Raises :class:`~viewer.loader.InputError` when the file cannot be read."""
     p = Path(path)
     check_readable(p)
     rest_at: tuple[int, int] | None = None
     try:
         if head_bytes:
+            if through_line:
+                head_bytes += _end_of_line(p, through_line)
             entries, rest_at = _decode_head(p, head_bytes)
         else:
             entries = _decode_file(p)
     except OSError as exc:
         raise InputError(f"{p}: read failed ({exc.strerror or exc})") from None
     fmt = detect_format([e.raw[:4096] for e in entries[:20]])
-    if rest_at is not None and fmt == "transcript":
-        # rows and sub-agent files are merged by time: read everything now
+    found = subagent_files(p) if subagents and fmt == "transcript" else []
+    if rest_at is not None and any(not meta.get("toolUseId") for _, meta in found):
+        # which tool result named which agent file is learnt from every row
         entries, rest_at = _decode_file(p), None
     feed = Feed()
     feed.entries = entries
     feed.session.format = fmt
     size = p.stat().st_size
     files: list[tuple[AgentFile, list[Entry]]] = []
-    if subagents and fmt == "transcript":
-        found = subagent_files(p)
+    if found:
         known: dict[str, str] = {}
         if any(not meta.get("toolUseId") for _, meta in found):
             probe = Session()  # which tool result named which agent file: fold once
@@ -176,7 +201,12 @@ def load_recording(path: str | Path, *, subagents: bool = True,
             feed.agent_entries.setdefault(agent, []).extend(agent_entries)
             files.append((info, agent_entries))
             size += agent_path.stat().st_size
-    return Recording(p, merge_frames(entries, files), feed, fmt, size, rest_at)
+    frames = merge_frames(entries, files)
+    if rest_at is not None and files:
+        # sub-agent rows recorded after the head's last row come with the rest
+        last_main = max((i for i, f in enumerate(frames) if f.agent is None), default=-1)
+        frames = frames[:last_main + 1]
+    return Recording(p, frames, feed, fmt, size, rest_at, files)
 
 
 def split_lines(data: bytes) -> list[bytes]:

@@ -299,8 +299,16 @@ class Kernel:
         return pickle.dumps(self, protocol=pickle.HIGHEST_PROTOCOL)
 
     @staticmethod
-    def restore(snapshot: bytes) -> Any:
-        """The state saved by :meth:`checkpoint`."""
+    def restore(snapshot: bytes, *, in_bursts: bool = False,
+                cancelled: Callable[[], bool] = lambda: False) -> Any:
+        """The state saved by :meth:`checkpoint`. ``in_bursts`` lets other
+        threads run while it is rebuilt (for a worker thread: the same state,
+        a little slower), and asks ``cancelled`` between bursts: once it says
+        so the restore stops with :class:`EOFError`."""
+        if in_bursts:
+            from .snapshot import Bursts
+
+            return pickle.Unpickler(Bursts(snapshot, cancelled)).load()
         return pickle.loads(snapshot)
 
     def agent_for(self, agent_id: str) -> Agent:

@@ -7,7 +7,8 @@
 * :mod:`.markers` — turns, tool calls, errors, hooks, task events and
   compactions, for next / previous jumps and the timeline;
 * :mod:`.player` — the :class:`Replay`: a :class:`~reducer.session.Session`
-  at any frame, by restoring the nearest checkpoint and folding on;
+  at any frame, by restoring the nearest checkpoint (or one restored ahead)
+  and folding on;
 * :mod:`.describe` — what a frame's change records mean, in words.
 """
 

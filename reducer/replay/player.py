@@ -6,28 +6,40 @@ the current frame, and :class:`Checkpoints` (``Session.checkpoint()`` every
 runs in a worker while the user already steps). Seeking restores the nearest
 checkpoint at or before the target (or goes on from the current state when
 that is closer) and folds the frames in between.
+
+Restoring a big session costs about a second per 100 MB of recording (the
+state is ~600k objects), whatever the snapshot's format: so a caller can have
+the restore a step back would need made ahead, off the UI thread
+(:meth:`Replay.prepare_spare`), and a seek that finds it ready only folds.
+The states a seek replaces are released (:func:`release`) so they are freed
+at once, and what a restore builds goes to the collector's oldest generation
+unexamined (:func:`_promote`): neither costs a pass of the cyclic collector
+over the whole heap after the key.
 """
 
 from __future__ import annotations
 
 import gc
 import threading
-from bisect import bisect_right
 import zlib
+from bisect import bisect_right
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from ..session import Session
-from ..state import Change
+from ..state import Change, HookItem, ToolItem
 from .describe import ChangeDescriber
 from .frames import ReplayFrame
 from .markers import Markers
 from .pacing import Timeline, pace
 
-__all__ = ["Checkpoints", "Replay", "SeekResult", "pack"]
+__all__ = ["Checkpoints", "Replay", "SeekResult", "pack", "release"]
 
 _MIN_INTERVAL = 64
+SPARE_MARGIN = 256
+"""The restore made ahead stops this many frames before the frame a step
+back folds to: a jump back that short is served by it too."""
 _TARGET_CHECKPOINTS = 64
 _BUDGET_SHARE = 0.5
 """Checkpoints may take this share of the recording's bytes (compressed)."""
@@ -46,9 +58,38 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+def _promote() -> None:
+    """Move every object the collector tracks into its oldest generation,
+    unexamined: after a restore the young generations hold ~a million new
+    objects that all stay, and the young collections that would follow walk
+    them once or twice (a pause right after the key). Skipped when someone
+    else has frozen objects, so their freeze is not undone."""
+    if gc.get_freeze_count() == 0:
+        gc.freeze()
+        gc.unfreeze()
+
+
+def release(session: Session) -> None:
+    """Break the reference cycles of a state that is no longer needed (a tool
+    call and its card, a hook run and its chip point at each other), so that
+    reference counting frees it as soon as the last reference goes, instead of
+    a full collection over the whole heap some time later (each restore drops
+    one such state). It can still be read, not folded on."""
+    for agent in session.agents.values():
+        for item in agent.items:
+            if type(item) is ToolItem:
+                item.call.item = None
+            elif type(item) is HookItem:
+                item.hook.item = None
+    for call in session.calls.values():
+        call.item = None
+    for hook in session.hooks.values():
+        hook.item = None
+
+
 def pack(snapshot: bytes) -> bytes:
-    """A checkpoint as :class:`Checkpoints` stores it (fast zlib: ~3× smaller)."""
-    return zlib.compress(snapshot, 1)
+    """A checkpoint as :class:`Checkpoints` stores it (zlib: ~3.7× smaller)."""
+    return zlib.compress(snapshot, 6)
 
 
 class Checkpoints:
@@ -62,7 +103,7 @@ class Checkpoints:
         self.interval = interval
         self.budget_bytes = budget_bytes
         self.positions: list[int] = []
-        self._snapshots: list[bytes] = []
+        self._snapshots: list[bytes | bytearray] = []
         self.bytes = 0
         self.complete = False
         """Every checkpoint the frames call for has been built."""
@@ -71,7 +112,7 @@ class Checkpoints:
     def __len__(self) -> int:
         return len(self.positions)
 
-    def add(self, position: int, snapshot: bytes, *, packed: bool = False) -> bool:
+    def add(self, position: int, snapshot: bytes | bytearray, *, packed: bool = False) -> bool:
         """Keep ``snapshot`` (a :meth:`Session.checkpoint`, or its
         :func:`pack` when ``packed``) taken after ``position`` frames, when the
         position is on the current grid; positions must grow from call to call.
@@ -145,6 +186,10 @@ class Replay:
         self._budget = budget_bytes
         self.checkpoints = self._new_checkpoints()
         self._timed = self.timeline.source == "timestamps"
+        self._spare: tuple[int, Session] | None = None
+        """A restored checkpoint not used yet: (its position, its state)."""
+        self._spare_lock = threading.Lock()
+        self._spare_stop = threading.Event()
 
     def _new_checkpoints(self) -> Checkpoints:
         frames = self.frames
@@ -207,27 +252,34 @@ class Replay:
                                        or target - self.position <= self.checkpoints.interval):
             collected: list[Change] = []
             skipped = self.position < target - 1
-            while self.position < target - 1:
-                collected += self._apply(self.session, self.position)
-                self.position += 1
+            with _gc_paused():
+                while self.position < target - 1:
+                    collected += self._apply(self.session, self.position)
+                    self.position += 1
             if skipped:  # the words compare the last frame with the one before it
                 self.describer.sync(self.session)
+                _promote()
             collected += self.step()
             return SeekResult(False, collected)
         self._restore(target)
         return SeekResult(True, [])
 
     def _restore(self, target: int) -> None:
-        found = self.checkpoints.at_or_before(target - 1) if target else None
+        before = target - 1  # fold to the frame before, then step (for the change words)
+        spare = self._take_spare(before)
         with _gc_paused():
-            if found is None:
-                session, position = self._new_session(), 0
-            else:
+            if spare is not None:
+                position, session = spare
+            elif target and (found := self.checkpoints.at_or_before(before)) is not None:
                 position, snapshot = found
                 session = Session.restore(snapshot)
-            while position < target - 1:
+            else:
+                session, position = self._new_session(), 0
+            while position < before:
                 self._apply(session, position)
                 position += 1
+            _promote()
+        release(self.session)
         self.session = session
         self.position = position
         self.describer.sync(session)
@@ -235,13 +287,85 @@ class Replay:
         if position < target:
             self.step()
 
+    # --- a restore made ahead ----------------------------------------------------------
+
+    def _spare_plan(self) -> tuple[int, int] | None:
+        """Which checkpoint the restore made ahead starts from and the position
+        it is folded on to: :data:`SPARE_MARGIN` frames before the frame a
+        step back folds to (so a step back, or a jump back that short, only
+        folds a few frames); near the start, where a step back restores
+        nothing, the last checkpoint (for a jump to the end), once all are
+        built. ``None``: no restore is worth making."""
+        checkpoints = self.checkpoints
+        before = max(self.position - 2, 0)  # a step back folds to here, then steps
+        base = checkpoints.latest_at_or_before(before)
+        if base:
+            return base, max(base, before - SPARE_MARGIN)
+        last = checkpoints.latest_at_or_before(len(self.frames)) if checkpoints.complete else 0
+        return (last, last) if last else None
+
+    def wants_spare(self) -> bool:
+        """Whether :meth:`prepare_spare` would make a restore that the next
+        step back (or jump to the end) needs."""
+        plan = self._spare_plan()
+        if plan is None:
+            return False
+        with self._spare_lock:
+            return self._spare is None or self._spare[0] != plan[1]
+
+    def prepare_spare(self) -> bool:
+        """Restore, on the calling thread (a worker: it lets other threads run
+        meanwhile), the checkpoint before the cursor and fold it on to just
+        before the frame a step back shows (see :meth:`_spare_plan`); keep it
+        for the seek that needs it (one at a time: any seek it is nearer to
+        than the nearest checkpoint uses it). Returns whether one was made."""
+        plan = self._spare_plan()
+        if plan is None or self._spare_stop.is_set() or not self.wants_spare():
+            return False
+        found = self.checkpoints.at_or_before(plan[0])
+        if found is None:
+            return False
+        position, snapshot = found
+        try:
+            session = Session.restore(snapshot, in_bursts=True,
+                                      cancelled=self._spare_stop.is_set)
+        except EOFError:
+            return False
+        while position < plan[1]:
+            if self._spare_stop.is_set():
+                return False
+            self._apply(session, position)
+            position += 1
+        with self._spare_lock:
+            self._spare = (position, session)
+        return True
+
+    def stop_spare(self) -> None:
+        """Stop a :meth:`prepare_spare` running in another thread at its next
+        burst (the app is closing), and make none from now on."""
+        self._spare_stop.set()
+
+    def _take_spare(self, before: int) -> tuple[int, Session] | None:
+        """The restore made ahead, when it is at or before ``before`` and no
+        farther from it than the checkpoint a restore would use."""
+        with self._spare_lock:
+            spare = self._spare
+            if spare is None or spare[0] > before \
+                    or spare[0] < self.checkpoints.latest_at_or_before(before):
+                return None
+            self._spare = None
+            return spare
+
     # --- checkpoints -------------------------------------------------------------------
 
-    def snapshots(self, interval: int,
+    def snapshots(self, interval: int | Callable[[], int],
                   cancelled: Callable[[], bool] = lambda: False) -> Iterator[tuple[int, bytes]]:
         """Fold every frame once more on a private session and yield
         ``(position, Session.checkpoint())`` every ``interval`` frames (the
-        state the user steps through is not touched)."""
+        state the user steps through is not touched). ``interval`` may be a
+        callable giving the grid as it coarsens (no snapshot is taken at a
+        position thinning would drop)."""
+        every = interval if callable(interval) else (lambda: interval)
         session = self._new_session()
         n = len(self.frames)
         for index in range(n):
@@ -249,7 +373,7 @@ class Replay:
                 return
             self._apply(session, index)
             position = index + 1
-            if position % interval == 0 and position < n:
+            if position % every() == 0 and position < n:
                 with _gc_paused():
                     snapshot = session.checkpoint()
                 yield position, snapshot
@@ -258,7 +382,7 @@ class Replay:
         """Fill :attr:`checkpoints` from :meth:`snapshots`; yields each position
         kept. Meant for a worker thread."""
         checkpoints = self.checkpoints
-        for position, snapshot in self.snapshots(checkpoints.interval, cancelled):
+        for position, snapshot in self.snapshots(lambda: checkpoints.interval, cancelled):
             if checkpoints.add(position, snapshot):
                 yield position
         if not cancelled():

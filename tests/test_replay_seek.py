@@ -1,0 +1,292 @@
+"""Fast replay seeks stay exact: a restore made ahead (the spare), restoring in
+bursts, and releasing a replaced state, on real recordings."""
+
+from __future__ import annotations
+
+import gc
+import threading
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+
+from conftest import FIXTURES
+from reducer.replay import Replay
+from reducer.replay.player import release
+from reducer.session import Session
+from viewer.replay_source import load_recording
+
+STREAM = FIXTURES / "captures" / "stream"
+PROJECT = FIXTURES / "captures" / "projects" / "-home-ada-src-demo"
+SUBAGENT_SESSION = PROJECT / "d7acffbd-7cff-4056-82e8-4364dc8df14a.jsonl"
+RECORDINGS = [STREAM / "06_background_bash.jsonl", STREAM / "07_hooks.jsonl",
+              STREAM / "10_compact_manual.jsonl", SUBAGENT_SESSION]
+
+
+_CACHES = frozenset({"_open_calls", "tool"})
+"""Kept lazily, not compared: the session's open calls (pruned whenever
+``activity`` is read: compared through it) and a call's canonical tool (built
+by the views on first use)."""
+
+
+def _state(session: Session) -> Any:
+    """The whole state of a session as plain data (see :func:`_deep`)."""
+    return _deep(session), session.activity
+
+
+def _deep(obj: Any, path: tuple[int, ...] = ()) -> Any:
+    """An object as plain data (every slot, field and entry), so two states
+    compare equal only when they are the same; a reference back to an object
+    on the way down (a call's card pointing at the call) is a marker."""
+    if obj is None or isinstance(obj, (str, int, float, bytes)):
+        return obj
+    if id(obj) in path:
+        return ("<back>", type(obj).__name__)
+    path = (*path, id(obj))
+    if isinstance(obj, msgspec.Raw):
+        return ("raw", bytes(obj))
+    if isinstance(obj, msgspec.Struct):
+        return (type(obj).__name__, tuple(_deep(getattr(obj, f), path) for f in obj.__struct_fields__))
+    if isinstance(obj, dict):
+        return ("dict", tuple((_deep(k, path), _deep(v, path)) for k, v in obj.items()))
+    if isinstance(obj, (list, tuple)):
+        return (type(obj).__name__, tuple(_deep(v, path) for v in obj))
+    if isinstance(obj, (set, frozenset)):
+        return ("set", tuple(sorted(map(repr, obj))))
+    names: list[str] = []
+    for cls in type(obj).__mro__:
+        names += [n for n in getattr(cls, "__slots__", ()) if n not in names]
+    fields = {n: _deep(getattr(obj, n), path) for n in names
+              if hasattr(obj, n) and n not in _CACHES}
+    if hasattr(obj, "__dict__"):
+        fields |= {k: _deep(v, path) for k, v in vars(obj).items() if k not in _CACHES}
+    return (type(obj).__name__, tuple(sorted(fields.items())))
+
+
+def _fresh(replay: Replay, position: int) -> Session:
+    session = replay._new_session()
+    for index in range(position):
+        replay._apply(session, index)
+    return session
+
+
+def _replay(path: Path) -> Replay:
+    replay = load_recording(path).replay(interval=4)
+    list(replay.build_checkpoints())
+    return replay
+
+
+@pytest.mark.parametrize("path", RECORDINGS, ids=lambda p: p.name)
+def test_restoring_in_bursts_gives_the_same_state(path: Path) -> None:
+    replay = _replay(path)
+    for position in replay.checkpoints.positions:
+        snapshot = replay.checkpoints.at_or_before(position)[1]
+        in_bursts = Session.restore(snapshot, in_bursts=True)
+        assert _state(in_bursts) == _state(Session.restore(snapshot)) \
+            == _state(_fresh(replay, position)), position
+
+
+@pytest.mark.parametrize("margin", [0, 3, 256])
+@pytest.mark.parametrize("path", RECORDINGS, ids=lambda p: p.name)
+def test_stepping_back_from_a_restore_made_ahead_is_exact(
+        path: Path, margin: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    from reducer.replay import player
+
+    monkeypatch.setattr(player, "SPARE_MARGIN", margin)  # folded on to there from its checkpoint
+    replay = _replay(path)
+    n = len(replay)
+    replay.seek(n)
+    served = 0
+    while replay.position > 1:
+        made = replay.prepare_spare()
+        assert not replay.wants_spare()  # it is there now, for this frame's step back
+        result = replay.seek(replay.position - 1)
+        served += made and replay._spare is None
+        assert result.restored
+        assert _state(replay.session) == _state(_fresh(replay, replay.position)), replay.position
+    assert served >= len(replay.checkpoints) - 1  # every checkpoint's span was served ahead
+
+
+def test_a_restore_made_ahead_is_left_for_a_seek_it_does_not_fit() -> None:
+    replay = _replay(STREAM / "07_hooks.jsonl")
+    n = len(replay)
+    replay.seek(n)
+    assert replay.prepare_spare()
+    spare_at = replay._spare[0]
+    replay.seek(2)  # before the spare: restored from its own checkpoint
+    assert replay._spare is not None and replay._spare[0] == spare_at
+    assert _state(replay.session) == _state(_fresh(replay, 2))
+    replay.seek(spare_at + 2)  # forward, after it: folding on from here is no worse
+    replay.seek(spare_at + 1)  # back again, just after it: the spare serves
+    assert replay._spare is None
+    assert _state(replay.session) == _state(_fresh(replay, spare_at + 1))
+
+
+def test_a_restore_made_ahead_in_a_thread_while_stepping_is_exact() -> None:
+    replay = _replay(SUBAGENT_SESSION)
+    n = len(replay)
+    replay.seek(n)
+    for target in range(n - 1, n // 2, -1):
+        worker = threading.Thread(target=replay.prepare_spare)
+        worker.start()
+        replay.seek(target)  # races the worker: it takes the spare or restores itself
+        worker.join()
+        assert _state(replay.session) == _state(_fresh(replay, target)), target
+
+
+@pytest.mark.parametrize("path", [STREAM / "07_hooks.jsonl", SUBAGENT_SESSION],
+                         ids=lambda p: p.name)
+def test_a_released_state_is_freed_without_the_cyclic_collector(path: Path) -> None:
+    replay = _replay(path)
+    snapshot = replay.checkpoints.at_or_before(len(replay))[1]
+    gc.collect()
+    kept = Session.restore(snapshot)
+    del kept
+    assert gc.collect() > 0  # a state has cycles: without release only the collector frees it
+    released = Session.restore(snapshot)
+    assert released.calls
+    release(released)
+    del released
+    assert gc.collect() == 0
+
+
+def test_a_seek_back_releases_the_state_it_replaces() -> None:
+    replay = _replay(SUBAGENT_SESSION)
+    replay.seek(len(replay))
+    gc.collect()
+    replay.seek(3)
+    replay.seek(len(replay) - 1)
+    replay.seek(2)
+    assert gc.collect() == 0
+
+
+async def test_in_the_app_a_step_back_after_a_rest_restores_nothing_on_the_ui_thread(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from viewer.replay_app import ReplayApp
+
+    restores: list[tuple[str, bool]] = []
+    real = Session.restore
+
+    def spy(snapshot: bytes, *, in_bursts: bool = False, **kwargs: Any) -> Session:
+        restores.append((threading.current_thread().name, in_bursts))
+        return real(snapshot, in_bursts=in_bursts, **kwargs)
+
+    monkeypatch.setattr(Session, "restore", staticmethod(spy))
+    path = STREAM / "06_background_bash.jsonl"
+    rec = load_recording(path)
+    replay = rec.replay(interval=4)
+    list(replay.build_checkpoints())
+    app = ReplayApp(rec, replay=replay, build_checkpoints=False, label=path.name)
+    end = next(i + 1 for i, f in enumerate(replay.frames)
+               if f.entry.kind_key == "system/task_updated" and b'"completed"' in f.entry.raw)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press("t")
+        app.go_to(end)  # a jump forward: restored here, on the UI thread
+        restores.clear()
+        for _ in range(100):  # the cursor rests: the app restores ahead in a worker
+            await pilot.pause(0.05)
+            if not app._spare_busy and not replay.wants_spare():
+                break
+        assert restores and all(in_bursts for _, in_bursts in restores)
+        assert all(name != threading.main_thread().name for name, _ in restores)
+        restores.clear()
+        await pilot.press("left")
+        assert not [r for r in restores if r[0] == threading.main_thread().name]
+        await pilot.pause()
+        assert replay.position == end - 1
+        title = str(app.screen.query_one("#tasks-title").content)
+        assert "1 running · 0 finished" in title
+        assert _state(replay.session) == _state(_fresh(replay, end - 1))
+
+
+# --- the first frame before the whole file is read -------------------------------------------
+
+
+def _frames(frames) -> list[tuple]:
+    return [(f.entry.line_no, f.entry.raw, f.agent, f.opens) for f in frames]
+
+
+def test_a_transcript_with_sub_agents_opens_on_its_head() -> None:
+    size = SUBAGENT_SESSION.stat().st_size
+    full = load_recording(SUBAGENT_SESSION)
+    head = load_recording(SUBAGENT_SESSION, head_bytes=size // 2)
+    assert full.format == head.format == "transcript" and full.agent_files
+    assert not head.complete and 0 < len(head.frames) < len(full.frames)
+    # the head is the recording's first frames: the sub-agent rows recorded before its last row
+    assert _frames(head.frames) == _frames(full.frames[:len(head.frames)])
+    assert head.frames[-1].agent is None
+    replay = head.replay(interval=4)
+    replay.seek(len(head.frames))
+    at_head = _state(replay.session)
+    head.take_rest(head.read_rest(), replay)
+    assert head.complete and _frames(replay.frames) == _frames(full.frames)
+    assert _state(replay.session) == at_head
+    replay.seek(len(replay))
+    assert _state(replay.session) == _state(_fresh(full.replay(), len(replay)))
+
+
+def test_from_a_line_reads_a_head_through_that_line() -> None:
+    path = STREAM / "07_hooks.jsonl"
+    lines = path.read_bytes().count(b"\n")
+    line = lines * 2 // 3
+    full = load_recording(path)
+    head = load_recording(path, head_bytes=200, through_line=line)
+    assert not head.complete and len(head.frames) < len(full.frames)
+    at = head.replay().position_of_line(line)
+    assert at == full.replay().position_of_line(line)
+    assert head.frames[at - 1].entry.line_no == line
+
+
+# --- checkpoints under a small budget ------------------------------------------------------------
+
+
+def test_thinned_checkpoints_are_the_same_built_here_or_in_a_child_and_none_is_wasted(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from viewer.replay_checkpoints import build_checkpoints
+
+    rec = load_recording(SUBAGENT_SESSION)
+    taken: list[int] = []
+    real = Session.checkpoint
+
+    def counted(self: Session) -> bytes:
+        taken.append(self.lines)
+        return real(self)
+
+    here = rec.replay(interval=2, budget_bytes=40_000)
+    there = rec.replay(interval=2, budget_bytes=40_000)
+    monkeypatch.setattr(Session, "checkpoint", counted)
+    kept_here = list(build_checkpoints(here, use_fork=False))
+    monkeypatch.undo()
+    kept_there = list(build_checkpoints(there))
+    assert here.checkpoints.interval > 2  # the budget thinned them
+    assert here.checkpoints.positions == there.checkpoints.positions
+    assert len(taken) < (len(here) - 1) // 2  # no snapshot where the coarser grid has none
+    for position in there.checkpoints.positions:
+        a = Session.restore(here.checkpoints.at_or_before(position)[1])
+        b = Session.restore(there.checkpoints.at_or_before(position)[1])
+        assert _state(a) == _state(b) == _state(_fresh(here, position))
+    assert kept_here == kept_there
+
+
+def test_near_the_start_the_restore_made_ahead_is_the_one_the_end_needs() -> None:
+    replay = _replay(STREAM / "07_hooks.jsonl")
+    n = len(replay)
+    replay.seek(1)
+    assert replay.prepare_spare()
+    assert replay._spare[0] == replay.checkpoints.positions[-1]
+    result = replay.seek(n)  # `end`: only the frames after the last checkpoint are folded
+    assert result.restored and replay._spare is None
+    assert _state(replay.session) == _state(_fresh(replay, n))
+
+
+def test_a_restore_made_ahead_stops_when_told() -> None:
+    replay = _replay(SUBAGENT_SESSION)
+    replay.seek(len(replay))
+    snapshot = replay.checkpoints.at_or_before(len(replay))[1]
+    with pytest.raises(EOFError):
+        Session.restore(snapshot, in_bursts=True, cancelled=lambda: True)
+    replay.stop_spare()
+    assert not replay.prepare_spare() and replay._spare is None
+    replay.seek(len(replay) - 1)  # seeking still works, restoring itself
+    assert _state(replay.session) == _state(_fresh(replay, len(replay) - 1))
