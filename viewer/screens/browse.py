@@ -10,6 +10,7 @@ kept.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import os
 import time
@@ -162,6 +163,12 @@ def word_score(word: str, text: str) -> float:
     return 1.0 + best / (len(word) * 2) if best else 0.0
 
 
+@functools.lru_cache(maxsize=16_384)
+def _folded(text: str) -> str:
+    """The first 200 characters of ``text``, casefolded (once per title, not per keystroke)."""
+    return text[:200].casefold()
+
+
 def narrow(rows: list[SessionRow], query: str) -> list[SessionRow]:
     """The rows whose title or project match every word of ``query``, best first
     (all of them, unchanged, for an empty query); see :func:`word_score`."""
@@ -170,7 +177,7 @@ def narrow(rows: list[SessionRow], query: str) -> list[SessionRow]:
         return rows
     scored = []
     for row in rows:
-        title, project = row.title[:200].casefold(), row.project.casefold()
+        title, project = _folded(row.title), _folded(row.project)
         total = 0.0
         for word in words:
             score = max(word_score(word, title), word_score(word, project))
