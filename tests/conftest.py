@@ -13,11 +13,17 @@ two ways to fold one.
   ``captures/``, ``.stdin.jsonl`` and sub-agent files included.
 
 Relative paths given to the helpers are taken inside ``FIXTURES``.
+
+For app tests: ``await wait_for(pilot, condition, timeout=8.0)`` lets the app
+run until ``condition()`` holds; ``screen_text(app)`` is the visible transcript.
 """
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -81,3 +87,21 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         files = recordings()
         metafunc.parametrize("recording", files,
                              ids=[str(p.relative_to(FIXTURES)) for p in files])
+
+
+async def wait_for(pilot: Any, condition: Callable[[], bool], timeout: float = 8.0) -> None:
+    """Let the app run until ``condition()`` holds (fail after ``timeout`` s)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not condition():
+        if loop.time() > deadline:
+            raise AssertionError("condition not met in time")
+        await pilot.pause(0.05)
+
+
+def screen_text(app: Any) -> str:
+    """Every visible line of the screen's transcript view, as plain text."""
+    from widgets.transcript import TranscriptView  # the reducer tests import no Textual
+
+    view = app.screen.query_one(TranscriptView)
+    return "\n".join(view.render_line(y).text for y in range(view.size.height))

@@ -7,12 +7,10 @@ recordings, and checks what is on screen or in the state the screen draws.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import shutil
 import sys
 import textwrap
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -24,29 +22,12 @@ from viewer.sources import CommandSource, FileTail, StreamSource
 from widgets.status_bar import StatusBar
 from widgets.transcript import TranscriptView
 
-from conftest import FIXTURES
+from conftest import FIXTURES, wait_for, screen_text
 
 REF = FIXTURES
 STREAM = REF / "captures" / "stream"
 PROJECT = REF / "captures" / "projects" / "-home-ada-src-demo"
 SUBAGENT_SESSION = "d7acffbd-7cff-4056-82e8-4364dc8df14a"
-
-
-
-async def wait_for(pilot, condition: Callable[[], bool], timeout: float = 8.0) -> None:
-    """Let the app run until ``condition()`` holds (fail after ``timeout`` s)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not condition():
-        if loop.time() > deadline:
-            raise AssertionError("condition not met in time")
-        await pilot.pause(0.05)
-
-
-def screen_text(app: CctvApp) -> str:
-    """Every visible line of the transcript view, as plain text."""
-    view = app.screen.query_one(TranscriptView)
-    return "\n".join(view.render_line(y).text for y in range(view.size.height))
 
 
 def status_text(app: CctvApp) -> str:

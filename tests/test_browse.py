@@ -8,7 +8,6 @@ opening (at a hit), coming back, the preview and the empty state.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import shutil
 import tempfile
@@ -27,18 +26,15 @@ from viewer.screens.browse import BrowseScreen, narrow, word_score
 from viewer.screens.session import SessionScreen
 from widgets.transcript import TranscriptView
 
+from conftest import wait_for as _wait_for
 from test_index import build_tree, isolated, tree_state  # noqa: F401 - autouse fixture
 
 PYDANTIC = "b45ad5d8-81fb-4bcb-baba-19d9f503d731"
 
 
 async def wait_for(pilot, condition: Callable[[], bool], timeout: float = 60.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not condition():
-        if loop.time() > deadline:
-            raise AssertionError("condition not met in time")
-        await pilot.pause(0.05)
+    """:func:`conftest.wait_for`, with this file's longer default."""
+    await _wait_for(pilot, condition, timeout)
 
 
 def browser(root: Path) -> CctvApp:

@@ -5,7 +5,6 @@ the real ``03_tools`` recording with its Bash call's output made giant."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import stat
@@ -18,7 +17,7 @@ from viewer.screens.raw import RAW_HEAD, RawScreen
 from viewer.sources import FileTail
 from widgets.cards.base import EXPAND_ROWS
 from widgets.transcript import TranscriptView
-from conftest import FIXTURES
+from conftest import FIXTURES, wait_for as _wait_for
 
 TOOLS = FIXTURES / "captures" / "stream" / "03_tools.jsonl"
 BASH_ID = "toolu_01humNUtUxKHi5ofFPjt2hq2"
@@ -45,12 +44,8 @@ def giant_session(tmp_path: Path, output: str) -> Path:
 
 
 async def wait_for(pilot, condition, timeout: float = 20.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not condition():
-        if loop.time() > deadline:
-            raise AssertionError("condition not met in time")
-        await pilot.pause(0.05)
+    """:func:`conftest.wait_for`, with this file's longer default."""
+    await _wait_for(pilot, condition, timeout)
 
 
 def all_rows(view: TranscriptView) -> list[str]:

@@ -8,11 +8,9 @@ the exit status.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import shutil
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -21,21 +19,11 @@ from reducer.state import NoticeItem
 from viewer.app import CctvApp
 from viewer.sources import CommandSource, FileTail
 from widgets.status_bar import StatusBar
-from widgets.transcript import TranscriptView
 
-from conftest import FIXTURES
+from conftest import FIXTURES, wait_for, screen_text
 
 STREAM = FIXTURES / "captures" / "stream"
 FAST = dict(debounce_ms=20, poll_timeout_ms=200)
-
-
-async def wait_for(pilot, condition: Callable[[], bool], timeout: float = 8.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not condition():
-        if loop.time() > deadline:
-            raise AssertionError("condition not met in time")
-        await pilot.pause(0.05)
 
 
 def status(app: CctvApp) -> str:
@@ -55,11 +43,6 @@ def middle(app: CctvApp) -> str | None:
 def notices(app: CctvApp) -> list[str]:
     return [i.text for i in app.feed.session.main.items
             if isinstance(i, NoticeItem) and i.category == "source"]
-
-
-def screen_text(app: CctvApp) -> str:
-    view = app.screen.query_one(TranscriptView)
-    return "\n".join(view.render_line(y).text for y in range(view.size.height))
 
 
 def lines_of(name: str) -> list[bytes]:

@@ -8,8 +8,6 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable
 from pathlib import Path
 
 from reducer.feed import Feed
@@ -20,18 +18,9 @@ from viewer.sources import CommandSource
 from viewer.stderr_buffer import StderrBuffer
 from widgets.transcript import TranscriptView
 
-from conftest import FIXTURES
+from conftest import FIXTURES, wait_for
 
 STREAM = FIXTURES / "captures" / "stream"
-
-
-async def wait_for(pilot, condition: Callable[[], bool], timeout: float = 8.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not condition():
-        if loop.time() > deadline:
-            raise AssertionError("condition not met in time")
-        await pilot.pause(0.05)
 
 
 def problems(feed: Feed) -> list[ProblemItem]:

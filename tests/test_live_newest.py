@@ -6,10 +6,8 @@ file is written while the real app follows the older one under Pilot.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import shutil
-from collections.abc import Callable
 from pathlib import Path
 
 from viewer.app import CctvApp
@@ -17,21 +15,12 @@ from viewer.launch import build_source, newest_watch
 from viewer.newest import NewestSession
 from viewer.sources import FileTail
 
-from conftest import FIXTURES
+from conftest import FIXTURES, wait_for
 
 PROJECTS = FIXTURES / "captures" / "projects"
 PROJECT = PROJECTS / "-home-ada-src-demo"
 OLD = "142bb34b-89e4-4e11-b4ed-b3397e45f6d4"
 NEW = "d7acffbd-7cff-4056-82e8-4364dc8df14a"
-
-
-async def wait_for(pilot, condition: Callable[[], bool], timeout: float = 8.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not condition():
-        if loop.time() > deadline:
-            raise AssertionError("condition not met in time")
-        await pilot.pause(0.05)
 
 
 def _projects(tmp_path: Path) -> tuple[Path, Path]:

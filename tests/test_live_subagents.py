@@ -7,10 +7,8 @@ the real app follows the session under Pilot.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import shutil
-from collections.abc import Callable
 from pathlib import Path
 
 from reducer.state import MAIN
@@ -20,27 +18,13 @@ from viewer.screens.session import SessionScreen
 from viewer.sources import FileTail
 from widgets.transcript import TranscriptView
 
-from conftest import FIXTURES
+from conftest import FIXTURES, wait_for, screen_text
 
 PROJECT = FIXTURES / "captures" / "projects" / "-home-ada-src-demo"
 SESSION = "d7acffbd-7cff-4056-82e8-4364dc8df14a"
 AGENT_FILE = "agent-acfff52c46df9b7f9"
 CALL = "toolu_01POmk2Upx4u34UIjZsjjwy3"
 RESULT_LINE = 25  # the Agent call's tool_result in the main file (1-based)
-
-
-async def wait_for(pilot, condition: Callable[[], bool], timeout: float = 8.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not condition():
-        if loop.time() > deadline:
-            raise AssertionError("condition not met in time")
-        await pilot.pause(0.05)
-
-
-def screen_text(app: CctvApp) -> str:
-    view = app.screen.query_one(TranscriptView)
-    return "\n".join(view.render_line(y).text for y in range(view.size.height))
 
 
 def _lines(path: Path) -> list[bytes]:

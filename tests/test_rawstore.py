@@ -22,8 +22,8 @@ from viewer.screens.session import SessionScreen
 from viewer.sources import FileTail, StreamSource
 from widgets.transcript import TranscriptView
 
-from conftest import FIXTURES, recordings
-from test_app import SUBAGENT_SESSION, PROJECT, STREAM, wait_for
+from conftest import FIXTURES, recordings, wait_for
+from test_app import SUBAGENT_SESSION, PROJECT, STREAM
 
 
 def _feeds(path: Path) -> tuple[Feed, Feed]:

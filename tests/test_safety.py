@@ -15,7 +15,6 @@ Rich markup in the input (``[bold red]``, ``[link=…]``) must appear literally.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 import shutil
@@ -34,7 +33,7 @@ from viewer.screens.session import SessionScreen
 from viewer.sources import CommandSource, FileTail
 from widgets.transcript import TranscriptView
 
-from conftest import FIXTURES
+from conftest import FIXTURES, wait_for as _wait_for
 
 STREAM = FIXTURES / "captures" / "stream"
 PROJECT = FIXTURES / "captures" / "projects" / "-home-ada-src-demo"
@@ -154,12 +153,8 @@ class Recorder:
 
 
 async def wait_for(pilot, condition: Callable[[], bool], timeout: float = 10.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not condition():
-        if loop.time() > deadline:
-            raise AssertionError("condition not met in time")
-        await pilot.pause(0.05)
+    """:func:`conftest.wait_for`, with this file's longer default."""
+    await _wait_for(pilot, condition, timeout)
 
 
 async def walk_every_screen(app: CctvApp, pilot, rec: Recorder) -> None:
