@@ -15,6 +15,7 @@ import pytest
 from conftest import FIXTURES, recordings
 from reducer.feed import Feed, read_file_lines
 from viewer.loader import agent_id_for, subagent_files
+from viewer.subagent_tail import agent_file_found
 from widgets.task_rows import TaskRowCache, task_rows
 
 NOW = 1.9e9
@@ -47,9 +48,7 @@ def test_cache_equals_full_rebuild_after_every_frame(path: Path) -> None:
     cache.refresh(feed.session, now)
     for agent_path, meta in subagent_files(path):  # as the app finds them
         agent = agent_id_for(agent_path, meta, feed.session.agent_file_ids)
-        cache.note(feed.session, feed.session.agent_file_found(
-            agent, agent_path.stem.removeprefix("agent-"), meta.get("agentType"),
-            str(meta.get("description") or "")))
+        cache.note(feed.session, agent_file_found(feed.session, agent_path, meta, agent))
         cache.refresh(feed.session, now)
         assert cache.rows == task_rows(feed.session, now), f"{agent_path} found"
         for batch in read_file_lines(agent_path):

@@ -33,7 +33,7 @@ from .screens.session import SessionScreen
 from .source_state import SourceState
 from .sources import FileTail, Lines, Recreated, Replaced, Source, is_reset
 from .stderr_buffer import StderrBuffer
-from .subagent_tail import SubagentTail, resolve_agent
+from .subagent_tail import SubagentTail, agent_file_found, resolve_agent
 
 __all__ = ["BrowseOptions", "CctvApp"]
 
@@ -343,9 +343,7 @@ class CctvApp(App[int]):
         feed = self.feed  # a reset makes a new one (and cancels this worker)
 
         def on_new(agent_id: str, agent_path: Path, meta: dict) -> None:
-            self._broadcast(feed.session.agent_file_found(
-                agent_id, agent_path.stem.removeprefix("agent-"), meta.get("agentType"),
-                str(meta.get("description") or "")))
+            self._broadcast(agent_file_found(feed.session, agent_path, meta, agent_id))
 
         def on_lines(agent: str, agent_path: Path, lines: list[RawLine]) -> None:
             if not feed.keep_raw:

@@ -7,7 +7,7 @@ from pathlib import Path
 from reducer.feed import Feed, read_file_lines
 
 from .discovery import subagent_files
-from .subagent_tail import agent_id_for
+from .subagent_tail import agent_file_found, agent_id_for
 
 __all__ = ["load_path", "load_subagents", "InputError", "check_readable"]
 
@@ -37,10 +37,8 @@ def load_subagents(feed: Feed, path: Path) -> int:
     result named its agent id. Returns how many files were folded."""
     count = 0
     for agent_path, meta in subagent_files(path):
-        agent_file_id = agent_path.stem.removeprefix("agent-")
         tool_use_id = agent_id_for(agent_path, meta, feed.session.agent_file_ids)
-        feed.session.agent_file_found(tool_use_id, agent_file_id, meta.get("agentType"),
-                                      str(meta.get("description") or ""))
+        agent_file_found(feed.session, agent_path, meta, tool_use_id)
         try:
             for batch in read_file_lines(agent_path):
                 feed.feed_agent_file(batch, tool_use_id)

@@ -27,11 +27,12 @@ import msgspec
 
 from reducer.lines import RawLine
 from reducer.session import Session
+from reducer.state import Change
 
 from .discovery import subagent_files
 from .sources import FileTail, Lines
 
-__all__ = ["SubagentTail", "agent_id_for", "resolve_agent", "first_prompt"]
+__all__ = ["SubagentTail", "agent_file_found", "agent_id_for", "resolve_agent", "first_prompt"]
 
 _HEAD = 256 * 1024
 _AGENT_TOOLS = frozenset({"Agent", "Task"})
@@ -44,6 +45,14 @@ def agent_id_for(agent_path: Path, meta: dict[str, Any], known: dict[str, str]) 
         return tool_use_id
     file_id = agent_path.stem.removeprefix("agent-")
     return known.get(file_id, "agent-" + file_id)
+
+
+def agent_file_found(session: Session, agent_path: Path, meta: dict[str, Any],
+                     agent_id: str) -> list[Change]:
+    """Tell ``session`` that ``agent_path`` (with its ``.meta.json``, ``meta``) is the
+    transcript of the sub-agent ``agent_id``; returns the change records."""
+    return session.agent_file_found(agent_id, agent_path.stem.removeprefix("agent-"),
+                                    meta.get("agentType"), str(meta.get("description") or ""))
 
 
 def first_prompt(agent_path: Path) -> str | None:

@@ -21,14 +21,14 @@ from typing import Any
 
 from reducer import frames as F
 from reducer.feed import Feed
-from reducer.lines import LineSplitter
+from reducer.lines import LineSplitter, RawLine
 from reducer.session import Session
 from reducer.state import MAIN, Item, PromptItem, TextItem, ToolItem
 from reducer.summary import prompt_count
 
 from ..discovery import subagent_files
-from ..subagent_tail import agent_id_for
-from .rows import HEAD_BYTES, TAIL_BYTES, Extracted, SessionRow, TextRow, tail_digest
+from ..subagent_tail import agent_file_found, agent_id_for
+from .rows import Extracted, SessionRow, TextRow, read_marks, tail_digest
 
 __all__ = ["extract", "TEXT_LIMIT"]
 
@@ -136,6 +136,16 @@ def _subagent_texts(session: Session, after_line: int, stamp: Callable[[int], st
     return out
 
 
+def _read_from(path: Path, splitter: LineSplitter, fold: Callable[[list[RawLine]], object]) -> None:
+    """Feed ``fold`` the complete lines ``path`` has past where ``splitter`` stopped."""
+    with open(path, "rb") as fh:
+        fh.seek(splitter.offset)
+        while chunk := fh.read(_CHUNK):
+            batch = splitter.feed(chunk)
+            if batch:
+                fold(batch)
+
+
 class SessionRead:
     """One session file (and its sub-agent files) read so far, to be read on.
 
@@ -149,8 +159,8 @@ class SessionRead:
         self.path = path
         self.feed = Feed(keep_raw=False)  # texts and rows never need a line's bytes
         self.main = LineSplitter()
-        self.head = b""
-        self.tail = b""
+        self.marks = b""
+        """:func:`~viewer.index.rows.read_marks` of the main file where its read stopped."""
         self.agents: dict[Path, tuple[str, LineSplitter]] = {}
         """Sub-agent file → (its agent, where its read stopped)."""
         self.agents_read: set[Path] = set()
@@ -178,35 +188,17 @@ class SessionRead:
 
     def unchanged(self) -> bool:
         """The bytes read so far are still the file's first bytes (it only grew)."""
-        end = self.end
         try:
-            if os.path.getsize(self.path) < end:
-                return False
-            start = max(0, end - TAIL_BYTES)
-            with open(self.path, "rb") as fh:
-                head = fh.read(min(HEAD_BYTES, end))
-                fh.seek(start)
-                tail = fh.read(end - start)
+            return os.path.getsize(self.path) >= self.end \
+                and read_marks(self.path, self.end) == self.marks
         except OSError:
             return False
-        return head == self.head[:len(head)] and tail == self.tail[-len(tail):] if tail else True
 
     def read_on(self) -> None:
         """Read what the main file and the sub-agent files gained since the last read."""
-        feed = self.feed
-        with open(self.path, "rb") as fh:
-            fh.seek(self.main.offset)
-            while chunk := fh.read(_CHUNK):
-                batch = self.main.feed(chunk)
-                if batch:
-                    feed.feed(batch)
-        end = self.end
-        with open(self.path, "rb") as fh:  # the bytes a later read checks are unchanged
-            self.head = fh.read(min(HEAD_BYTES, end))
-            start = max(0, end - TAIL_BYTES)
-            fh.seek(start)
-            self.tail = fh.read(end - start)
-        if feed.session.format == "transcript":
+        _read_from(self.path, self.main, self.feed.feed)
+        self.marks = read_marks(self.path, self.end)
+        if self.feed.session.format == "transcript":
             self._read_agents()
 
     def _read_agents(self) -> None:
@@ -221,20 +213,15 @@ class SessionRead:
                 return
             if known is None:
                 agent = agent_id_for(agent_path, meta, session.agent_file_ids)
-                session.agent_file_found(agent, agent_path.stem.removeprefix("agent-"),
-                                         meta.get("agentType"), str(meta.get("description") or ""))
+                agent_file_found(session, agent_path, meta, agent)
                 known = self.agents[agent_path] = (agent, LineSplitter())
             agent, splitter = known
             try:
                 if os.path.getsize(agent_path) < splitter.offset:
                     self.sound = False  # rewritten: only a new read is right
                     continue
-                with open(agent_path, "rb") as fh:
-                    fh.seek(splitter.offset)
-                    while chunk := fh.read(_CHUNK):
-                        batch = splitter.feed(chunk)
-                        if batch:
-                            self.feed.feed_agent_file(batch, agent)
+                _read_from(agent_path, splitter,
+                           lambda batch, agent=agent: self.feed.feed_agent_file(batch, agent))
             except OSError:
                 continue
             self.agents_read.add(agent_path)
@@ -267,27 +254,26 @@ class SessionRead:
                 self.cost_state = True
         self.entries_seen = len(entries)
         items = session.agents[MAIN].items
-        first_new = self.items_seen
-        for item in items[self.items_seen:]:
+        texts: list[TextRow] = []
+        # all items give texts when every text is asked for; only new ones move the scans
+        for index in range(0 if not after_line else self.items_seen, len(items)):
+            item = items[index]
             text = _searchable(item)
             if text is None:
                 continue
             role, body = text
-            if role == "user":
-                typed = body.strip()
-                first = self.first_prompt
-                if typed and (first is None or first.startswith("/")) \
-                        and not (first and typed.startswith("/")):
-                    self.first_prompt = typed  # a slash command only when nothing else was typed
-            elif role == "assistant" and body.strip():
-                self.last_reply = body
+            if index >= self.items_seen:
+                if role == "user":
+                    typed = body.strip()
+                    first = self.first_prompt
+                    if typed and (first is None or first.startswith("/")) \
+                            and not (first and typed.startswith("/")):
+                        self.first_prompt = typed  # a slash command only when nothing else was typed
+                elif role == "assistant" and body.strip():
+                    self.last_reply = body
+            if item.line_no > after_line and body.strip():
+                texts.append(TextRow(item.line_no, role, stamp(item.line_no), _clip(body, TEXT_LIMIT)))
         self.items_seen = len(items)
-        texts: list[TextRow] = []
-        for item in (items if not after_line else items[first_new:]):
-            text = _searchable(item)
-            if text is not None and item.line_no > after_line and text[1].strip():
-                texts.append(TextRow(item.line_no, text[0], stamp(item.line_no),
-                                     _clip(text[1], TEXT_LIMIT)))
         texts += _subagent_texts(session, after_line, stamp, self.agent_items_seen)
         start, last = _iso_seconds(self.first_ts), _iso_seconds(self.last_ts)
         cost_known = session.results > 0 or self.cost_state
@@ -319,7 +305,7 @@ class SessionRead:
             format=session.format,
         )
         return Extracted(row=row, texts=texts, indexed_bytes=self.end, lines=len(entries),
-                         tail=tail_digest(self.head + self.tail[-TAIL_BYTES:]))
+                         tail=tail_digest(self.marks))
 
 
 KEPT_READS = 4

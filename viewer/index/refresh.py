@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .rows import HEAD_BYTES, TAIL_BYTES, Extracted, tail_digest
+from .rows import Extracted, read_marks, tail_digest
 from .scan import SessionFile, scan
 from .store import IndexStore, StoredState
 
@@ -65,15 +65,10 @@ def _grew(file: SessionFile, state: StoredState) -> bool:
     end = state.indexed_bytes
     if file.size < end or end == 0:
         return False
-    start = max(0, end - TAIL_BYTES)
     try:
-        with open(file.path, "rb") as fh:
-            head = fh.read(min(HEAD_BYTES, end))
-            fh.seek(start)
-            tail = fh.read(end - start)
+        return tail_digest(read_marks(file.path, end)) == state.tail
     except OSError:
         return False
-    return tail_digest(head + tail) == state.tail
 
 
 def plan(files: list[SessionFile], states: dict[str, StoredState]) -> tuple[list[_Job], list[str]]:

@@ -4,16 +4,29 @@
 from __future__ import annotations
 
 import hashlib
+from pathlib import Path
 from typing import Any
 
 import msgspec
 
-__all__ = ["Extracted", "HEAD_BYTES", "SessionRow", "TAIL_BYTES", "TextRow", "tail_digest"]
+__all__ = ["Extracted", "HEAD_BYTES", "SessionRow", "TAIL_BYTES", "TextRow", "read_marks",
+           "tail_digest"]
 
 TAIL_BYTES = 256
 """Bytes before the indexed end that must be unchanged for an append to be read as one."""
 HEAD_BYTES = 4096
 """First bytes that must be unchanged too (a file replaced by a longer one is no append)."""
+
+
+def read_marks(path: str | Path, end: int) -> bytes:
+    """The bytes that tell a file only grew since a read that stopped at ``end``:
+    its first :data:`HEAD_BYTES` and the :data:`TAIL_BYTES` before ``end``
+    (raises ``OSError``)."""
+    start = max(0, end - TAIL_BYTES)
+    with open(path, "rb") as fh:
+        head = fh.read(min(HEAD_BYTES, end))
+        fh.seek(start)
+        return head + fh.read(end - start)
 
 
 def tail_digest(data: bytes) -> str:
