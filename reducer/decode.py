@@ -67,12 +67,7 @@ def decode_line(data: bytes, line_no: int = 0, offset: int = 0, keep_raw: bool =
     The entry keeps ``data`` as its ``raw`` unless ``keep_raw`` is false (a
     reader that can read the line again from its offset)."""
     try:
-        if len(data) > MAX_LINE_BYTES or not data.isascii():
-            entry = _decode(data)  # the checks first (too long, not UTF-8)
-        else:
-            entry = _decode_frame(data)
-            if type(entry) is Assistant:
-                entry = _check_tool_inputs(entry)
+        entry = _decode(data)
     except RecursionError:  # msgspec's own limit, far past MAX_DEPTH
         entry = Malformed(reason=f"nested too deep (more than {MAX_DEPTH} levels)")
     except Exception as exc:  # pragma: no cover - defensive: msgspec should not raise others
