@@ -200,7 +200,10 @@ def _task_row(session: Session, task: Task, now: float | None) -> TaskRow:
 def task_rows(session: Session, now: float | None = None) -> list[TaskRow]:
     """Every sub-agent and task of ``session`` as rows: running ones first,
     then by kind (agents, workflows, shells, monitors, others), then by start."""
-    by_call = _by_call(session)
+    return _rows(session, now, _by_call(session))
+
+
+def _rows(session: Session, now: float | None, by_call: dict[str, Task]) -> list[TaskRow]:
     rows: list[TaskRow] = []
     used: set[str] = set()
     for agent in session.agents.values():
@@ -406,7 +409,7 @@ class TaskRowCache:
         self._sizes = (len(session.agents), len(session.tasks))
         by_call = _by_call(session)
         self._by_call = {tool_use_id: task.task_id for tool_use_id, task in by_call.items()}
-        self.rows = task_rows(session, now)
+        self.rows = _rows(session, now, by_call)
         self._keys = [sort_key(row) for row in self.rows]
         self._rows = {row.key: row for row in self.rows}
         self._running = {row.key for row in self.rows if row.running}
