@@ -77,7 +77,7 @@ class _Walker:
         self.seen[id(obj)] = len(self.seen)
         self.keep.append(obj)
         out.append(f"#{self.seen[id(obj)]}{type(obj).__name__}<")
-        for name, value in _fields(obj):
+        for name, value in sorted(_fields(obj), key=lambda nv: nv[0]):  # any field order
             if name in self.ignore:
                 continue
             out.append(name + "=")

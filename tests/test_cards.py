@@ -109,7 +109,7 @@ def test_a_giant_edit_is_shown_as_its_changed_block_without_a_full_diff() -> Non
     new = old.replace(f"line {at}\n", f"line {at} changed\n")
     call = ToolCall("t1", "Edit", {"file_path": "a.txt", "old_string": old, "new_string": new},
                     MAIN, 0, 1, status="done")
-    rows = drawn(ToolItem(MAIN, 1, 0, call), Session(), expanded=True)
+    rows = drawn(ToolItem(MAIN, 1, 0, call=call), Session(), expanded=True)
     assert f"  - line {at}" in rows and f"  + line {at} changed" in rows
     assert len(rows) == 1 + EXPAND_ROWS + 1  # a page, then how much more
     # 5,000 kept + 1 replaced = 5,001 rows
@@ -170,7 +170,7 @@ def test_a_new_tool_card_is_one_registered_class() -> None:
 
     try:
         call = ToolCall("t2", "Shout", {"word": "hi"}, MAIN, 0, 1, status="done")
-        item = ToolItem(MAIN, 1, 0, call)
+        item = ToolItem(MAIN, 1, 0, call=call)
         assert isinstance(views.canonical_tool(call), Raw)
         assert drawn(item, Session()) [:2] == ["● Shout  HI" + " " * (100 - 12) + "✓", "  !!!"]
         assert estimate_height(item, 100, False, Session()) == 2

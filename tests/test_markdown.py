@@ -22,7 +22,7 @@ WIDTH = 72
 
 
 def rendered(text: str, width: int = WIDTH) -> list:
-    item = TextItem(MAIN, 1, 0, text, "msg_1")
+    item = TextItem(MAIN, 1, 0, text=text, message_id="msg_1")
     ctx = RenderContext(Session(), Console(width=200), Palette())
     return render_item(item, width, False, ctx)
 

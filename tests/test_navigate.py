@@ -157,11 +157,11 @@ def test_filter_change_is_one_pass_and_drawing_stays_visible_only(monkeypatch) -
     for i in range(100_000):
         if i % 3 == 0:
             hook = HookRun(f"h{i}", "PreToolUse", "PreToolUse", i + 1, None, status="success")
-            item = HookItem(MAIN, i + 1, None, hook)
+            item = HookItem(MAIN, i + 1, None, hook=hook)
         elif i % 3 == 1:
-            item = NoticeItem(MAIN, i + 1, None, "harness", f"notice {i}")
+            item = NoticeItem(MAIN, i + 1, None, category="harness", text=f"notice {i}")
         else:
-            item = TextItem(MAIN, i + 1, None, f"reply {i}", f"m{i}")
+            item = TextItem(MAIN, i + 1, None, text=f"reply {i}", message_id=f"m{i}")
         item.index = i
         items.append(item)
 

@@ -314,7 +314,7 @@ def test_cards_draw_a_hostile_tool_name_and_ansi_output_safely() -> None:
                     result="\x1b[31mred\x1b[0m \x1b]8;;file:///etc/passwd\x1b\\click\x1b]8;;\x1b\\")
     ctx = RenderContext(Session(), Console(width=120), Palette())
     for expanded in (False, True):
-        strips = render_item(ToolItem(MAIN, 1, 0, call), 100, expanded, ctx)
+        strips = render_item(ToolItem(MAIN, 1, 0, call=call), 100, expanded, ctx)
         for strip in strips:
             for seg in strip:
                 assert UNSAFE.search(seg.text) is None, seg.text
@@ -453,6 +453,6 @@ def test_a_crlf_output_shows_its_lines_not_their_carriage_returns() -> None:
                          ("10%\r20%", ["10%␍20%"])):
         call = ToolCall("t1", "Tool", {}, MAIN, 0, 1, status="done", result=result)
         for expanded in (False, True):
-            drawn = [s.text.strip() for s in render_item(ToolItem(MAIN, 1, 0, call), 100,
+            drawn = [s.text.strip() for s in render_item(ToolItem(MAIN, 1, 0, call=call), 100,
                                                          expanded, ctx)]
             assert drawn[-len(rows):] == rows, drawn

@@ -89,7 +89,7 @@ def test_a_duration_and_a_count_read_the_same_in_card_panel_and_status_bar() -> 
     session = fold_file(FIXTURES / "captures" / "stream" / "06_background_bash.jsonl").session
     call = ToolCall("toolu_x", "Bash", {"command": "make"}, MAIN, 0, 1, status="running",
                     elapsed=12.4)
-    card = rows(ToolItem(MAIN, 1, 0, call), session)[0]
+    card = rows(ToolItem(MAIN, 1, 0, call=call), session)[0]
     assert card.endswith(f"◐ running {format_duration(12.4)}") and format_duration(12.4) == "12s"
     row = next(iter(task_rows(session)))
     panel = render_row(row, 120).plain

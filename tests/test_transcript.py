@@ -529,7 +529,7 @@ def drawn(item: Item, session: Session | None = None, width: int = 80,
 def test_card_statuses_come_from_state() -> None:
     call = ToolCall("toolu_x", "Bash", {"command": "sleep 100"}, MAIN, 0, 1,
                     status="running", elapsed=90.0, heartbeats=3)
-    item = ToolItem(MAIN, 1, 0, call)
+    item = ToolItem(MAIN, 1, 0, call=call)
     assert drawn(item)[0].endswith("◐ running 1m30s · 3 heartbeats")
     assert drawn(item)[1] == "  $ sleep 100"
     call.status, call.elapsed, call.heartbeats = "pending", None, 0
@@ -553,7 +553,7 @@ def test_mcp_tool_input_is_pretty_json_and_errors_use_the_error_style() -> None:
     call = ToolCall("toolu_m", "mcp__tracker__create_issue",
                     {"title": "Crash on start", "labels": ["bug", "p1"], "body": "x" * 90},
                     MAIN, 0, 1, status="failed", result="tracker: 403 forbidden", is_error=True)
-    item = ToolItem(MAIN, 1, 0, call)
+    item = ToolItem(MAIN, 1, 0, call=call)
     rows_ = drawn(item)
     assert rows_[0].startswith("● mcp__tracker__create_issue  Crash on start")
     assert rows_[0].endswith("✗ failed")
@@ -569,17 +569,17 @@ def test_mcp_tool_input_is_pretty_json_and_errors_use_the_error_style() -> None:
 
 
 def test_streaming_text_thinking_footer_and_notice() -> None:
-    text = TextItem(MAIN, 1, 0, "Partial **answer**", "msg_1", streaming=True)
+    text = TextItem(MAIN, 1, 0, text="Partial **answer**", message_id="msg_1", streaming=True)
     assert drawn(text)[0].endswith("▍")
-    thinking = ThinkingItem(MAIN, 1, 0, "", True, 1234, "msg_1")
+    thinking = ThinkingItem(MAIN, 1, 0, text="", redacted=True, tokens=1234, message_id="msg_1")
     assert drawn(thinking) == ["✻ thinking (redacted) · 1,234 tok"]
     turn = Turn(2, "go", 1, closed=True, is_error=True, subtype="error_max_turns",
                 duration_ms=12400, duration_api_ms=9800, cost_usd=0.0213)
     turn.usage.input_tokens, turn.usage.output_tokens = 2400, 120
-    footer = drawn(TurnFooterItem(MAIN, 9, turn))[0]
+    footer = drawn(TurnFooterItem(MAIN, 9, turn.index, turn_ref=turn))[0]
     assert footer.startswith(
         "── turn 3 · 12s (api 9.8s) · $0.0213 · in 2.4k out 120 · ✗ failed · max turns")
-    notice = NoticeItem(MAIN, 3, 0, "api retry", "API retry 2/10 in 1.0s (529 overloaded)",
+    notice = NoticeItem(MAIN, 3, 0, category="api retry", text="API retry 2/10 in 1.0s (529 overloaded)",
                         level="warning")
     assert drawn(notice) == ["! [api retry] API retry 2/10 in 1.0s (529 overloaded)"]
 

@@ -21,7 +21,7 @@ class Hooks(Kernel):
         if hook is None:
             hook = HookRun(e.hook_id, e.hook_name, e.hook_event, e.line_no, self._turn_index(agent))
             self.hooks[e.hook_id] = hook
-            hook.item = HookItem(agent, e.line_no, hook.turn, hook)
+            hook.item = HookItem(agent, e.line_no, hook.turn, hook=hook)
             self._add(hook.item)
             turn = self.current_turn
             if turn is not None:
@@ -48,9 +48,10 @@ class Hooks(Kernel):
         turn = self.turns[-1] if self.turns else None
         if turn is not None and agent == MAIN:
             turn.stop_summaries += 1
-        self._add(StopSummaryItem(agent, e.line_no, self._turn_index(agent), e.hookCount or 0,
-                                  list(e.hookInfos), list(e.hookErrors), e.preventedContinuation,
-                                  e.stopReason, e.level))
+        self._add(StopSummaryItem(agent, e.line_no, self._turn_index(agent), count=e.hookCount or 0,
+                                  infos=list(e.hookInfos), errors=list(e.hookErrors),
+                                  prevented=e.preventedContinuation, stop_reason=e.stopReason,
+                                  level=e.level))
 
     def _hook_progress_row(self, e: F.Progress, agent: str) -> None:
         """CLI 2.1.14–2.1.42 wrote one ``progress/hook_progress`` row per hook it
@@ -62,7 +63,7 @@ class Hooks(Kernel):
         hook.status = "ran"
         hook.output = data.command or ""
         self.hooks[hook_id] = hook
-        hook.item = HookItem(agent, e.line_no, hook.turn, hook)
+        hook.item = HookItem(agent, e.line_no, hook.turn, hook=hook)
         self._add(hook.item)
         turn = self.current_turn
         if turn is not None:
@@ -81,7 +82,7 @@ class Hooks(Kernel):
             hook.stderr = att.stderr or ""
             hook.output = as_text(att.content) if att.content is not None else ""
             self.hooks[hook_id] = hook
-            hook.item = HookItem(agent, e.line_no, hook.turn, hook)
+            hook.item = HookItem(agent, e.line_no, hook.turn, hook=hook)
             self._add(hook.item)
             self._changed("hook", key=hook_id)
         elif att.type == "queued_command":

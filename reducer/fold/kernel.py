@@ -25,12 +25,14 @@ from ..state import (
     RateLimit,
     Change,
     CompactionItem,
+    HookItem,
     HookRun,
     Item,
     NoticeItem,
     ProblemItem,
     Task,
     ToolCall,
+    ToolItem,
     Totals,
     Turn,
 )
@@ -295,8 +297,43 @@ class Kernel:
         return Activity("running", found.id, found.name)
 
     def checkpoint(self) -> bytes:
-        """A snapshot of the whole state (for replay seeking)."""
-        return pickle.dumps(self, protocol=pickle.HIGHEST_PROTOCOL)
+        """A snapshot of the whole state (for replay seeking).
+
+        The state classes pickle as ``(class, field tuple)``, which cannot hold
+        a cycle: the back references of calls and hook runs to their cards are
+        left out of the state and pickled after it as ``(owner, card)`` pairs."""
+        links = self._back_links()
+        for owner, _ in links:
+            owner.item = None
+        try:
+            return pickle.dumps((self, links), protocol=pickle.HIGHEST_PROTOCOL)
+        finally:
+            for owner, item in links:
+                owner.item = item
+
+    def _back_links(self) -> list[tuple[ToolCall | HookRun, Item]]:
+        """Every call and hook run that points back at its card (those of the
+        cards, and those kept by id, which are the same but for a call
+        replaced in place)."""
+        seen: set[int] = set()
+        links: list[tuple[ToolCall | HookRun, Item]] = []
+
+        def note(owner: ToolCall | HookRun | None) -> None:
+            if owner is not None and owner.item is not None and id(owner) not in seen:
+                seen.add(id(owner))
+                links.append((owner, owner.item))
+
+        for agent in self.agents.values():
+            for item in agent.items:
+                if type(item) is ToolItem:
+                    note(item.call)
+                elif type(item) is HookItem:
+                    note(item.hook)
+        for call in self.calls.values():
+            note(call)
+        for hook in self.hooks.values():
+            note(hook)
+        return links
 
     @staticmethod
     def restore(snapshot: bytes, *, in_bursts: bool = False,
@@ -308,8 +345,12 @@ class Kernel:
         if in_bursts:
             from .snapshot import Bursts
 
-            return pickle.Unpickler(Bursts(snapshot, cancelled)).load()
-        return pickle.loads(snapshot)
+            state, links = pickle.Unpickler(Bursts(snapshot, cancelled)).load()
+        else:
+            state, links = pickle.loads(snapshot)
+        for owner, item in links:
+            owner.item = item
+        return state
 
     def agent_for(self, agent_id: str) -> Agent:
         """The agent with this id, created (as a sub-agent) if new."""
@@ -499,7 +540,8 @@ class Kernel:
 
     def _notice(self, agent: str, line_no: int, category: str, text: str, level: str = "info",
                 detail: str | None = None) -> NoticeItem:
-        item = NoticeItem(agent, line_no, self._turn_index(agent), category, text, level, detail)
+        item = NoticeItem(agent, line_no, self._turn_index(agent), category=category, text=text,
+                          level=level, detail=detail)
         self._add(item)
         return item
 
@@ -507,7 +549,8 @@ class Kernel:
                  reason: str) -> None:
         """A line the fold could not use, shown in the transcript of the agent
         (and so the file) it came from."""
-        self._add(ProblemItem(agent, line_no, self._turn_index(agent), problem, kind_key, reason))
+        self._add(ProblemItem(agent, line_no, self._turn_index(agent), problem=problem,
+                              kind_key=kind_key, reason=reason, last_line_no=line_no))
 
     def _line_id(self, line_no: int) -> str:
         """An id for something the entry being folded names no id for: unique

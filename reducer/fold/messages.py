@@ -80,8 +80,8 @@ class Messages(Kernel):
                     self._index_uuid(e.uuid or "", item)
                     self._touch(item)
                 else:
-                    item = self._add(TextItem(agent_id, e.line_no, turn, block.text or "", msg.id,
-                                              uuid=e.uuid))
+                    item = self._add(TextItem(agent_id, e.line_no, turn, e.uuid, text=block.text or "",
+                                              message_id=msg.id))
             elif btype in ("thinking", "redacted_thinking"):
                 text = block.thinking or ""
                 redacted = btype == "redacted_thinking" or not text
@@ -98,8 +98,8 @@ class Messages(Kernel):
                     item.source = self._source
                     self._touch(item)
                 else:
-                    item = self._add(ThinkingItem(agent_id, e.line_no, turn, text, redacted, tokens,
-                                                  msg.id, uuid=e.uuid))
+                    item = self._add(ThinkingItem(agent_id, e.line_no, turn, e.uuid, text=text, redacted=redacted,
+                                                  tokens=tokens, message_id=msg.id))
             elif btype in ("tool_use", "server_tool_use"):
                 item = self._tool_use(agent, block, e, turn)
             else:
@@ -156,7 +156,7 @@ class Messages(Kernel):
         if agent_id != MAIN:
             agent = self.agent_for(agent_id)
             if not agent.items and not e.synthetic:
-                self._add(PromptItem(agent_id, e.line_no, None, text, images, e.uuid))
+                self._add(PromptItem(agent_id, e.line_no, None, e.uuid, text=text, images=images))
             else:
                 self._notice(agent_id, e.line_no, "message", text)
             self._touch_agent_call(agent_id)
@@ -219,10 +219,10 @@ class Messages(Kernel):
             turn = self._turn_index(agent_id)
             item: Item | None = None
             if btype == "text":
-                item = TextItem(agent_id, e.line_no, turn, ev.content_block.text or "", msg_id,
-                                streaming=True)
+                item = TextItem(agent_id, e.line_no, turn, text=ev.content_block.text or "",
+                                message_id=msg_id, streaming=True)
             elif btype == "thinking":
-                item = ThinkingItem(agent_id, e.line_no, turn, "", False, 0, msg_id, streaming=True)
+                item = ThinkingItem(agent_id, e.line_no, turn, message_id=msg_id, streaming=True)
             if item is not None:
                 self._add(item)
                 self._streaming.setdefault((agent_id, msg_id), []).append(item)

@@ -130,7 +130,7 @@ class Tools(Kernel):
                 self._unclaimed_agent_calls[call_id] = call
         if call_id in self._denied_ids:
             call.status = "denied"
-        item = ToolItem(agent.id, e.line_no, turn, call, e.uuid)
+        item = ToolItem(agent.id, e.line_no, turn, e.uuid, call=call)
         call.item = item
         self._add(item)
         return item
@@ -152,7 +152,7 @@ class Tools(Kernel):
             call = ToolCall(call_id, "?", None, agent_id, self._turn_index(agent_id), e.line_no)
             self.calls[call_id] = call
             self._open_calls[call_id] = call
-            call.item = ToolItem(agent_id, e.line_no, call.turn, call, e.uuid)
+            call.item = ToolItem(agent_id, e.line_no, call.turn, e.uuid, call=call)
             self._add(call.item)
         call.result = block.content
         result_at = _epoch(e.timestamp) or self._now

@@ -27,7 +27,7 @@ class Turns(Kernel):
                     started_by=started_by)
         self.turns.append(turn)
         if prompt is not None:
-            self._add(PromptItem(MAIN, line_no, turn.index, prompt, images, uuid, context))
+            self._add(PromptItem(MAIN, line_no, turn.index, uuid, text=prompt, images=images, context=context))
         elif started_by == "task-notification":
             summary = " ".join((pending or "a background task finished").split())
             self._notice(MAIN, line_no, "turn start", f"started by a background task: {summary}")
@@ -142,7 +142,7 @@ class Turns(Kernel):
         self.status = "idle"
         self.live_thinking_tokens = 0
         self._pending_thinking = 0
-        self._add(TurnFooterItem(MAIN, e.line_no, turn))
+        self._add(TurnFooterItem(MAIN, e.line_no, turn.index, turn_ref=turn))
         self._changed("session")
 
     def _close_turn_on_disk(self, turn: Turn, line_no: int) -> None:
@@ -152,7 +152,7 @@ class Turns(Kernel):
         turn.closed = True
         turn.end_line = line_no
         self.status = "idle"
-        self._add(TurnFooterItem(MAIN, line_no, turn))
+        self._add(TurnFooterItem(MAIN, line_no, turn.index, turn_ref=turn))
 
     def _thinking_tokens(self, e: F.ThinkingTokens, agent: str) -> None:
         delta = e.estimated_tokens_delta or 0
