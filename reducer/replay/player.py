@@ -7,14 +7,16 @@ runs in a worker while the user already steps). Seeking restores the nearest
 checkpoint at or before the target (or goes on from the current state when
 that is closer) and folds the frames in between.
 
-Restoring a big session costs about a second per 100 MB of recording (the
-state is ~600k objects), whatever the snapshot's format: so a caller can have
+Restoring a big session costs ~0.2 s per 100 MB of recording (the state is
+~700k objects): so a caller can have
 the restore a step back would need made ahead, off the UI thread
 (:meth:`Replay.prepare_spare`), and a seek that finds it ready only folds.
-The states a seek replaces are released (:func:`release`) so they are freed
-at once, and what a restore builds goes to the collector's oldest generation
-unexamined (:func:`_promote`): neither costs a pass of the cyclic collector
-over the whole heap after the key.
+The state a restore replaces is not freed during the seek: it waits for the
+caller to free it in a worker, a burst at a time (:meth:`Replay.free_retired`);
+older ones than the last two are released (:func:`release`, their cycles
+broken, so reference counting frees them at once). What a restore builds goes
+to the collector's oldest generation unexamined (:func:`_promote`): neither
+costs a pass of the cyclic collector over the whole heap after the key.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from .frames import ReplayFrame
 from .markers import Markers
 from .pacing import Timeline, pace
 
-__all__ = ["Checkpoints", "Replay", "SeekResult", "pack", "release"]
+__all__ = ["Checkpoints", "Replay", "SeekResult", "dismantle", "pack", "release"]
 
 _MIN_INTERVAL = 64
 SPARE_MARGIN = 256
@@ -85,6 +87,37 @@ def release(session: Session) -> None:
         call.item = None
     for hook in session.hooks.values():
         hook.item = None
+
+
+def dismantle(session: Session, burst: int = 2048) -> Iterator[None]:
+    """Free a state no longer needed a burst at a time, yielding between bursts
+    (a worker thread running it lets the others run): at 100 MB a state is
+    ~700k objects, ~150 ms to free in one go. Its cycles are broken first,
+    ``burst`` items at a time (as :func:`release` does), then its lists and
+    dicts are emptied ``burst`` entries at a time. Afterwards it is empty."""
+    for agent in list(session.agents.values()):
+        items = agent.items
+        for start in range(0, len(items), burst):
+            for item in items[start:start + burst]:
+                if type(item) is ToolItem:
+                    item.call.item = None
+                elif type(item) is HookItem:
+                    item.hook.item = None
+            yield
+    for owner in (*session.calls.values(), *session.hooks.values()):
+        owner.item = None
+    yield
+    containers = [agent.items for agent in session.agents.values()]
+    containers += [v for k, v in vars(session).items()
+                   if isinstance(v, (list, dict)) and v and k != "_changes"]  # a caller's list
+    for container in containers:
+        while container:
+            if isinstance(container, list):
+                del container[-burst:]
+            else:
+                for _ in range(min(burst, len(container))):
+                    container.popitem()
+            yield
 
 
 def pack(snapshot: bytes) -> bytes:
@@ -190,6 +223,9 @@ class Replay:
         """A restored checkpoint not used yet: (its position, its state)."""
         self._spare_lock = threading.Lock()
         self._spare_stop = threading.Event()
+        self._retired: list[Session] = []
+        """States seeks replaced, not freed yet (see :meth:`free_retired`)."""
+        self._retired_lock = threading.Lock()
 
     def _new_checkpoints(self) -> Checkpoints:
         frames = self.frames
@@ -279,13 +315,49 @@ class Replay:
                 self._apply(session, position)
                 position += 1
             _promote()
-        release(self.session)
+        self._retire(self.session)
         self.session = session
         self.position = position
         self.describer.sync(session)
         self.changes, self.descriptions = [], []
         if position < target:
             self.step()
+
+    # --- the states seeks leave behind -----------------------------------------------------
+
+    _RETIRED_KEPT = 2
+    """States left for :meth:`free_retired`; an older one is released at once."""
+
+    def _retire(self, session: Session) -> None:
+        """Keep the state a restore replaced for :meth:`free_retired` instead of
+        freeing it now (the seek's caller waits for the seek, not for that)."""
+        with self._retired_lock:
+            self._retired.append(session)
+            overflow = self._retired[:-self._RETIRED_KEPT]
+            del self._retired[:-self._RETIRED_KEPT]
+        for old in overflow:  # nobody frees them: at once, without the collector
+            release(old)
+
+    @property
+    def retired(self) -> int:
+        """How many replaced states wait for :meth:`free_retired`."""
+        with self._retired_lock:
+            return len(self._retired)
+
+    def free_retired(self, between: Callable[[], None] = lambda: None) -> int:
+        """Free the states seeks replaced (:func:`dismantle`), calling
+        ``between`` between bursts: a worker passes what lets the UI thread
+        run (``time.sleep(0)``). Returns how many were freed."""
+        freed = 0
+        while True:
+            with self._retired_lock:
+                if not self._retired:
+                    return freed
+                session = self._retired.pop(0)
+            for _ in dismantle(session):
+                between()
+            del session
+            freed += 1
 
     # --- a restore made ahead ----------------------------------------------------------
 

@@ -1,0 +1,87 @@
+"""The states replay seeks replace are freed after the seek, a burst at a time,
+and freeing them touches nothing the replay still shows (real recordings)."""
+
+from __future__ import annotations
+
+import gc
+import threading
+import weakref
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES
+from reducer.replay import Replay
+from reducer.replay.player import dismantle
+from reducer.session import Session
+from test_replay_seek import _fresh, _state
+from viewer.replay_source import load_recording
+
+STREAM = FIXTURES / "captures" / "stream"
+SUBAGENT_SESSION = (FIXTURES / "captures" / "projects" / "-home-ada-src-demo"
+                    / "d7acffbd-7cff-4056-82e8-4364dc8df14a.jsonl")
+RECORDINGS = [STREAM / "06_background_bash.jsonl", STREAM / "07_hooks.jsonl", SUBAGENT_SESSION]
+
+
+def _replay(path: Path) -> Replay:
+    replay = load_recording(path).replay(interval=4)
+    list(replay.build_checkpoints())
+    return replay
+
+
+@pytest.mark.parametrize("path", RECORDINGS, ids=lambda p: p.name)
+def test_a_seek_leaves_the_state_it_replaced_for_later_and_freeing_it_changes_nothing_shown(
+        path: Path) -> None:
+    replay = _replay(path)
+    n = len(replay)
+    replay.seek(n)
+    replay.free_retired()
+    end_state = weakref.ref(replay.session)
+    replay.seek(2)  # a restore: the end state waits to be freed
+    assert replay.retired == 1 and end_state() is not None
+    shown = _state(replay.session)
+    gc.collect()
+    assert replay.free_retired() == 1 and replay.retired == 0
+    assert end_state() is None  # freed by reference counting: no cycle was left
+    assert gc.collect() == 0
+    assert _state(replay.session) == shown == _state(_fresh(replay, 2))
+    replay.seek(n - 1)  # and the replay goes on as before
+    assert _state(replay.session) == _state(_fresh(replay, n - 1))
+
+
+def test_only_the_last_two_replaced_states_wait_the_older_are_released_at_once() -> None:
+    replay = _replay(SUBAGENT_SESSION)
+    n = len(replay)
+    for target in (n, 2, n - 1, 3, n - 2):
+        replay.seek(target)
+    assert replay.retired == 2
+    gc.collect()
+    replay.seek(2)
+    assert replay.retired == 2 and gc.collect() == 0
+
+
+def test_dismantle_frees_a_state_in_bursts_and_leaves_it_empty() -> None:
+    replay = _replay(STREAM / "07_hooks.jsonl")
+    session = replay._new_session()
+    for index in range(len(replay)):
+        replay._apply(session, index)
+    items = sum(len(a.items) for a in session.agents.values())
+    assert items > 10 and session.hooks
+    bursts = sum(1 for _ in dismantle(session, burst=2))
+    assert bursts >= items // 2
+    assert not session.calls and not session.hooks and not session.turns
+    assert all(not a.items for a in session.agents.values()) or not session.agents
+
+
+def test_freeing_in_a_worker_while_seeking_stays_exact() -> None:
+    replay = _replay(SUBAGENT_SESSION)
+    n = len(replay)
+    replay.seek(n)
+    for target in range(n - 1, n // 2, -1):
+        worker = threading.Thread(target=replay.free_retired)
+        worker.start()
+        replay.seek(target)  # restores while the worker frees the one before
+        worker.join()
+        assert _state(replay.session) == _state(_fresh(replay, target)), target
+    replay.free_retired()
+    assert replay.retired == 0 and isinstance(replay.session, Session)
