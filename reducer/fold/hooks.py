@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from .. import frames as F
 from ..state import MAIN, HookItem, HookRun, StopSummaryItem
-from .kernel import Kernel, as_text
+from .kernel import Kernel, as_text, word
 
 __all__ = ["Hooks"]
 
@@ -19,7 +19,8 @@ class Hooks(Kernel):
     def _hook(self, e: F.HookStarted | F.HookProgress | F.HookResponse, agent: str) -> None:
         hook = self.hooks.get(e.hook_id)
         if hook is None:
-            hook = HookRun(e.hook_id, e.hook_name, e.hook_event, e.line_no, self._turn_index(agent))
+            hook = HookRun(e.hook_id, word(e.hook_name), word(e.hook_event), e.line_no,
+                           self._turn_index(agent))
             self.hooks[e.hook_id] = hook
             hook.item = HookItem(agent, e.line_no, hook.turn, hook=hook)
             self._add(hook.item)
@@ -32,7 +33,7 @@ class Hooks(Kernel):
             hook.stderr = e.stderr or hook.stderr
             hook.output = e.output or hook.output
         elif isinstance(e, F.HookResponse):
-            hook.status = e.outcome or ("success" if e.exit_code in (0, None) else "error")
+            hook.status = word(e.outcome) or ("success" if e.exit_code in (0, None) else "error")
             hook.exit_code = e.exit_code
             hook.output = e.output or ""
             hook.stdout = e.stdout or ""
@@ -58,7 +59,7 @@ class Hooks(Kernel):
         ran (and no attachment): a hook run whose outcome was not recorded."""
         data = e.data
         hook_id = self._line_id(e.line_no)
-        hook = HookRun(hook_id, data.hookName or data.hookEvent or "hook", data.hookEvent or "",
+        hook = HookRun(hook_id, word(data.hookName or data.hookEvent or "hook"), word(data.hookEvent or ""),
                        e.line_no, self._turn_index(agent))
         hook.status = "ran"
         hook.output = data.command or ""
@@ -74,7 +75,7 @@ class Hooks(Kernel):
         att = e.attachment
         if att.type.startswith("hook_"):
             hook_id = self._line_id(e.line_no)
-            hook = HookRun(hook_id, att.hookName or att.type, att.hookEvent or "",
+            hook = HookRun(hook_id, word(att.hookName or att.type), word(att.hookEvent or ""),
                            e.line_no, self._turn_index(agent))
             hook.status = "error" if "error" in att.type else "success"
             hook.exit_code = att.exitCode

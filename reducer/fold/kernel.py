@@ -11,6 +11,7 @@ the sibling modules (messages, tools, tasks, hooks, turns, chain) and the
 from __future__ import annotations
 
 import pickle
+from sys import intern
 from collections import Counter
 from functools import partial
 from typing import Any, Callable, NamedTuple, Never, assert_never
@@ -37,7 +38,7 @@ from ..state import (
     Turn,
 )
 
-__all__ = ["Kernel", "SUBAGENT_TOOLS", "MALFORMED_KEPT", "block_text", "usage_totals", "Handler"]
+__all__ = ["Kernel", "SUBAGENT_TOOLS", "MALFORMED_KEPT", "block_text", "usage_totals", "Handler", "word"]
 
 MALFORMED_KEPT = 10_000
 """Malformed lines listed by line in :attr:`Kernel.malformed` (all are counted)."""
@@ -51,6 +52,14 @@ _new_change = partial(tuple.__new__, Change)
 
 Handler = Callable[[Any, Any, str], None]
 """``handler(session, entry, agent)``: folds one entry already routed to ``agent``."""
+
+
+def word(value: Any) -> Any:
+    """A string of a few distinct values (a hook's name, a tool's name, a
+    status) as the one shared copy of it: a decoded frame makes a new string
+    each time, and a big session holds ~100k of them (memory, and the objects
+    a replay's restore rebuilds). Anything else as it is."""
+    return intern(value) if type(value) is str else value
 
 
 def usage_totals(u: F.Usage | None) -> Totals:

@@ -11,7 +11,7 @@ import msgspec
 
 from .. import frames as F
 from ..state import MAIN, Agent, Item, ToolCall, ToolItem
-from .kernel import SUBAGENT_TOOLS, Kernel, block_text
+from .kernel import SUBAGENT_TOOLS, Kernel, block_text, word
 
 __all__ = ["Tools"]
 
@@ -111,7 +111,7 @@ class Tools(Kernel):
         call = self.calls.get(call_id)
         if call is not None and call.item is not None:  # a repeat (resume copies rows)
             return call.item
-        call = ToolCall(call_id, block.name or "?", block.input, agent.id, turn, e.line_no,
+        call = ToolCall(call_id, word(block.name or "?"), block.input, agent.id, turn, e.line_no,
                         started_at=_epoch(e.timestamp) or self._now)
         if call_id in self.calls:  # replaces a call left half-made by a failed fold
             self._calls_in_turn_order = False

@@ -9,7 +9,7 @@ from typing import Any
 
 from .. import frames as F
 from ..state import MAIN, CompactionItem, PromptItem, Turn, TurnFooterItem, TurnStart
-from .kernel import Kernel, usage_totals
+from .kernel import Kernel, usage_totals, word
 
 __all__ = ["Turns"]
 
@@ -113,9 +113,9 @@ class Turns(Kernel):
         turn.closed = True
         turn.end_line = e.line_no
         turn.is_error = e.is_error
-        turn.subtype = e.subtype
-        turn.terminal_reason = e.terminal_reason
-        turn.stop_reason = e.stop_reason
+        turn.subtype = word(e.subtype)
+        turn.terminal_reason = word(e.terminal_reason)
+        turn.stop_reason = word(e.stop_reason)
         turn.errors = list(e.errors or [])
         turn.duration_ms = e.duration_ms
         api = e.duration_api_ms
