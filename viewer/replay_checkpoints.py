@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import mmap
 import os
 import struct
 from collections.abc import Callable, Iterator
@@ -25,10 +26,15 @@ __all__ = ["build_checkpoints"]
 _HEADER = struct.Struct("<QQ")
 
 
-def _read_exactly(fd: int, size: int) -> bytearray | None:
+def _read_exactly(fd: int, size: int, *, mapped: bool = False) -> bytearray | mmap.mmap | None:
     """``size`` bytes from the pipe, read into one buffer (no chunks to join:
-    a checkpoint costs the parent its own size, not twice that for a while)."""
-    buffer = bytearray(size)
+    a checkpoint costs the parent its own size, not twice that for a while).
+
+    ``mapped``: the buffer is a memory map of its own, not the heap's. Kept
+    checkpoints are dropped out of order as they are thinned; on the heap the
+    holes they leave stayed part of the process (+75 MB RSS for 42 MB of
+    checkpoints at 100 MB), while a map goes back to the system when dropped."""
+    buffer: bytearray | mmap.mmap = mmap.mmap(-1, size) if mapped and size else bytearray(size)
     view = memoryview(buffer)
     got = 0
     while got < size:
@@ -90,7 +96,7 @@ def build_checkpoints(replay: Replay, cancelled: Callable[[], bool] = lambda: Fa
                 finished = True
                 break
             position, size = _HEADER.unpack(header)
-            data = _read_exactly(read_fd, size)
+            data = _read_exactly(read_fd, size, mapped=True)
             if data is None:
                 break
             if checkpoints.add(position, data, packed=True):
