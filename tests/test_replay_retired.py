@@ -85,3 +85,17 @@ def test_freeing_in_a_worker_while_seeking_stays_exact() -> None:
         assert _state(replay.session) == _state(_fresh(replay, target)), target
     replay.free_retired()
     assert replay.retired == 0 and isinstance(replay.session, Session)
+
+
+def test_a_restore_made_ahead_that_was_never_used_is_freed_like_a_replaced_state() -> None:
+    replay = _replay(SUBAGENT_SESSION)
+    n = len(replay)
+    replay.seek(n)
+    replay.free_retired()
+    assert replay.prepare_spare()
+    replay.seek(n // 2 + 1)  # far back: the spare made for the end is not the one needed
+    replay.free_retired()
+    gc.collect()
+    assert replay.prepare_spare()  # a new one replaces the unused one ...
+    assert replay.retired == 1  # ... which waits to be freed instead of leaving cycles
+    assert replay.free_retired() == 1 and gc.collect() == 0

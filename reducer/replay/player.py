@@ -414,7 +414,9 @@ class Replay:
             self._apply(session, position)
             position += 1
         with self._spare_lock:
-            self._spare = (position, session)
+            unused, self._spare = self._spare, (position, session)
+        if unused is not None:  # made for a cursor that moved on: freed like a replaced state
+            self._retire(unused[1])
         return True
 
     def stop_spare(self) -> None:
