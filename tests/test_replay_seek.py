@@ -79,11 +79,12 @@ def _replay(path: Path) -> Replay:
 
 
 @pytest.mark.parametrize("path", RECORDINGS, ids=lambda p: p.name)
-def test_restoring_in_bursts_gives_the_same_state(path: Path) -> None:
+def test_restoring_a_packed_checkpoint_piece_by_piece_gives_the_same_state(path: Path) -> None:
     replay = _replay(path)
     for position in replay.checkpoints.positions:
         snapshot = replay.checkpoints.at_or_before(position)[1]
-        in_bursts = Session.restore(snapshot, in_bursts=True)
+        packed = replay.checkpoints.packed_at_or_before(position)[1]
+        in_bursts = Session.restore(packed, packed=True, cancelled=lambda: False)
         assert _state(in_bursts) == _state(Session.restore(snapshot)) \
             == _state(_fresh(replay, position)), position
 
@@ -169,9 +170,10 @@ async def test_in_the_app_a_step_back_after_a_rest_restores_nothing_on_the_ui_th
     restores: list[tuple[str, bool]] = []
     real = Session.restore
 
-    def spy(snapshot: bytes, *, in_bursts: bool = False, **kwargs: Any) -> Session:
+    def spy(snapshot: bytes, *, cancelled: Any = None, **kwargs: Any) -> Session:
+        in_bursts = cancelled is not None  # a worker's restore: it can be stopped
         restores.append((threading.current_thread().name, in_bursts))
-        return real(snapshot, in_bursts=in_bursts, **kwargs)
+        return real(snapshot, cancelled=cancelled, **kwargs)
 
     monkeypatch.setattr(Session, "restore", staticmethod(spy))
     path = STREAM / "06_background_bash.jsonl"
@@ -284,9 +286,9 @@ def test_near_the_start_the_restore_made_ahead_is_the_one_the_end_needs() -> Non
 def test_a_restore_made_ahead_stops_when_told() -> None:
     replay = _replay(SUBAGENT_SESSION)
     replay.seek(len(replay))
-    snapshot = replay.checkpoints.at_or_before(len(replay))[1]
+    packed = replay.checkpoints.packed_at_or_before(len(replay))[1]
     with pytest.raises(EOFError):
-        Session.restore(snapshot, in_bursts=True, cancelled=lambda: True)
+        Session.restore(packed, packed=True, cancelled=lambda: True)
     replay.stop_spare()
     assert not replay.prepare_spare() and replay._spare is None
     replay.seek(len(replay) - 1)  # seeking still works, restoring itself

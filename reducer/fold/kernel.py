@@ -345,16 +345,17 @@ class Kernel:
         return links
 
     @staticmethod
-    def restore(snapshot: bytes, *, in_bursts: bool = False,
-                cancelled: Callable[[], bool] = lambda: False) -> Any:
-        """The state saved by :meth:`checkpoint`. ``in_bursts`` lets other
-        threads run while it is rebuilt (for a worker thread: the same state,
-        a little slower), and asks ``cancelled`` between bursts: once it says
-        so the restore stops with :class:`EOFError`."""
-        if in_bursts:
-            from .snapshot import Bursts
+    def restore(snapshot: Any, *, packed: bool = False,
+                cancelled: Callable[[], bool] | None = None) -> Any:
+        """The state saved by :meth:`checkpoint`. ``packed``: the snapshot as
+        :func:`zlib.compress` left it (as replay keeps them), inflated a piece
+        at a time as it is read (:class:`~reducer.fold.snapshot.Inflating`);
+        other threads run between pieces, and ``cancelled`` is asked before
+        each: once it says so the restore stops with :class:`EOFError`."""
+        if packed:
+            from .snapshot import Inflating
 
-            state, links = pickle.Unpickler(Bursts(snapshot, cancelled)).load()
+            state, links = pickle.Unpickler(Inflating(snapshot, cancelled)).load()
         else:
             state, links = pickle.loads(snapshot)
         for owner, item in links:

@@ -177,12 +177,16 @@ class Checkpoints:
 
     def at_or_before(self, position: int) -> tuple[int, bytes] | None:
         """The latest checkpoint taken at or before ``position`` (uncompressed)."""
+        found = self.packed_at_or_before(position)
+        return None if found is None else (found[0], zlib.decompress(found[1]))
+
+    def packed_at_or_before(self, position: int) -> tuple[int, Buffer] | None:
+        """That checkpoint as kept (for ``Session.restore(..., packed=True)``)."""
         with self._lock:
             i = bisect_right(self.positions, position) - 1
             if i < 0:
                 return None
-            at, packed = self.positions[i], self._snapshots[i]
-        return at, zlib.decompress(packed)
+            return self.positions[i], self._snapshots[i]
 
     def latest_at_or_before(self, position: int) -> int:
         """The position of that checkpoint (0 when there is none)."""
@@ -311,9 +315,9 @@ class Replay:
         with _gc_paused():
             if spare is not None:
                 position, session = spare
-            elif target and (found := self.checkpoints.at_or_before(before)) is not None:
-                position, snapshot = found
-                session = Session.restore(snapshot)
+            elif target and (found := self.checkpoints.packed_at_or_before(before)) is not None:
+                position, packed = found
+                session = Session.restore(packed, packed=True)
             else:
                 session, position = self._new_session(), 0
             while position < before:
@@ -399,13 +403,12 @@ class Replay:
         plan = self._spare_plan()
         if plan is None or self._spare_stop.is_set() or not self.wants_spare():
             return False
-        found = self.checkpoints.at_or_before(plan[0])
+        found = self.checkpoints.packed_at_or_before(plan[0])
         if found is None:
             return False
-        position, snapshot = found
+        position, packed = found
         try:
-            session = Session.restore(snapshot, in_bursts=True,
-                                      cancelled=self._spare_stop.is_set)
+            session = Session.restore(packed, packed=True, cancelled=self._spare_stop.is_set)
         except EOFError:
             return False
         while position < plan[1]:
