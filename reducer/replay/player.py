@@ -234,6 +234,8 @@ class Replay:
         self._spare_stop = threading.Event()
         self._retired: list[Session] = []
         """States seeks replaced, not freed yet (see :meth:`free_retired`)."""
+        self._leftovers: list[object] = []
+        """The unpicklers of restores (their memo holds every object read)."""
         self._retired_lock = threading.Lock()
 
     def _new_checkpoints(self) -> Checkpoints:
@@ -312,19 +314,20 @@ class Replay:
     def _restore(self, target: int) -> None:
         before = target - 1  # fold to the frame before, then step (for the change words)
         spare = self._take_spare(before)
+        leftovers: list[object] = []
         with _gc_paused():
             if spare is not None:
                 position, session = spare
             elif target and (found := self.checkpoints.packed_at_or_before(before)) is not None:
                 position, packed = found
-                session = Session.restore(packed, packed=True)
+                session = Session.restore(packed, packed=True, leftovers=leftovers)
             else:
                 session, position = self._new_session(), 0
             while position < before:
                 self._apply(session, position)
                 position += 1
             _promote()
-        self._retire(self.session)
+        self._retire(self.session, leftovers)
         self.session = session
         self.position = position
         self.describer.sync(session)
@@ -335,15 +338,19 @@ class Replay:
     # --- the states seeks leave behind -----------------------------------------------------
 
     _RETIRED_KEPT = 2
-    """States left for :meth:`free_retired`; an older one is released at once."""
+    """Replaced states left for :meth:`free_retired` (and as many restores'
+    unpicklers); older ones are let go of at once."""
 
-    def _retire(self, session: Session) -> None:
-        """Keep the state a restore replaced for :meth:`free_retired` instead of
-        freeing it now (the seek's caller waits for the seek, not for that)."""
+    def _retire(self, session: Session, leftovers: Sequence[object] = ()) -> None:
+        """Keep the state a restore replaced (and the unpickler it used) for
+        :meth:`free_retired` instead of freeing them now: the seek's caller
+        waits for the seek, not for that."""
+        keep = self._RETIRED_KEPT
         with self._retired_lock:
             self._retired.append(session)
-            overflow = self._retired[:-self._RETIRED_KEPT]
-            del self._retired[:-self._RETIRED_KEPT]
+            self._leftovers += leftovers
+            overflow, self._retired = self._retired[:-keep], self._retired[-keep:]
+            del self._leftovers[:-keep]
         for old in overflow:  # nobody frees them: at once, without the collector
             release(old)
 
@@ -355,8 +362,11 @@ class Replay:
 
     def free_retired(self, between: Callable[[], None] = lambda: None) -> int:
         """Free the states seeks replaced (:func:`dismantle`), calling
-        ``between`` between bursts: a worker passes what lets the UI thread
-        run (``time.sleep(0)``). Returns how many were freed."""
+        ``between`` between bursts, and the unpicklers of their restores: a
+        worker passes what lets the UI thread run (``time.sleep(0)``).
+        Returns how many states were freed."""
+        with self._retired_lock:
+            self._leftovers.clear()
         freed = 0
         while True:
             with self._retired_lock:
