@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import io
 import pickle
-from sys import intern
 from collections import Counter
 from functools import partial
+from sys import intern
 from typing import Any, Callable, NamedTuple, Never, assert_never
 
 import msgspec
@@ -312,7 +312,7 @@ class Kernel:
         The state classes pickle as ``(class, field tuple)``, which cannot hold
         a cycle: the back references of calls and hook runs to their cards are
         left out of the state and pickled after it as ``(owner, card)`` pairs."""
-        links = self._back_links()
+        links = self.back_links()
         for owner, _ in links:
             owner.item = None
         try:
@@ -321,10 +321,10 @@ class Kernel:
             for owner, item in links:
                 owner.item = item
 
-    def _back_links(self) -> list[tuple[ToolCall | HookRun, Item]]:
-        """Every call and hook run that points back at its card (those of the
-        cards, and those kept by id, which are the same but for a call
-        replaced in place)."""
+    def back_links(self) -> list[tuple[ToolCall | HookRun, Item]]:
+        """Every call and hook run that points back at its card, with the card:
+        the state's only cycles (those of the cards, and those kept by id,
+        which are the same but for a call replaced in place)."""
         seen: set[int] = set()
         links: list[tuple[ToolCall | HookRun, Item]] = []
 

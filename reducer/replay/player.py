@@ -31,7 +31,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from ..session import Session
-from ..state import Change, HookItem, ToolItem
+from ..state import Change
 from .describe import ChangeDescriber
 from .frames import ReplayFrame
 from .markers import Markers
@@ -78,36 +78,23 @@ def release(session: Session) -> None:
     reference counting frees it as soon as the last reference goes, instead of
     a full collection over the whole heap some time later (each restore drops
     one such state). It can still be read, not folded on."""
-    for agent in session.agents.values():
-        for item in agent.items:
-            if type(item) is ToolItem:
-                item.call.item = None
-            elif type(item) is HookItem:
-                item.hook.item = None
-    for call in session.calls.values():
-        call.item = None
-    for hook in session.hooks.values():
-        hook.item = None
+    for owner, _ in session.back_links():
+        owner.item = None
 
 
 def dismantle(session: Session, burst: int = 2048) -> Iterator[None]:
     """Free a state no longer needed a burst at a time, yielding between bursts
     (a worker thread running it lets the others run): at 100 MB a state is
-    ~700k objects, ~150 ms to free in one go. Its cycles are broken first,
-    ``burst`` items at a time (as :func:`release` does), then its lists and
-    dicts are emptied ``burst`` entries at a time. Afterwards it is empty."""
-    for agent in list(session.agents.values()):
-        items = agent.items
-        for start in range(0, len(items), burst):
-            for item in items[start:start + burst]:
-                if type(item) is ToolItem:
-                    item.call.item = None
-                elif type(item) is HookItem:
-                    item.hook.item = None
-            yield
-    for owner in (*session.calls.values(), *session.hooks.values()):
-        owner.item = None
+    ~700k objects, ~150 ms to free in one go. Its cycles are broken first
+    (as :func:`release` does), ``burst`` at a time, then its lists and dicts
+    are emptied ``burst`` entries at a time. Afterwards it is empty."""
+    links = session.back_links()
     yield
+    for start in range(0, len(links), burst):
+        for owner, _ in links[start:start + burst]:
+            owner.item = None
+        yield
+    del links
     containers = [agent.items for agent in session.agents.values()]
     containers += [v for k, v in vars(session).items()
                    if isinstance(v, (list, dict)) and v and k != "_changes"]  # a caller's list
