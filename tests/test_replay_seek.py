@@ -47,8 +47,8 @@ def _deep(obj: Any, path: tuple[int, ...] = ()) -> Any:
     if isinstance(obj, msgspec.Raw):
         return ("raw", bytes(obj))
     if isinstance(obj, msgspec.Struct):
-        return (type(obj).__name__, tuple(_deep(getattr(obj, f), path) for f in obj.__struct_fields__
-                                          if f not in _CACHES))
+        return (type(obj).__name__, tuple(_deep(getattr(obj, f), path)
+                                          for f in obj.__struct_fields__ if f not in _CACHES))
     if isinstance(obj, dict):
         return ("dict", tuple((_deep(k, path), _deep(v, path)) for k, v in obj.items()))
     if isinstance(obj, (list, tuple)):

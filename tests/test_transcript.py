@@ -579,7 +579,8 @@ def test_streaming_text_thinking_footer_and_notice() -> None:
     footer = drawn(TurnFooterItem(MAIN, 9, turn.index, turn_ref=turn))[0]
     assert footer.startswith(
         "── turn 3 · 12s (api 9.8s) · $0.0213 · in 2.4k out 120 · ✗ failed · max turns")
-    notice = NoticeItem(MAIN, 3, 0, category="api retry", text="API retry 2/10 in 1.0s (529 overloaded)",
+    notice = NoticeItem(MAIN, 3, 0, category="api retry",
+                        text="API retry 2/10 in 1.0s (529 overloaded)",
                         level="warning")
     assert drawn(notice) == ["! [api retry] API retry 2/10 in 1.0s (529 overloaded)"]
 

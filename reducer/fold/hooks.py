@@ -59,7 +59,8 @@ class Hooks(Kernel):
         ran (and no attachment): a hook run whose outcome was not recorded."""
         data = e.data
         hook_id = self._line_id(e.line_no)
-        hook = HookRun(hook_id, word(data.hookName or data.hookEvent or "hook"), word(data.hookEvent or ""),
+        hook = HookRun(hook_id, word(data.hookName or data.hookEvent or "hook"),
+                       word(data.hookEvent or ""),
                        e.line_no, self._turn_index(agent))
         hook.status = "ran"
         hook.output = data.command or ""

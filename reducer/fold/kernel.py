@@ -39,7 +39,8 @@ from ..state import (
     Turn,
 )
 
-__all__ = ["Kernel", "SUBAGENT_TOOLS", "MALFORMED_KEPT", "block_text", "usage_totals", "Handler", "word"]
+__all__ = ["Kernel", "SUBAGENT_TOOLS", "MALFORMED_KEPT", "block_text", "usage_totals", "Handler",
+           "word"]
 
 MALFORMED_KEPT = 10_000
 """Malformed lines listed by line in :attr:`Kernel.malformed` (all are counted)."""

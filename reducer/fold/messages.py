@@ -80,8 +80,8 @@ class Messages(Kernel):
                     self._index_uuid(e.uuid or "", item)
                     self._touch(item)
                 else:
-                    item = self._add(TextItem(agent_id, e.line_no, turn, e.uuid, text=block.text or "",
-                                              message_id=msg.id))
+                    item = self._add(TextItem(agent_id, e.line_no, turn, e.uuid,
+                                              text=block.text or "", message_id=msg.id))
             elif btype in ("thinking", "redacted_thinking"):
                 text = block.thinking or ""
                 redacted = btype == "redacted_thinking" or not text
@@ -98,8 +98,9 @@ class Messages(Kernel):
                     item.source = self._source
                     self._touch(item)
                 else:
-                    item = self._add(ThinkingItem(agent_id, e.line_no, turn, e.uuid, text=text, redacted=redacted,
-                                                  tokens=tokens, message_id=msg.id))
+                    item = self._add(ThinkingItem(agent_id, e.line_no, turn, e.uuid, text=text,
+                                                  redacted=redacted, tokens=tokens,
+                                                  message_id=msg.id))
             elif btype in ("tool_use", "server_tool_use"):
                 item = self._tool_use(agent, block, e, turn)
             else:

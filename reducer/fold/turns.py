@@ -27,7 +27,8 @@ class Turns(Kernel):
                     started_by=started_by)
         self.turns.append(turn)
         if prompt is not None:
-            self._add(PromptItem(MAIN, line_no, turn.index, uuid, text=prompt, images=images, context=context))
+            self._add(PromptItem(MAIN, line_no, turn.index, uuid, text=prompt, images=images,
+                                 context=context))
         elif started_by == "task-notification":
             summary = " ".join((pending or "a background task finished").split())
             self._notice(MAIN, line_no, "turn start", f"started by a background task: {summary}")
