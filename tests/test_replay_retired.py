@@ -99,3 +99,19 @@ def test_a_restore_made_ahead_that_was_never_used_is_freed_like_a_replaced_state
     assert replay.prepare_spare()  # a new one replaces the unused one ...
     assert replay.retired == 1  # ... which waits to be freed instead of leaving cycles
     assert replay.free_retired() == 1 and gc.collect() == 0
+
+
+@pytest.mark.parametrize("path", [STREAM / "07_hooks.jsonl", STREAM / "11_multi_turn.jsonl",
+                                  SUBAGENT_SESSION], ids=lambda p: p.name)
+def test_freeing_a_state_folded_from_the_frames_leaves_the_frames_whole(path: Path) -> None:
+    """A state folded straight from the frames holds objects of theirs (a
+    result's model usage, an init's tool list): freeing it must not empty
+    those, or the next fold from the same frames reads them empty."""
+    replay = _replay(path)
+    n = len(replay)
+    for _ in range(n - 1):
+        replay.step()  # folded from the frames, no restore
+    replay.seek(1)  # a restore: the folded state is left behind
+    assert replay.free_retired() == 1
+    replay.seek(n)
+    assert _state(replay.session) == _state(_fresh(_replay(path), n))

@@ -346,6 +346,16 @@ class Kernel:
             note(hook)
         return links
 
+    def own_tables(self) -> list[list[Any] | dict[Any, Any]]:
+        """The big containers the fold made itself: the agents' items, calls,
+        hooks, tasks, turns and the indexes over them. (A state also holds
+        objects of the decoded frames, such as a result's model usage, which
+        a fold from the same frames reads again: those are not its own.)"""
+        tables: list[list[Any] | dict[Any, Any]] = [a.items for a in self.agents.values()]
+        tables += [self.calls, self.hooks, self.tasks, self.turns, self._by_uuid,
+                   self._usage_by_message, self._open_calls, self._unclaimed_agent_calls]
+        return tables
+
     @staticmethod
     def restore(snapshot: Any, *, packed: bool = False,
                 cancelled: Callable[[], bool] | None = None,

@@ -86,8 +86,9 @@ def dismantle(session: Session, burst: int = 2048) -> Iterator[None]:
     """Free a state no longer needed a burst at a time, yielding between bursts
     (a worker thread running it lets the others run): at 100 MB a state is
     ~700k objects, ~150 ms to free in one go. Its cycles are broken first
-    (as :func:`release` does), ``burst`` at a time, then its lists and dicts
-    are emptied ``burst`` entries at a time. Afterwards it is empty."""
+    (as :func:`release` does), ``burst`` at a time, then the tables it made
+    itself (:meth:`~reducer.fold.kernel.Kernel.own_tables`) are emptied
+    ``burst`` entries at a time; the rest goes with the last reference."""
     links = session.back_links()
     yield
     for start in range(0, len(links), burst):
@@ -95,10 +96,7 @@ def dismantle(session: Session, burst: int = 2048) -> Iterator[None]:
             owner.item = None
         yield
     del links
-    containers = [agent.items for agent in session.agents.values()]
-    containers += [v for k, v in vars(session).items()
-                   if isinstance(v, (list, dict)) and v and k != "_changes"]  # a caller's list
-    for container in containers:
+    for container in session.own_tables():  # never a frame's own list or dict
         while container:
             if isinstance(container, list):
                 del container[-burst:]
