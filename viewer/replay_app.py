@@ -2,18 +2,29 @@
 
 The app's feed holds every decoded line (for the raw view); its ``session``
 is the replay's, swapped after each seek. Screens are told the way the live
-viewer tells them: the change records of a step forward, or
-``SessionScreen.reset`` after a restore. Checkpoints are built in a thread
-worker while the user already steps.
+viewer tells them: the change records of a step forward, or a rebind of the
+transcript views after a restore. Checkpoints are built in a thread worker
+while the user already steps.
+
+The collector: the app holds a million long-lived objects (the decoded
+frames, the state, the restore made ahead). A full collection walks all of
+them (0.3–1 s at 100 MB, holding the interpreter lock wherever it runs). So
+the restore made ahead is built with the collector off and then moved to
+its oldest generation unexamined, as a seek's restore is; the state it
+replaces is released (no cycles: reference counting frees it), and so is a
+state a seek leaves behind, freed a piece at a time in a worker. Workers
+pause while the UI thread handles a seek, so a key never shares the
+interpreter lock with them.
 """
 
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import partial
 
 from textual import work
@@ -38,6 +49,11 @@ PLAY_TICK_S = 1 / 30
 """How often a playing replay looks at the clock."""
 SPARE_AFTER_S = 0.15
 """How long the cursor rests before the restore a step back needs is made ahead."""
+BUSY_S = 0.3
+"""Workers wait this long after a seek before they go on (the UI thread has the
+interpreter lock to itself while it draws the seek's screen)."""
+FREE_PIECE = 2000
+"""Entries of a left-behind state freed at a time (a few ms each)."""
 
 _MARKER_NAMES: dict[MarkerKind, str] = {
     "turn": "turn", "tool": "tool call", "error": "error", "hook": "hook",
@@ -142,6 +158,9 @@ class ReplayApp(CctvApp):
         """The state a restore replaced, kept until the screen is drawn."""
         self._spare_timer: Timer | None = None
         self._spare_busy = False
+        self._busy_until = 0.0
+        self._closing = False
+        self.replay.spare_yield = self._wait_for_ui
         self.replay.seek(start)
         self.feed.session = self.replay.session
 
@@ -198,6 +217,7 @@ class ReplayApp(CctvApp):
                 self.call_from_thread(self._spare_soon)
 
     def on_unmount(self) -> None:  # (and CctvApp.on_unmount after it)
+        self._closing = True
         self.replay.stop_spare()  # a restore made ahead stops at its next burst
         pid = self._builder_pid
         if pid is not None:  # stop the checkpoint builder now, not when it is done
@@ -208,6 +228,7 @@ class ReplayApp(CctvApp):
 
     def go_to(self, position: int) -> None:
         """Show the state as of frame ``position`` (1-based), forward or back."""
+        self._busy_until = time.monotonic() + BUSY_S
         replay = self.replay
         before = replay.session
         result = replay.seek(position)
@@ -217,7 +238,8 @@ class ReplayApp(CctvApp):
             for screen in self.screen_stack:
                 if isinstance(screen, SessionScreen) and screen.is_mounted:
                     screen.query_one(TranscriptView).rebind(replay.session)
-            # freeing the state left behind takes ~50 ms at 100 MB: after the screen is drawn
+            # freeing the state left behind takes ~50-100 ms at 100 MB: in a
+            # worker, a piece at a time, after the screen is drawn
             self._left_behind = before
             self.call_after_refresh(self._forget_left_behind)
         else:
@@ -228,7 +250,20 @@ class ReplayApp(CctvApp):
             self._spare_soon()
 
     def _forget_left_behind(self) -> None:
-        self._left_behind = None
+        left, self._left_behind = self._left_behind, None
+        if left is not None:
+            self.free_state(left)
+
+    @work(thread=True, group="free", exit_on_error=False)
+    def free_state(self, session: object) -> None:
+        """Free a state a seek replaced (released: no cycles) a piece at a
+        time, so the UI thread gets the interpreter lock between pieces."""
+        _free_in_pieces(session, self._wait_for_ui)
+
+    def _wait_for_ui(self) -> None:
+        """(On a worker thread.) Wait while the UI thread handles a seek."""
+        while not self._closing and time.monotonic() < self._busy_until:
+            time.sleep(0.01)
 
     # --- the restore a step back needs, made ahead ----------------------------------------
 
@@ -250,8 +285,13 @@ class ReplayApp(CctvApp):
         """Restore what a step back needs, letting the UI run meanwhile; again
         while the cursor has moved on to another checkpoint's span."""
         try:
-            while not self.playing and self.replay.prepare_spare():
-                pass
+            while not self.playing:
+                with _collector_off():  # it would walk the ~million objects made, for nothing
+                    made = self.replay.prepare_spare()
+                    if made:
+                        _promote()
+                if not made:
+                    break
         finally:
             self._spare_busy = False
 
@@ -348,6 +388,50 @@ class ReplayApp(CctvApp):
             return
         self.playing = False
         self.go_to(found + 1)
+
+
+@contextlib.contextmanager
+def _collector_off() -> Iterator[None]:
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def _promote() -> None:
+    """Move every object the collector tracks to its oldest generation,
+    unexamined (as :mod:`reducer.replay.player` does after a restore): the
+    young collections would walk the restore made ahead once or twice."""
+    if gc.get_freeze_count() == 0:
+        gc.freeze()
+        gc.unfreeze()
+
+
+def _free_in_pieces(session: object, wait: Callable[[], None]) -> None:
+    """Empty the big lists and dicts of ``session`` (its agents' items first)
+    :data:`FREE_PIECE` entries at a time, calling ``wait`` between pieces;
+    what is left goes with the last reference."""
+    containers: list[list | dict] = []
+    agents = getattr(session, "agents", None)
+    if isinstance(agents, dict):
+        containers += [agent.items for agent in agents.values()
+                       if isinstance(getattr(agent, "items", None), list)]
+    containers += [value for value in getattr(session, "__dict__", {}).values()
+                   if isinstance(value, (list, dict)) and value is not agents]
+    if isinstance(agents, dict):
+        containers.append(agents)
+    for box in containers:
+        while len(box) > FREE_PIECE:
+            wait()
+            if isinstance(box, list):
+                del box[-FREE_PIECE:]
+            else:
+                for _ in range(FREE_PIECE):
+                    box.popitem()
+        box.clear()
 
 
 _REPLAY_ACTIONS = frozenset({

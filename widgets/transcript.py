@@ -20,7 +20,7 @@ How it scales (textual ``OptionList``/``Log`` are the models):
   same for an equal item of another state of the session, so a replay seek
   draws again only the items that differ.
 * A replay seek (:meth:`TranscriptView.rebind`) costs the view a comparison
-  of the items' ``(line, version, hidden)`` made in C, and work for the items
+  of the items' versions made in C, and work for the items
   that differ only. What it knew of the items a seek back cut off is kept
   ("the shelf") for the seek forward again; the heights of items it never
   saw start as the mean height and are estimated in short slices while the
@@ -75,9 +75,12 @@ height and are estimated in slices after the screen is drawn."""
 SLICE_S = 0.004
 """How long one slice of those estimates may hold the UI thread."""
 
-_ident = attrgetter("line_no", "version", "hidden")
-"""What tells an item from the one at its index in another state of the
-session (the i-th item of an agent is always made by the same frame)."""
+_ident = attrgetter("version")
+"""What tells an item from the one at its index in another state of the same
+session: the i-th item of an agent is always made by the same frame, and
+every change to it (hiding it too) bumps its version. One int: read for
+every item at each seek, in C, with nothing allocated."""
+_hidden = attrgetter("hidden")
 _PENDING = ("pending",)
 """In ``_measured``: the height is the mean height, not estimated yet."""
 
@@ -418,7 +421,7 @@ results, hooks, compactions and turn footers.
         self._items: list[Item] = []
         self._heights: list[int] = []
         self._measured: list[tuple | None] = []
-        self._keys: list[tuple] = []
+        self._keys: list[int] = []
         """``_ident`` of each item when its height was last set."""
         self._pending: list[int] = []
         """Indices whose height may still be ``_PENDING`` (estimated last first)."""
@@ -510,7 +513,7 @@ results, hooks, compactions and turn footers.
         """Forget the items a seek back cut off (their heights are for another
         width, filter or wrap now)."""
         self._shelf_base = 0
-        self._shelf_keys: list[tuple] = []
+        self._shelf_keys: list[int] = []
         self._shelf_heights: list[int] = []
         self._shelf_measured: list[tuple | None] = []
         self._shelf_opened: dict[tuple[int, int], int] = {}
@@ -807,8 +810,8 @@ results, hooks, compactions and turn footers.
 
     def rebind(self, session: Session) -> None:
         """Show ``session`` instead: the same conversation at another moment (a
-        replay seek). Items equal to the ones known at their index (same line,
-        version and hidden flag: compared in C) keep their heights, rendered
+        replay seek). Items equal to the ones known at their index (same
+        version: compared in C) keep their heights, rendered
         rows and expansion; the others are estimated again; items never seen
         start at the mean height and are estimated after the screen is drawn
         (:meth:`_estimate_pending`). What a seek back cuts off is kept for
@@ -839,7 +842,7 @@ results, hooks, compactions and turn footers.
         self._shelf_opened = {k: v for k, v in opened.items() if k[0] >= n}
         self._expanded, self._pages = set(), {}
         for (i, line_no), shown in opened.items():
-            if i < n and items[i].line_no == line_no and keys[i] == book_keys[i]:
+            if i < n and items[i].line_no == line_no:
                 self._expanded.add(items[i])
                 if shown != 1:
                     self._pages[items[i]] = shown
@@ -857,7 +860,7 @@ results, hooks, compactions and turn footers.
             mean = max(round(sum(heights) / len(heights)), 1) if heights else 2
             accepts = self._accepts
             if accepts is _not_hidden:
-                heights += [0 if key[2] else mean for key in keys[known:]]
+                heights += [0 if hidden else mean for hidden in map(_hidden, fresh)]
             else:
                 heights += [mean if accepts(item) else 0 for item in fresh]
             measured += repeat(_PENDING, len(fresh))

@@ -190,6 +190,10 @@ class Replay:
         """A restored checkpoint not used yet: (its position, its state)."""
         self._spare_lock = threading.Lock()
         self._spare_stop = threading.Event()
+        self.spare_yield: Callable[[], None] = lambda: None
+        """Called between bursts of a restore made ahead, on its thread: a
+        caller blocks there while its UI thread is busy (so the two do not
+        share the interpreter lock while a key is handled)."""
 
     def _new_checkpoints(self) -> Checkpoints:
         frames = self.frames
@@ -327,18 +331,23 @@ class Replay:
             return False
         position, snapshot = found
         try:
-            session = Session.restore(snapshot, in_bursts=True,
-                                      cancelled=self._spare_stop.is_set)
+            session = Session.restore(snapshot, in_bursts=True, cancelled=self._spare_cancelled)
         except EOFError:
             return False
         while position < plan[1]:
-            if self._spare_stop.is_set():
+            if self._spare_cancelled():
                 return False
             self._apply(session, position)
             position += 1
         with self._spare_lock:
-            self._spare = (position, session)
+            replaced, self._spare = self._spare, (position, session)
+        if replaced is not None:
+            release(replaced[1])  # freed now, not by a full collection some time later
         return True
+
+    def _spare_cancelled(self) -> bool:
+        self.spare_yield()
+        return self._spare_stop.is_set()
 
     def stop_spare(self) -> None:
         """Stop a :meth:`prepare_spare` running in another thread at its next
