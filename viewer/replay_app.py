@@ -410,20 +410,23 @@ def _promote() -> None:
         gc.unfreeze()
 
 
+_OWN_TABLES = ("calls", "hooks", "tasks", "_by_uuid")
+"""The big tables a session makes itself (a session may also hold objects of
+the decoded frames, which later folds read again: those are never emptied)."""
+
+
 def _free_in_pieces(session: object, wait: Callable[[], None]) -> None:
-    """Empty the big lists and dicts of ``session`` (its agents' items first)
-    :data:`FREE_PIECE` entries at a time, calling ``wait`` between pieces;
-    what is left goes with the last reference."""
-    containers: list[list | dict] = []
+    """Empty the biggest containers ``session`` made itself (its agents' item
+    lists and :data:`_OWN_TABLES`) :data:`FREE_PIECE` entries at a time,
+    calling ``wait`` between pieces; the rest goes with the last reference."""
+    boxes: list[list | dict] = []
     agents = getattr(session, "agents", None)
     if isinstance(agents, dict):
-        containers += [agent.items for agent in agents.values()
-                       if isinstance(getattr(agent, "items", None), list)]
-    containers += [value for value in getattr(session, "__dict__", {}).values()
-                   if isinstance(value, (list, dict)) and value is not agents]
-    if isinstance(agents, dict):
-        containers.append(agents)
-    for box in containers:
+        boxes += [agent.items for agent in agents.values()
+                  if isinstance(getattr(agent, "items", None), list)]
+    boxes += [box for name in _OWN_TABLES
+              if isinstance(box := getattr(session, name, None), (list, dict))]
+    for box in boxes:
         while len(box) > FREE_PIECE:
             wait()
             if isinstance(box, list):
