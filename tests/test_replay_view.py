@@ -128,3 +128,29 @@ def test_a_fenwick_tree_extended_from_a_kept_prefix_equals_one_built_anew() -> N
         assert (grown.tree, grown.n) == (fresh.tree, fresh.n)
         for row in range(fresh.total + 1):
             assert grown.find(row) == fresh.find(row)
+
+
+async def test_a_start_deep_in_the_file_shows_frame_one_first_and_gets_there_in_a_worker(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import viewer.replay_app as replay_app
+
+    path = SUBAGENT_SESSION
+    rec = load_recording(path)
+    start = len(rec.frames) - 3
+    expected = await _fresh_screen(path, start)
+    monkeypatch.setattr(replay_app, "CATCH_UP_FRAMES", 2)
+    replay = rec.replay(interval=4)
+    list(replay.build_checkpoints())
+    app = ReplayApp(rec, replay=replay, start=start, build_checkpoints=False, label=path.name)
+    assert app.replay.position == 1 and app.catching_up == start  # nothing folded yet
+    folds: list[int] = []
+    real_apply = app.replay._apply
+    monkeypatch.setattr(app.replay, "_apply", lambda s, i: folds.append(i) or real_apply(s, i))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("t")
+        await wait_for(pilot, lambda: app.catching_up is None and app.replay.position == start)
+        await pilot.pause()
+        assert _screen(app) == expected
+    # the fold to the start ran once, in the worker; the seek there only took it
+    assert folds[:start - 1] == list(range(start - 1))
+    assert folds[start - 1:] == [start - 1]

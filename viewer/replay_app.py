@@ -52,6 +52,11 @@ SPARE_AFTER_S = 0.15
 BUSY_S = 0.3
 """Workers wait this long after a seek before they go on (the UI thread has the
 interpreter lock to itself while it draws the seek's screen)."""
+WAIT_AT_MOST_S = 1.0
+"""The longest a worker waits for the UI thread at a time (keys held down)."""
+CATCH_UP_FRAMES = 5000
+"""A start farther than this many frames in is folded to in a worker: the
+first screen shows frame 1 at once, and the start when the fold is done."""
 FREE_PIECE = 2000
 """Entries of a left-behind state freed at a time (a few ms each)."""
 
@@ -161,6 +166,12 @@ class ReplayApp(CctvApp):
         self._busy_until = 0.0
         self._closing = False
         self.replay.spare_yield = self._wait_for_ui
+        self.catching_up: int | None = None
+        """The frame the app opens at, while a worker folds to it (the screen
+        shows frame 1 meanwhile)."""
+        if start > CATCH_UP_FRAMES:
+            self.catching_up = start
+            start = 1
         self.replay.seek(start)
         self.feed.session = self.replay.session
 
@@ -174,10 +185,32 @@ class ReplayApp(CctvApp):
 
     def on_mount(self) -> None:  # Textual runs CctvApp.on_mount after this one
         self.set_interval(PLAY_TICK_S, self._play_tick)
+        if self.catching_up is not None:
+            self.catch_up(self.catching_up)
         if not self.recording.complete:
             self.read_rest()
         elif self._build:
             self.build_checkpoints()
+
+    @work(thread=True, exclusive=True, group="catch-up", exit_on_error=False)
+    def catch_up(self, start: int) -> None:
+        """Fold to the frame before ``start`` off the UI thread (the fold a seek
+        there would do), then go there unless the user has moved meanwhile."""
+        try:
+            with _collector_off():
+                made = self.replay.fold_spare(start - 1, lambda: self._closing)
+                if made:
+                    _promote()
+        finally:
+            with contextlib.suppress(RuntimeError):  # the app closed meanwhile
+                self.call_from_thread(self._caught_up, start)
+
+    def _caught_up(self, start: int) -> None:
+        self.catching_up = None
+        if self.replay.position == 1 and not self.playing:
+            self.go_to(start)
+        self._dirty = True
+        self._flush_panels()
 
     @work(thread=True, exclusive=True, group="read-rest", exit_on_error=False)
     def read_rest(self) -> None:
@@ -235,9 +268,10 @@ class ReplayApp(CctvApp):
         self.feed.session = replay.session
         if result.restored:
             self._drop_missing_agents()
-            for screen in self.screen_stack:
-                if isinstance(screen, SessionScreen) and screen.is_mounted:
-                    screen.query_one(TranscriptView).rebind(replay.session)
+            for screen in self.screen_stack:  # (mounted or not: none keeps the old state)
+                if isinstance(screen, SessionScreen):
+                    for view in screen.query(TranscriptView):
+                        view.rebind(replay.session)
             # freeing the state left behind takes ~50-100 ms at 100 MB: in a
             # worker, a piece at a time, after the screen is drawn
             self._left_behind = before
@@ -261,8 +295,12 @@ class ReplayApp(CctvApp):
         _free_in_pieces(session, self._wait_for_ui)
 
     def _wait_for_ui(self) -> None:
-        """(On a worker thread.) Wait while the UI thread handles a seek."""
-        while not self._closing and time.monotonic() < self._busy_until:
+        """(On a worker thread.) Wait while the UI thread handles a seek (not
+        while playing, and at most :data:`WAIT_AT_MOST_S`: a worker holding
+        the collector off does not wait for ever)."""
+        give_up = time.monotonic() + WAIT_AT_MOST_S
+        while not self._closing and not self.playing \
+                and time.monotonic() < min(self._busy_until, give_up):
             time.sleep(0.01)
 
     # --- the restore a step back needs, made ahead ----------------------------------------
@@ -276,7 +314,8 @@ class ReplayApp(CctvApp):
 
     def _start_spare(self) -> None:
         self._spare_timer = None
-        if not self._spare_busy and not self.playing and self.replay.wants_spare():
+        if not self._spare_busy and not self.playing and self.catching_up is None \
+                and self.replay.wants_spare():
             self._spare_busy = True
             self.prepare_spare()
 

@@ -251,7 +251,7 @@ class Replay:
         target = min(max(target, 0), len(self.frames))
         if target == self.position:
             return SeekResult(False, [])
-        base = self.checkpoints.latest_at_or_before(target)
+        base = max(self.checkpoints.latest_at_or_before(target), self._spare_at(target - 1))
         if self.position < target and (base <= self.position
                                        or target - self.position <= self.checkpoints.interval):
             collected: list[Change] = []
@@ -345,6 +345,23 @@ class Replay:
             release(replaced[1])  # freed now, not by a full collection some time later
         return True
 
+    def fold_spare(self, position: int, cancelled: Callable[[], bool] = lambda: False) -> bool:
+        """Fold a state of its own from the first frame to ``position``, on
+        the calling thread (a worker), and keep it as the restore made ahead:
+        a seek there then only takes it (``cctv replay --from LINE`` deep in a
+        big file shows its first screen before this fold is done). Returns
+        whether it was kept (not cancelled)."""
+        session = self._new_session()
+        for index in range(min(position, len(self.frames))):
+            if index % 256 == 0 and (cancelled() or self._spare_cancelled()):
+                return False
+            self._apply(session, index)
+        with self._spare_lock:
+            replaced, self._spare = self._spare, (min(position, len(self.frames)), session)
+        if replaced is not None:
+            release(replaced[1])
+        return True
+
     def _spare_cancelled(self) -> bool:
         self.spare_yield()
         return self._spare_stop.is_set()
@@ -353,6 +370,13 @@ class Replay:
         """Stop a :meth:`prepare_spare` running in another thread at its next
         burst (the app is closing), and make none from now on."""
         self._spare_stop.set()
+
+    def _spare_at(self, before: int) -> int:
+        """The position of the restore made ahead when it is at or before
+        ``before`` (a seek forward past it takes it rather than fold there), else 0."""
+        with self._spare_lock:
+            spare = self._spare
+        return spare[0] if spare is not None and spare[0] <= before else 0
 
     def _take_spare(self, before: int) -> tuple[int, Session] | None:
         """The restore made ahead, when it is at or before ``before`` and no
