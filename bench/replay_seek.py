@@ -17,7 +17,10 @@ Prints:
   ``home``, ``←`` at the end, marker jumps and timeline clicks (random seeks
   back and forth), each from the key until the first screen update after the
   seek, after ``--rest`` seconds on the frame before (the app restores ahead
-  meanwhile); and ``←`` held down (keys 30 ms apart, no rest);
+  meanwhile); and ``←`` held down (keys 30 ms apart, no rest); each also
+  split into the pure seek (``Replay.seek`` inside the app) and the app's
+  overhead on top of it (the rest of the key to the screen: views, panels,
+  drawing); ``--tasks`` shows the tasks panel first;
 * ``--emit`` — a minute of recorded time at 10× written to /dev/null against
   the real clock: total drift and the worst line's distance from its time.
 """
@@ -91,34 +94,38 @@ def bench_pure(path: Path, seeks: int) -> None:
           f"{cps.bytes / 1e6 / size_mb:.2f}× the file; this process's RSS +{added:.0f} MB = "
           f"{added / size_mb:.2f}× the file")
 
+    def seek(target: int) -> float:
+        """Seconds of one seek; then what it left behind is freed, untimed, as
+        the app's worker does after the screen is drawn."""
+        t0 = time.perf_counter()
+        replay.seek(target)
+        dt = time.perf_counter() - t0
+        if hasattr(replay, "free_retired"):
+            replay.free_retired()
+        return dt
+
     rng = random.Random(7)
     backward: list[float] = []
     forward: list[float] = []
     for _ in range(seeks):
         current = rng.randint(1, n)
-        replay.seek(current)
+        seek(current)
         target = rng.randint(1, n)
-        t0 = time.perf_counter()
-        replay.seek(target)
-        dt = time.perf_counter() - t0
+        dt = seek(target)
         (backward if target < current else forward).append(dt)
     print(f"  seek backward     {_ms(backward)}")
     print(f"  seek forward      {_ms(forward)}")
     steps: list[float] = []
-    replay.seek(n)
+    seek(n)
     for _ in range(20):
-        t0 = time.perf_counter()
-        replay.seek(replay.position - 1)
-        steps.append(time.perf_counter() - t0)
+        steps.append(seek(replay.position - 1))
     print(f"  ← near the end    {_ms(steps)}")
     steps = []
     gc.collect()
     before = _rss_mb()
     for _ in range(20 if hasattr(replay, "prepare_spare") else 0):
         replay.prepare_spare()  # what the app does while the user looks at the frame
-        t0 = time.perf_counter()
-        replay.seek(replay.position - 1)
-        steps.append(time.perf_counter() - t0)
+        steps.append(seek(replay.position - 1))
     if steps:
         replay.prepare_spare()
         gc.collect()
@@ -126,15 +133,13 @@ def bench_pure(path: Path, seeks: int) -> None:
               f"does in a worker; it holds +{_rss_mb() - before:.0f} MB RSS)")
     by_pos: list[str] = []
     for share in (0.1, 0.5, 0.9, 1.0):
-        replay.seek(n)
+        seek(n)
         target = max(1, int(n * share) - 1)
-        t0 = time.perf_counter()
-        replay.seek(target)
-        by_pos.append(f"{int(share * 100)}%: {(time.perf_counter() - t0) * 1000:.0f} ms")
+        by_pos.append(f"{int(share * 100)}%: {seek(target) * 1000:.0f} ms")
     print(f"  back from the end to  " + " · ".join(by_pos))
 
 
-async def bench_app(path: Path, rest: float) -> None:
+async def bench_app(path: Path, rest: float, tasks: bool = False) -> None:
     from viewer.replay_app import ReplayApp
 
     t0 = time.perf_counter()
@@ -174,18 +179,42 @@ async def bench_app(path: Path, rest: float) -> None:
         print(f"  app checkpoints   {time.perf_counter() - t0:6.2f} s in the worker; "
               f"{steps_while_building} steps taken meanwhile")
 
-        timings = await _key_to_screen(app, pilot, rest)
+        if tasks:
+            await pilot.press("t")
+            await pilot.pause()
+        timings, seeks = await _key_to_screen(app, pilot, rest)
     for name, values in timings.items():
         print(f"  app key→screen {name:<27} {_ms(values)}")
+    print("  of which (p50 / max): the pure seek in the app · the app's overhead on top of it")
+    for name, values in timings.items():
+        pure = seeks[name]
+        over = [total - seek for total, seek in zip(values, pure)]
+        if values:
+            print(f"    {name:<27} seek {statistics.median(pure) * 1000:6.1f} / "
+                  f"{max(pure) * 1000:6.1f} ms · overhead {statistics.median(over) * 1000:6.1f} / "
+                  f"{max(over) * 1000:6.1f} ms")
 
 
-async def _key_to_screen(app, pilot, rest: float) -> dict[str, list[float]]:
+async def _key_to_screen(app, pilot, rest: float
+                         ) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
     """Key to screen: from the key (or the timeline click's seek) until the
     first screen update after the seek returned, each after ``rest`` seconds
     on the frame before (a user looking at it: the app restores ahead meanwhile)."""
     drawn: list[float] = []
     sought: list[float] = []
+    seek_time: list[float] = []
     real_display, real_go_to = app._display, app.go_to
+    replay = app.replay
+    real_seek = replay.seek
+
+    def seek(target: int):
+        t0 = time.perf_counter()
+        try:
+            return real_seek(target)
+        finally:
+            seek_time.append(time.perf_counter() - t0)
+
+    replay.seek = seek
 
     def display(screen, renderable) -> None:
         real_display(screen, renderable)
@@ -200,11 +229,13 @@ async def _key_to_screen(app, pilot, rest: float) -> dict[str, list[float]]:
 
     async def timed(name: str, act, wait: float = rest) -> None:
         await asyncio.sleep(wait)
+        seek_time.clear()
         t0 = time.perf_counter()
         await act()
         while time.perf_counter() - t0 < 30:
             if sought and sought[-1] > t0 and drawn and drawn[-1] > sought[-1]:
                 timings[name].append(next(t for t in drawn if t > sought[-1]) - t0)
+                seeks[name].append(sum(seek_time))
                 return
             await asyncio.sleep(0.002)
 
@@ -221,6 +252,7 @@ async def _key_to_screen(app, pilot, rest: float) -> dict[str, list[float]]:
         "timeline click, backward": [], "timeline click, forward": [],
         "← held (no rest)": [],
     }
+    seeks: dict[str, list[float]] = {name: [] for name in timings}
     rng = random.Random(11)
     n = len(app.replay)
     for _ in range(5):
@@ -236,7 +268,8 @@ async def _key_to_screen(app, pilot, rest: float) -> dict[str, list[float]]:
         for i in range(3):
             await timed("← held (no rest)", press("left"), rest if i == 0 else 0.03)
     app._display, app.go_to = real_display, real_go_to
-    return timings
+    replay.seek = real_seek
+    return timings, seeks
 
 
 def bench_emit(path: Path, seconds: float = 60.0, speed: float = 10.0) -> None:
@@ -263,6 +296,9 @@ def main() -> None:
     ap.add_argument("--format", choices=("stream-json", "transcript"), default="stream-json")
     ap.add_argument("--seeks", type=int, default=60)
     ap.add_argument("--no-app", action="store_true", help="skip the in-app timings")
+    ap.add_argument("--app-only", action="store_true",
+                    help="only the in-app timings (no pure seeks, no --emit)")
+    ap.add_argument("--tasks", action="store_true", help="in the app, show the tasks panel")
     ap.add_argument("--rest", type=float, default=1.5,
                     help="seconds on a frame before each timed key (default 1.5)")
     ns = ap.parse_args()
@@ -273,10 +309,12 @@ def main() -> None:
             OUT.mkdir(parents=True, exist_ok=True)
             subprocess.run([sys.executable, str(ROOT / "bench" / "build_big.py"), str(path),
                             "--size-mb", str(ns.size_mb), "--format", ns.format], check=True)
-    bench_pure(path, ns.seeks)
+    if not ns.app_only:
+        bench_pure(path, ns.seeks)
     if not ns.no_app:
-        asyncio.run(bench_app(path, ns.rest))
-    bench_emit(path)
+        asyncio.run(bench_app(path, ns.rest, ns.tasks))
+    if not ns.app_only:
+        bench_emit(path)
 
 
 if __name__ == "__main__":

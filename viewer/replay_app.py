@@ -2,9 +2,19 @@
 
 The app's feed holds every decoded line (for the raw view); its ``session``
 is the replay's, swapped after each seek. Screens are told the way the live
-viewer tells them: the change records of a step forward, or
-``SessionScreen.reset`` after a restore. Checkpoints are built in a thread
-worker while the user already steps.
+viewer tells them: the change records of a step forward, or a rebind of the
+transcript views after a restore. Checkpoints are built in a thread worker
+while the user already steps.
+
+The collector: the app holds a million long-lived objects (the decoded
+frames, the state, the restore made ahead). A full collection walks all of
+them (0.3–1 s at 100 MB, holding the interpreter lock wherever it runs). So
+a restore, here or made ahead, is built with the collector off and moved to
+its oldest generation unexamined (:mod:`reducer.replay.player`); the states
+a seek leaves behind, and a restore made ahead that was not used, are freed
+a piece at a time in a worker after the screen is drawn
+(:meth:`~reducer.replay.Replay.free_retired`). Workers pause while the UI
+thread handles a seek, so a key never shares the interpreter lock with them.
 """
 
 from __future__ import annotations
@@ -38,6 +48,14 @@ PLAY_TICK_S = 1 / 30
 """How often a playing replay looks at the clock."""
 SPARE_AFTER_S = 0.15
 """How long the cursor rests before the restore a step back needs is made ahead."""
+BUSY_S = 0.3
+"""Workers wait this long after a seek before they go on (the UI thread has the
+interpreter lock to itself while it draws the seek's screen)."""
+WAIT_AT_MOST_S = 1.0
+"""The longest a worker waits for the UI thread at a time (keys held down)."""
+CATCH_UP_FRAMES = 5000
+"""A start farther than this many frames in is folded to in a worker: the
+first screen shows frame 1 at once, and the start when the fold is done."""
 
 _MARKER_NAMES: dict[MarkerKind, str] = {
     "turn": "turn", "tool": "tool call", "error": "error", "hook": "hook",
@@ -138,10 +156,17 @@ class ReplayApp(CctvApp):
         self._pacer: Pacer | None = None
         self._fork = fork_builder
         self._builder_pid: int | None = None
-        self._left_behind: object = None
-        """The state a restore replaced, kept until the screen is drawn."""
         self._spare_timer: Timer | None = None
         self._spare_busy = False
+        self._busy_until = 0.0
+        self._closing = False
+        self.replay.spare_yield = self._wait_for_ui
+        self.catching_up: int | None = None
+        """The frame the app opens at, while a worker folds to it (the screen
+        shows frame 1 meanwhile)."""
+        if start > CATCH_UP_FRAMES:
+            self.catching_up = start
+            start = 1
         self.replay.seek(start)
         self.feed.session = self.replay.session
 
@@ -155,10 +180,29 @@ class ReplayApp(CctvApp):
 
     def on_mount(self) -> None:  # Textual runs CctvApp.on_mount after this one
         self.set_interval(PLAY_TICK_S, self._play_tick)
+        if self.catching_up is not None:
+            self.catch_up(self.catching_up)
         if not self.recording.complete:
             self.read_rest()
         elif self._build:
             self.build_checkpoints()
+
+    @work(thread=True, exclusive=True, group="catch-up", exit_on_error=False)
+    def catch_up(self, start: int) -> None:
+        """Fold to the frame before ``start`` off the UI thread (the fold a seek
+        there would do), then go there unless the user has moved meanwhile."""
+        try:
+            self.replay.fold_spare(start - 1, lambda: self._closing)
+        finally:
+            with contextlib.suppress(RuntimeError):  # the app closed meanwhile
+                self.call_from_thread(self._caught_up, start)
+
+    def _caught_up(self, start: int) -> None:
+        self.catching_up = None
+        if self.replay.position == 1 and not self.playing:
+            self.go_to(start)
+        self._dirty = True
+        self._flush_panels()
 
     @work(thread=True, exclusive=True, group="read-rest", exit_on_error=False)
     def read_rest(self) -> None:
@@ -198,6 +242,7 @@ class ReplayApp(CctvApp):
                 self.call_from_thread(self._spare_soon)
 
     def on_unmount(self) -> None:  # (and CctvApp.on_unmount after it)
+        self._closing = True
         self.replay.stop_spare()  # a restore made ahead stops at its next burst
         pid = self._builder_pid
         if pid is not None:  # stop the checkpoint builder now, not when it is done
@@ -208,18 +253,19 @@ class ReplayApp(CctvApp):
 
     def go_to(self, position: int) -> None:
         """Show the state as of frame ``position`` (1-based), forward or back."""
+        self._busy_until = time.monotonic() + BUSY_S
         replay = self.replay
-        before = replay.session
         result = replay.seek(position)
         self.feed.session = replay.session
         if result.restored:
             self._drop_missing_agents()
-            for screen in self.screen_stack:
-                if isinstance(screen, SessionScreen) and screen.is_mounted:
-                    screen.query_one(TranscriptView).rebind(replay.session)
-            # freeing the state left behind takes ~50 ms at 100 MB: after the screen is drawn
-            self._left_behind = before
-            self.call_after_refresh(self._forget_left_behind)
+            for screen in self.screen_stack:  # (mounted or not: none keeps the old state)
+                if isinstance(screen, SessionScreen):
+                    for view in screen.query(TranscriptView):
+                        view.rebind(replay.session)
+            # freeing the state left behind takes ~150 ms at 100 MB: in a
+            # worker, a piece at a time, after the screen is drawn
+            self.call_after_refresh(self.free_retired)
         else:
             self._broadcast(result.changes)
         self._dirty = True
@@ -227,8 +273,21 @@ class ReplayApp(CctvApp):
         if not self.playing:
             self._spare_soon()
 
-    def _forget_left_behind(self) -> None:
-        self._left_behind = None
+    @work(thread=True, group="free", exit_on_error=False)
+    def free_retired(self) -> None:
+        """Free the states seeks left behind (:meth:`Replay.free_retired`) a
+        piece at a time, waiting between pieces while the UI thread handles a
+        seek."""
+        self.replay.free_retired(self._wait_for_ui)
+
+    def _wait_for_ui(self) -> None:
+        """(On a worker thread.) Wait while the UI thread handles a seek (not
+        while playing, and at most :data:`WAIT_AT_MOST_S`: a worker holding
+        the collector off does not wait for ever)."""
+        give_up = time.monotonic() + WAIT_AT_MOST_S
+        while not self._closing and not self.playing \
+                and time.monotonic() < min(self._busy_until, give_up):
+            time.sleep(0.01)
 
     # --- the restore a step back needs, made ahead ----------------------------------------
 
@@ -241,7 +300,8 @@ class ReplayApp(CctvApp):
 
     def _start_spare(self) -> None:
         self._spare_timer = None
-        if not self._spare_busy and not self.playing and self.replay.wants_spare():
+        if not self._spare_busy and not self.playing and self.catching_up is None \
+                and self.replay.wants_spare():
             self._spare_busy = True
             self.prepare_spare()
 
@@ -252,6 +312,7 @@ class ReplayApp(CctvApp):
         try:
             while not self.playing and self.replay.prepare_spare():
                 pass
+            self.replay.free_retired(self._wait_for_ui)  # a restore made ahead it replaced
         finally:
             self._spare_busy = False
 

@@ -9,7 +9,7 @@ instead of every task and sub-agent the session ever had.
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
@@ -203,7 +203,9 @@ def task_rows(session: Session, now: float | None = None) -> list[TaskRow]:
     return _rows(session, now, _by_call(session))
 
 
-def _rows(session: Session, now: float | None, by_call: dict[str, Task]) -> list[TaskRow]:
+def _rows(session: Session, now: float | None, by_call: dict[str, Task],
+          shown: Callable[[TaskRow], TaskRow] | None = None) -> list[TaskRow]:
+    shown = shown or _visible_row
     rows: list[TaskRow] = []
     used: set[str] = set()
     for agent in session.agents.values():
@@ -212,10 +214,10 @@ def _rows(session: Session, now: float | None, by_call: dict[str, Task]) -> list
         task = by_call.get(agent.id)
         if task is not None:
             used.add(task.task_id)
-        rows.append(_visible_row(_agent_row(session, agent, task, now)))
+        rows.append(shown(_agent_row(session, agent, task, now)))
     for task in session.tasks.values():
         if task.task_id not in used:
-            rows.append(_visible_row(_task_row(session, task, now)))
+            rows.append(shown(_task_row(session, task, now)))
     rows.sort(key=sort_key)
     return rows
 
@@ -263,6 +265,9 @@ class TaskRowCache:
         self._dirty_agents: set[str] = set()
         self._dirty_tasks: set[str] = set()
         self._sizes = (0, 0)
+        self._shown: dict[TaskRow, TaskRow] = {}
+        """Each row as read from a session → the row made visible (a rebuild for
+        another state of the same session finds most of its rows here)."""
 
     @property
     def running(self) -> int:
@@ -366,9 +371,17 @@ class TaskRowCache:
         assert task is not None
         return self._put(_task_row(session, task, now), task, changed)
 
+    def _visible(self, row: TaskRow) -> TaskRow:
+        shown = self._shown.get(row)
+        if shown is None:
+            if len(self._shown) > 4 * len(self._rows) + 64:  # rows of states long gone
+                self._shown.clear()
+            shown = self._shown[row] = _visible_row(row)
+        return shown
+
     def _put(self, row: TaskRow, task: Task | None, changed: set[str]) -> bool:
         """Set ``row`` (made visible) of ``task``; True when it is new or moved."""
-        row = _visible_row(row)
+        row = self._visible(row)
         key = row.key
         changed.add(key)
         new = sort_key(row)
@@ -409,7 +422,7 @@ class TaskRowCache:
         self._sizes = (len(session.agents), len(session.tasks))
         by_call = _by_call(session)
         self._by_call = {tool_use_id: task.task_id for tool_use_id, task in by_call.items()}
-        self.rows = _rows(session, now, by_call)
+        self.rows = _rows(session, now, by_call, self._visible)
         self._keys = [sort_key(row) for row in self.rows]
         self._rows = {row.key: row for row in self.rows}
         self._running = {row.key for row in self.rows if row.running}

@@ -231,6 +231,10 @@ class TasksPanel(Widget):
         self._width = 0
         self._changed: set[str] = set()
         self._moved = True
+        self._prompts: dict[tuple[TaskRow, int], Content] = {}
+        """Each row drawn, by (row, width): a full redraw (a replay seek: a new
+        session) draws only the rows that differ, and the list measures each
+        prompt once (a Content keeps its height)."""
 
     def compose(self) -> ComposeResult:
         yield Static(self._title_text(), id="tasks-title")
@@ -306,7 +310,16 @@ class TasksPanel(Widget):
             yield hid, (title, len(group), width), (
                 lambda t=title, n=len(group): _heading(t, n, width))
             for row in group:
-                yield row.key, (row, width), (lambda r=row: render_row(r, width))
+                yield row.key, (row, width), (lambda r=row: self._prompt(r, width))
+
+    def _prompt(self, row: TaskRow, width: int) -> Content:
+        key = (row, width)
+        prompt = self._prompts.get(key)
+        if prompt is None:
+            if len(self._prompts) > 4 * len(self._rows) + 64:  # rows that are gone
+                self._prompts.clear()
+            prompt = self._prompts[key] = render_row(row, width)
+        return prompt
 
     def _show(self) -> None:
         if not self.is_mounted:
@@ -320,7 +333,7 @@ class TasksPanel(Widget):
             for key in self._changed:
                 row = self._cache.row(key)
                 if row is not None:
-                    ol.replace_option_prompt(key, render_row(row, width))
+                    ol.replace_option_prompt(key, self._prompt(row, width))
             self._changed = set()
             return
         self._changed = set()

@@ -4,15 +4,21 @@ Row one is the strip: each column stands for a stretch of frames and shows
 its most telling marker (an error over a compaction over a task event over a
 hook over a turn over a tool call); the current position is drawn reversed.
 Row two has the recorded wall-clock time and the frame number. A click seeks.
+
+Drawn with the Line API: the strip's row is built once per width, markers and
+theme, and a seek only puts the position mark into it (three crops), so
+moving costs the same whatever the number of markers.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from rich.text import Text
+from rich.segment import Segment
+from rich.style import Style
 from textual import events
 from textual.message import Message
+from textual.strip import Strip
 from textual.widget import Widget
 
 from reducer.replay import MarkerKind
@@ -63,6 +69,8 @@ class ReplayTimeline(Widget, can_focus=False):
         self.position = 0
         self._marks: Mapping[int, Sequence[MarkerKind]] = {}
         self._columns: tuple[int, list[MarkerKind | None]] | None = None
+        self._row: tuple[tuple, Strip] | None = None
+        """The strip's row without the position mark, and what it was drawn for."""
         self.left_label = ""
         self.right_label = ""
 
@@ -113,26 +121,54 @@ class ReplayTimeline(Widget, can_focus=False):
         self._columns = (width, cols)
         return cols
 
-    def render(self) -> Text:
+    def _styles(self) -> dict[MarkerKind, Style]:
+        variables = self.app.theme_variables
+        out: dict[MarkerKind, Style] = {}
+        for kind, (_, var) in MARKER_GLYPHS.items():
+            try:
+                out[kind] = Style.parse(variables.get(var.lstrip("$"), "") or "none")
+            except Exception:  # a theme value Rich does not read: the widget's colour
+                out[kind] = Style()
+        return out
+
+    def _strip_row(self) -> Strip:
+        """Row one without the position mark (cached per width, markers and theme)."""
         cols = self._column_marks()
-        current = self.column_of(self.position) if self.position else -1
-        styles = {kind: self.app.theme_variables.get(var.lstrip("$"), "") for kind, (_, var)
-                  in MARKER_GLYPHS.items()}
-        strip = Text(" ")
-        for col, kind in enumerate(cols):
-            glyph, style = ("─", "") if kind is None else (MARKER_GLYPHS[kind][0], styles[kind])
-            if col == current:
-                strip.append("▼" if kind is None else glyph, style=f"reverse bold {style}".strip())
-            else:
-                strip.append(glyph, style=style)
+        styles = self._styles()
+        key = (len(cols), id(cols), tuple(styles.values()))
+        if self._row is not None and self._row[0] == key:
+            return self._row[1]
+        segments = [Segment(" ")]
+        for kind in cols:
+            segments.append(Segment("─") if kind is None
+                            else Segment(MARKER_GLYPHS[kind][0], styles[kind]))
+        row = Strip(Segment.simplify(segments), len(cols) + 1)
+        self._row = (key, row)
+        return row
+
+    def render_line(self, y: int) -> Strip:
         width = self.size.width
-        left, right = visible(self.left_label, oneline=True), visible(self.right_label, oneline=True)
-        labels = Text(" " + left)
-        gap = max(width - len(labels.plain) - len(right) - 1, 1)
-        labels.append(" " * gap + right)
-        strip.append("\n")
-        strip.append_text(labels)
-        return strip
+        base = self.rich_style
+        if y == 0:
+            row = self._strip_row()
+            if self.position:
+                col = self.column_of(self.position) + 1
+                kind = self._column_marks()[col - 1]
+                glyph = "▼" if kind is None else MARKER_GLYPHS[kind][0]
+                style = Style(reverse=True, bold=True)
+                if kind is not None:
+                    style = self._styles()[kind] + style
+                row = Strip.join([row.crop(0, col), Strip([Segment(glyph, style)], 1),
+                                  row.crop(col + 1)])
+        elif y == 1:
+            left = visible(self.left_label, oneline=True)
+            right = visible(self.right_label, oneline=True)
+            line = " " + left
+            gap = max(width - len(line) - len(right) - 1, 1)
+            row = Strip([Segment(line + " " * gap + right)])
+        else:
+            return Strip.blank(width, base)
+        return row.crop_extend(0, width, None).apply_style(base)
 
     def on_click(self, event: events.Click) -> None:
         if event.y == 0 and self.total:

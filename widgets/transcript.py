@@ -16,14 +16,25 @@ How it scales (textual ``OptionList``/``Log`` are the models):
   the top row changes, the scroll position moves with it so the text on screen
   stays put.
 * Rendered rows are kept in an LRU cache keyed by
-  ``(item, item.version, width, expanded, theme, live state)``.
+  ``(item index, line, version, width, expanded, theme, live state)``: the
+  same for an equal item of another state of the session, so a replay seek
+  draws again only the items that differ.
+* A replay seek (:meth:`TranscriptView.rebind`) costs the view a comparison
+  of the items' versions made in C, and work for the items
+  that differ only. What it knew of the items a seek back cut off is kept
+  ("the shelf") for the seek forward again; the heights of items it never
+  saw start as the mean height and are estimated in short slices while the
+  user looks (the rows on screen are measured exactly at once).
 """
 
 from __future__ import annotations
 
 import bisect
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import compress, count, repeat
+from operator import attrgetter, is_, ne
 from typing import ClassVar
 
 from rich.segment import Segment
@@ -58,6 +69,20 @@ UNWRAPPED_WIDTH = 1000
 """With wrapping off, expanded tool bodies are laid out this wide and scrolled sideways."""
 SIDE_STEP = 8
 """Columns ``left`` / ``right`` scroll an unwrapped body by."""
+EAGER_ESTIMATES = 2000
+"""A seek estimates this many new items at once; more start at the mean
+height and are estimated in slices after the screen is drawn."""
+SLICE_S = 0.004
+"""How long one slice of those estimates may hold the UI thread."""
+
+_ident = attrgetter("version")
+"""What tells an item from the one at its index in another state of the same
+session: the i-th item of an agent is always made by the same frame, and
+every change to it (hiding it too) bumps its version. One int: read for
+every item at each seek, in C, with nothing allocated."""
+_hidden = attrgetter("hidden")
+_PENDING = ("pending",)
+"""In ``_measured``: the height is the mean height, not estimated yet."""
 
 
 def _not_hidden(item: Item) -> bool:
@@ -80,6 +105,27 @@ class _Fenwick:
                 tree[j] += tree[i]
         self.tree = tree
         self.n = n
+
+    @classmethod
+    def extended(cls, old: _Fenwick, keep: int, tail: list[int]) -> _Fenwick:
+        """The tree of ``old``'s first ``keep`` values followed by ``tail``, in
+        O(len(tail) + log keep): a node covers only values at or before it."""
+        tree = old.tree[:keep + 1]
+        tree += tail
+        n = keep + len(tail)
+        i = keep  # the kept nodes whose parent is past them: keep's prefix path
+        while i > 0:
+            j = i + (i & -i)
+            if j <= n:
+                tree[j] += tree[i]
+            i -= i & -i
+        for i in range(keep + 1, n + 1):
+            j = i + (i & -i)
+            if j <= n:
+                tree[j] += tree[i]
+        new = cls.__new__(cls)
+        new.tree, new.n = tree, n
+        return new
 
     def append(self, value: int) -> None:
         self.n += 1
@@ -375,6 +421,14 @@ results, hooks, compactions and turn footers.
         self._items: list[Item] = []
         self._heights: list[int] = []
         self._measured: list[tuple | None] = []
+        self._keys: list[int] = []
+        """``_ident`` of each item when its height was last set."""
+        self._pending: list[int] = []
+        """Indices whose height may still be ``_PENDING`` (estimated last first)."""
+        self._found: dict[int, int] = {}
+        """Estimates of pending heights made so far (applied all at once)."""
+        self._estimating = False
+        self._drop_shelf()
         self._parked: dict[int, int] = {}
         """Heights of items a filter hides, kept for when it shows them again."""
         self._index = _Fenwick([])
@@ -455,6 +509,15 @@ results, hooks, compactions and turn footers.
         return margin_top(item) + estimate_height(item, width, self._expansion(item),
                                                   self.session)
 
+    def _drop_shelf(self) -> None:
+        """Forget the items a seek back cut off (their heights are for another
+        width, filter or wrap now)."""
+        self._shelf_base = 0
+        self._shelf_keys: list[int] = []
+        self._shelf_heights: list[int] = []
+        self._shelf_measured: list[tuple | None] = []
+        self._shelf_opened: dict[tuple[int, int], int] = {}
+
     def _build(self, width: int) -> None:
         """(Re)compute every height from estimates at ``width``: O(n), no rendering."""
         items = list(self.items)
@@ -463,6 +526,9 @@ results, hooks, compactions and turn footers.
         self._items = items
         self._heights = heights
         self._measured = [None] * len(items)
+        self._keys = list(map(_ident, items))
+        self._pending, self._found = [], {}
+        self._drop_shelf()
         self._parked = {}
         self._index = _Fenwick(heights)
         self._width = width
@@ -564,7 +630,8 @@ results, hooks, compactions and turn footers.
         live = live_key(item, self.session)
         context = self._render_context()  # resolves the palette: it may bump the generation
         unwrapped = self._unwrapped(item)
-        key = (item, item.version, width, expanded, self._palette_gen, live, unwrapped)
+        key = (item.index, item.line_no, item.version, width, expanded, self._palette_gen, live,
+               unwrapped)
         strips = self._cache.get(key)
         if strips is None:
             try:
@@ -584,9 +651,11 @@ results, hooks, compactions and turn footers.
         key = self._measure_key(item, self._width)
         if not self._accepts(item):
             self._measured[index] = key
+            self._keys[index] = _ident(item)
             return 0
         height = margin_top(item) + len(self._strips(index))
         self._measured[index] = key
+        self._keys[index] = _ident(item)
         return height
 
     def _prepare_viewport(self) -> None:
@@ -659,6 +728,7 @@ results, hooks, compactions and turn footers.
             self._items.append(item)
             self._heights.append(height)
             self._measured.append(None)
+            self._keys.append(_ident(item))
             self._index.append(height)
             if self._query and self._matches_query(item):
                 self._matches.append(len(self._items) - 1)
@@ -705,6 +775,7 @@ results, hooks, compactions and turn footers.
             for i in dirty:
                 item = self._items[i]
                 self._measured[i] = None
+                self._keys[i] = _ident(item)
                 if self._query:
                     self._recheck_match(i)
                 new[i] = self._estimate(item, width)
@@ -739,39 +810,71 @@ results, hooks, compactions and turn footers.
 
     def rebind(self, session: Session) -> None:
         """Show ``session`` instead: the same conversation at another moment (a
-        replay seek). Items that match the ones shown (same place, kind, line
-        and version) keep their heights and expansion; only the others are
-        estimated again, so a seek costs a comparison per item, not a rebuild."""
+        replay seek). Items equal to the ones known at their index (same
+        version: compared in C) keep their heights, rendered
+        rows and expansion; the others are estimated again; items never seen
+        start at the mean height and are estimated after the screen is drawn
+        (:meth:`_estimate_pending`). What a seek back cuts off is kept for
+        the seek forward again. The rows drawn are measured exactly either way."""
         if not self._built:
             self.reset(session)
             return
-        old_items, old_heights, old_measured = self._items, self._heights, self._measured
-        expanded = {(item.index, item.line_no) for item in self._expanded}
-        self.session = session
-        self._cache.clear()  # keyed by the old session's items
         agent = session.agents.get(self.agent_id)
         items = list(agent.items) if agent is not None else []
-        keep = min(len(items), len(old_items))
-        heights: list[int] = []
-        measured: list[tuple | None] = []
-        self._expanded = set()
+        n, old_n = len(items), len(self._items)
+        old_heights, old_index = self._heights, self._index
+        # what the view knows by index: the items it shows, then the shelf
+        skip = old_n - self._shelf_base
+        book_keys = self._keys + self._shelf_keys[skip:]
+        book_heights = old_heights + self._shelf_heights[skip:]
+        book_measured = self._measured + self._shelf_measured[skip:]
+        opened = {k: v for k, v in self._shelf_opened.items() if k[0] >= old_n}
+        pages = self._pages
+        for item in self._expanded:
+            opened[(item.index, item.line_no)] = pages.get(item, 1)
+        keys = list(map(_ident, items))
+        differ = list(compress(count(), map(ne, keys, book_keys)))  # indices < both lengths
+        known = min(n, len(book_keys))
+        heights, measured = book_heights[:known], book_measured[:known]
+        self._shelf_base = n
+        self._shelf_keys, self._shelf_heights = book_keys[n:], book_heights[n:]
+        self._shelf_measured = book_measured[n:]
+        self._shelf_opened = {k: v for k, v in opened.items() if k[0] >= n}
+        self._expanded, self._pages = set(), {}
+        for (i, line_no), shown in opened.items():
+            if i < n and items[i].line_no == line_no:
+                self._expanded.add(items[i])
+                if shown != 1:
+                    self._pages[items[i]] = shown
+        self.session = session
+        self._items, self._keys = items, keys
         estimate, width = self._estimate, self._width
-        for i, item in enumerate(items):
-            if expanded and (i, item.line_no) in expanded:
-                self._expanded.add(item)
-            old = old_items[i] if i < keep else None
-            if old is not None and old.version == item.version and old.line_no == item.line_no \
-                    and old.kind == item.kind and old.hidden == item.hidden:
-                heights.append(old_heights[i])
-                measured.append(old_measured[i])
+        for i in differ:
+            heights[i] = estimate(items[i], width)
+            measured[i] = None
+        fresh = items[known:]
+        if len(fresh) <= EAGER_ESTIMATES:
+            heights += [estimate(item, width) for item in fresh]
+            measured += [None] * len(fresh)
+        elif fresh:
+            mean = max(round(sum(heights) / len(heights)), 1) if heights else 2
+            accepts = self._accepts
+            if accepts is _not_hidden:
+                heights += [0 if hidden else mean for hidden in map(_hidden, fresh)]
             else:
-                heights.append(estimate(item, width))
-                measured.append(None)
-        self._items, self._heights, self._measured = items, heights, measured
+                heights += [mean if accepts(item) else 0 for item in fresh]
+            measured += repeat(_PENDING, len(fresh))
+        self._heights, self._measured = heights, measured
+        keep = min(old_n, n)
+        self._index = index = _Fenwick.extended(old_index, keep, heights[keep:])
+        for i in differ:
+            if i < keep and heights[i] != old_heights[i]:
+                index.add(i, heights[i] - old_heights[i])
+        self._pending = list(compress(count(), map(is_, measured, repeat(_PENDING))))
+        self._found = {}
         self._parked = {}
-        self._index = _Fenwick(heights)
         self._reveal = None
-        if self._cursor is not None and self._cursor >= len(items):
+        if self._cursor is not None and self._cursor >= n:
             self._cursor = self._last_visible()
         if self._query:
             self.search(self._query)
@@ -779,6 +882,42 @@ results, hooks, compactions and turn footers.
         if self.following:
             self._set_scroll(self.max_scroll_y)
             self._cursor = self._last_visible()
+        if self._pending and not self._estimating:
+            self._estimating = True
+            self.call_after_refresh(self._estimate_pending)
+        self.refresh()
+
+    def _estimate_pending(self) -> None:
+        """Estimate the heights still at the mean, for :data:`SLICE_S` at a
+        time (last items first: nearest to the end a seek mostly shows), and
+        apply them together once all are done, so the text on screen moves
+        (at most) once."""
+        self._estimating = False
+        pending, measured, items = self._pending, self._measured, self._items
+        if not pending or not self._built:
+            return
+        estimate, width, found = self._estimate, self._width, self._found
+        stop = time.perf_counter() + SLICE_S
+        while pending:
+            for _ in range(min(len(pending), 64)):
+                i = pending.pop()
+                if i < len(items) and measured[i] is _PENDING:
+                    found[i] = estimate(items[i], width)
+            if time.perf_counter() > stop:
+                break
+        if pending:
+            self._estimating = True
+            self.set_timer(0.001, self._estimate_pending)
+            return
+        fixes: dict[int, int] = {}
+        keys = self._keys
+        for i, height in found.items():
+            if measured[i] is _PENDING:  # (not measured on screen meanwhile)
+                measured[i] = None
+                keys[i] = _ident(items[i])
+                fixes[i] = height
+        self._found = {}
+        self._set_heights(fixes)
         self.refresh()
 
     # --- rendering --------------------------------------------------------------------------
@@ -856,6 +995,7 @@ results, hooks, compactions and turn footers.
             return
         self.wrap = wrap
         self.x_offset = 0
+        self._drop_shelf()  # its expanded tool bodies were measured wrapped the other way
         if self._built:
             new: dict[int, int] = {}
             for item in self._expanded:
@@ -1185,7 +1325,12 @@ results, hooks, compactions and turn footers.
         accepts = self._accepts
         heights, measured, parked = self._heights, self._measured, self._parked
         width = self._width
+        self._drop_shelf()
         for i, item in enumerate(self._items):
+            if measured[i] is _PENDING:  # not estimated yet: now, with the new filter
+                heights[i] = self._estimate(item, width)
+                measured[i] = None
+                continue
             now = accepts(item)
             if now == old(item):
                 continue
@@ -1196,6 +1341,8 @@ results, hooks, compactions and turn footers.
                 parked[i] = heights[i]
                 heights[i] = 0
             measured[i] = None
+            self._keys[i] = _ident(item)
+        self._pending, self._found = [], {}
         self._index = _Fenwick(heights)
         self._update_virtual_size()
 

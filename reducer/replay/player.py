@@ -222,6 +222,10 @@ class Replay:
         self._leftovers: list[object] = []
         """The unpicklers of restores (their memo holds every object read)."""
         self._retired_lock = threading.Lock()
+        self.spare_yield: Callable[[], None] = lambda: None
+        """Called between bursts of a restore made ahead, on its thread: a
+        caller blocks there while its UI thread is busy (so the two do not
+        share the interpreter lock while a key is handled)."""
 
     def _new_checkpoints(self) -> Checkpoints:
         frames = self.frames
@@ -279,7 +283,7 @@ class Replay:
         target = min(max(target, 0), len(self.frames))
         if target == self.position:
             return SeekResult(False, [])
-        base = self.checkpoints.latest_at_or_before(target)
+        base = max(self.checkpoints.latest_at_or_before(target), self._spare_at(target - 1))
         if self.position < target and (base <= self.position
                                        or target - self.position <= self.checkpoints.interval):
             collected: list[Change] = []
@@ -394,7 +398,9 @@ class Replay:
         meanwhile), the checkpoint before the cursor and fold it on to just
         before the frame a step back shows (see :meth:`_spare_plan`); keep it
         for the seek that needs it (one at a time: any seek it is nearer to
-        than the nearest checkpoint uses it). Returns whether one was made."""
+        than the nearest checkpoint uses it). Returns whether one was made.
+        The collector is off meanwhile (it would walk the ~million objects
+        made, for nothing), and they go to its oldest generation unexamined."""
         plan = self._spare_plan()
         if plan is None or self._spare_stop.is_set() or not self.wants_spare():
             return False
@@ -402,25 +408,59 @@ class Replay:
         if found is None:
             return False
         position, packed = found
-        try:
-            session = Session.restore(packed, packed=True, cancelled=self._spare_stop.is_set)
-        except EOFError:
-            return False
-        while position < plan[1]:
-            if self._spare_stop.is_set():
+        with _gc_paused():
+            try:
+                session = Session.restore(packed, packed=True, cancelled=self._spare_cancelled)
+            except EOFError:
                 return False
-            self._apply(session, position)
-            position += 1
+            while position < plan[1]:
+                if self._spare_cancelled():
+                    return False
+                self._apply(session, position)
+                position += 1
+            _promote()
+        self._keep_spare(position, session)
+        return True
+
+    def fold_spare(self, position: int, cancelled: Callable[[], bool] = lambda: False) -> bool:
+        """Fold a state of its own from the first frame to ``position``, on
+        the calling thread (a worker), and keep it as the restore made ahead:
+        a seek there then only takes it (``cctv replay --from LINE`` deep in a
+        big file shows its first screen before this fold is done). Returns
+        whether it was kept (not cancelled). The collector is off meanwhile,
+        as for :meth:`prepare_spare`."""
+        session = self._new_session()
+        position = min(position, len(self.frames))
+        with _gc_paused():
+            for index in range(position):
+                if index % 256 == 0 and (cancelled() or self._spare_cancelled()):
+                    return False
+                self._apply(session, index)
+            _promote()
+        self._keep_spare(position, session)
+        return True
+
+    def _keep_spare(self, position: int, session: Session) -> None:
         with self._spare_lock:
             unused, self._spare = self._spare, (position, session)
         if unused is not None:  # made for a cursor that moved on: freed like a replaced state
             self._retire(unused[1])
-        return True
+
+    def _spare_cancelled(self) -> bool:
+        self.spare_yield()
+        return self._spare_stop.is_set()
 
     def stop_spare(self) -> None:
         """Stop a :meth:`prepare_spare` running in another thread at its next
         burst (the app is closing), and make none from now on."""
         self._spare_stop.set()
+
+    def _spare_at(self, before: int) -> int:
+        """The position of the restore made ahead when it is at or before
+        ``before`` (a seek forward past it takes it rather than fold there), else 0."""
+        with self._spare_lock:
+            spare = self._spare
+        return spare[0] if spare is not None and spare[0] <= before else 0
 
     def _take_spare(self, before: int) -> tuple[int, Session] | None:
         """The restore made ahead, when it is at or before ``before`` and no

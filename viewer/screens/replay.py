@@ -66,6 +66,10 @@ def bar_text(app: ReplayApp, width: int = 200) -> str:
         building = ""
     else:
         building = f" · indexing {len(cps)} checkpoints…" if wide else " · indexing…"
+    if app.catching_up is not None:
+        going = (f" · going to frame {app.catching_up:,}…" if wide
+                 else f" · →{app.catching_up:,}…")
+        building = going + building
     return f"{state} {app.speed:g}× · {where} · {idle} · {pacing}{building}"
 
 

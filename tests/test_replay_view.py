@@ -1,0 +1,156 @@
+"""A replay seek shows what a fresh open at that frame shows: the transcript
+(rebound, not rebuilt: heights, rendered rows and what a seek back cut off are
+kept; items never seen are estimated after the screen is drawn), the status
+bar, the tasks panel, the replay bar, the inspector and the timeline."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+from textual.widgets import Static
+
+import widgets.transcript as transcript
+from conftest import FIXTURES, screen_text, wait_for
+from viewer.replay_app import ReplayApp
+from viewer.replay_source import load_recording
+from widgets.status_bar import StatusBar
+from widgets.tasks_panel import TasksPanel
+from widgets.timeline import ReplayTimeline
+from widgets.transcript import TranscriptView, _Fenwick
+
+STREAM = FIXTURES / "captures" / "stream"
+PROJECT = FIXTURES / "captures" / "projects" / "-home-ada-src-demo"
+SUBAGENT_SESSION = PROJECT / "d7acffbd-7cff-4056-82e8-4364dc8df14a.jsonl"
+SIZE = (120, 36)
+
+
+def _app(path: Path, start: int = 1) -> ReplayApp:
+    rec = load_recording(path)
+    replay = rec.replay(interval=4)
+    list(replay.build_checkpoints())
+    return ReplayApp(rec, replay=replay, start=start, build_checkpoints=False, label=path.name)
+
+
+def _screen(app: ReplayApp) -> dict[str, object]:
+    """Everything the replay screen says, as text (the scroll bar's thumb left
+    out: off-screen heights are estimates, kept exact where they were drawn)."""
+    screen = app.screen
+    timeline = screen.query_one(ReplayTimeline)
+    tasks = screen.query_one(TasksPanel)
+    options = tasks.option_list
+    return {
+        "transcript": screen_text(app),
+        "cursor": screen.query_one(TranscriptView).cursor_index,
+        "status": screen.query_one(StatusBar).text,
+        "tasks": [str(options.get_option_at_index(i).prompt)
+                  for i in range(options.option_count)],
+        "tasks title": str(screen.query_one("#tasks-title", Static).content),
+        **{name: str(screen.query_one(f"#{name}", Static).content)
+           for name in ("replay-bar", "inspector-head", "inspector-changes", "inspector-raw")},
+        "timeline": [timeline.render_line(y).text for y in range(2)],
+    }
+
+
+async def _fresh_screen(path: Path, position: int) -> dict[str, object]:
+    app = _app(path, start=position)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("t")
+        await pilot.pause()
+        return _screen(app)
+
+
+def _targets(n: int) -> list[int]:
+    """Seeks of every kind: to the end, back (restores), a step back, forward
+    past what was seen (restores), forward by folding, home, the end again."""
+    return [n, max(1, n // 3), max(1, n // 3) - 1 or 1, n - 1, 2 * n // 3, 2 * n // 3 + 2,
+            1, n]
+
+
+@pytest.mark.parametrize("path", [STREAM / "07_hooks.jsonl", STREAM / "10_compact_manual.jsonl",
+                                  SUBAGENT_SESSION], ids=lambda p: p.name)
+@pytest.mark.parametrize("eager", [True, False], ids=["estimated-at-once", "estimated-later"])
+async def test_a_seek_shows_what_a_fresh_open_at_that_frame_shows(
+        path: Path, eager: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    if not eager:  # every item never seen starts at the mean height
+        monkeypatch.setattr(transcript, "EAGER_ESTIMATES", 0)
+    app = _app(path)
+    seen: list[tuple[int, dict[str, object]]] = []
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("t")
+        await pilot.pause()
+        view = app.screen.query_one(TranscriptView)
+        for target in _targets(len(app.replay)):
+            app.go_to(target)
+            await pilot.pause()
+            first = _screen(app)  # the first screen after the seek
+            await wait_for(pilot, lambda: not view._pending and not view._estimating)
+            assert _screen(app) == first  # the estimates made later move nothing on screen
+            assert view.virtual_size.height == view._index.total == sum(view._heights)
+            assert view._items == app.replay.session.main.items
+            seen.append((app.replay.position, first))
+    for position, shown in seen:
+        assert shown == await _fresh_screen(path, position), position
+
+
+async def test_rows_drawn_before_a_seek_back_are_drawn_from_the_cache_after_it() -> None:
+    app = _app(STREAM / "10_compact_manual.jsonl")
+    async with app.run_test(size=SIZE) as pilot:
+        view = app.screen.query_one(TranscriptView)
+        n = len(app.replay)
+        app.go_to(n)
+        await pilot.pause()
+        before = screen_text(app)
+        app.go_to(1)  # a restore: another state, other item objects
+        await pilot.pause()
+        cached = len(view._cache)
+        rendered: list[object] = []
+        real = transcript.render_item
+        transcript.render_item = lambda *a: rendered.append(a[0]) or real(*a)  # type: ignore[assignment]
+        try:
+            app.go_to(n)
+            await pilot.pause()
+        finally:
+            transcript.render_item = real
+        assert screen_text(app) == before
+        assert cached and not rendered  # the end's items are equal: nothing drawn again
+
+
+def test_a_fenwick_tree_extended_from_a_kept_prefix_equals_one_built_anew() -> None:
+    rng = random.Random(5)
+    for _ in range(500):
+        values = [rng.randint(0, 9) for _ in range(rng.randint(0, 80))]
+        keep = rng.randint(0, len(values))
+        tail = [rng.randint(0, 9) for _ in range(rng.randint(0, 80))]
+        grown = _Fenwick.extended(_Fenwick(values), keep, tail)
+        fresh = _Fenwick(values[:keep] + tail)
+        assert (grown.tree, grown.n) == (fresh.tree, fresh.n)
+        for row in range(fresh.total + 1):
+            assert grown.find(row) == fresh.find(row)
+
+
+async def test_a_start_deep_in_the_file_shows_frame_one_first_and_gets_there_in_a_worker(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import viewer.replay_app as replay_app
+
+    path = SUBAGENT_SESSION
+    rec = load_recording(path)
+    start = len(rec.frames) - 3
+    expected = await _fresh_screen(path, start)
+    monkeypatch.setattr(replay_app, "CATCH_UP_FRAMES", 2)
+    replay = rec.replay(interval=4)
+    list(replay.build_checkpoints())
+    app = ReplayApp(rec, replay=replay, start=start, build_checkpoints=False, label=path.name)
+    assert app.replay.position == 1 and app.catching_up == start  # nothing folded yet
+    folds: list[int] = []
+    real_apply = app.replay._apply
+    monkeypatch.setattr(app.replay, "_apply", lambda s, i: folds.append(i) or real_apply(s, i))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("t")
+        await wait_for(pilot, lambda: app.catching_up is None and app.replay.position == start)
+        await pilot.pause()
+        assert _screen(app) == expected
+    # the fold to the start ran once, in the worker; the seek there only took it
+    assert folds[:start - 1] == list(range(start - 1))
+    assert folds[start - 1:] == [start - 1]
