@@ -20,6 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rich.cells import cell_len, set_cell_size
+from rich.measure import Measurement
+from rich.segment import Segment
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -39,13 +42,17 @@ from widgets.status_glyphs import status
 from ..index import LIVE_WINDOW_S, MARKS, Hit, IndexClosed, SessionIndex, SessionRow
 
 if TYPE_CHECKING:
+    from rich.console import Console, ConsoleOptions, RenderResult
+
     from ..app import CctvApp
 
 __all__ = ["BrowseScreen", "COLUMNS"]
 
 SEARCH_DEBOUNCE_S = 0.2
-FILL_FIRST = 150
-"""Rows put in the table at once; the rest follow a chunk per frame."""
+FILL_FIRST = 50
+"""Rows put in the table at once (at least; a screenful on a taller terminal);
+the rest follow a chunk per frame. Each row added costs its measuring before
+the first frame can be drawn."""
 FILL_CHUNK = 300
 REFRESH_EVERY_S = 5.0
 TITLE_WIDTH = 48
@@ -115,9 +122,35 @@ def _safe_parts(parts: list[str | tuple[str, str]]) -> list[str | tuple[str, str
     return [(visible(p[0]), p[1]) if isinstance(p, tuple) else visible(p) for p in parts]
 
 
-def _cell(text: str) -> Text:
-    """A table cell: the text as it is (no markup), control characters replaced."""
-    return Text(_safe(text), no_wrap=True, overflow="ellipsis")
+class Cell:
+    """A table cell: one line of text as it is (no markup), control characters
+    replaced, cut with an ellipsis to the column's width.
+
+    One segment to draw and a width known in advance: the table draws every
+    cell of each row on the screen (some 600 a frame, the ones scrolled off to
+    the right too) and measures every row it is given, and a Rich ``Text``
+    cell costs it about twice as much to draw and to measure."""
+
+    __slots__ = ("text", "width")
+
+    def __init__(self, text: str) -> None:
+        self.text = _safe(text)
+        self.width = cell_len(self.text)
+
+    def __str__(self) -> str:
+        return self.text
+
+    def __repr__(self) -> str:
+        return f"Cell({self.text!r})"
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        return Measurement(self.width, self.width)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        text, room = self.text, options.max_width
+        if self.width > room:
+            text = set_cell_size(text, room - 1) + "…" if room > 0 else ""
+        yield Segment(text)
 
 
 def _tail(text: str, width: int) -> str:
@@ -292,6 +325,11 @@ class BrowseScreen(Screen[None]):
             self.notify(self.index.note, severity="warning", timeout=8)
         self.query_one("#progress").display = False
         table.focus()
+        # the list shown is the index's: bring it up to date once it is on the screen
+        # (a refresh thread running beside the first paint would slow it down)
+        self.call_after_refresh(self._start_refreshing)
+
+    def _start_refreshing(self) -> None:
         self.refresh_index()
         self.set_interval(REFRESH_EVERY_S, self.refresh_index)
 
@@ -347,7 +385,8 @@ class BrowseScreen(Screen[None]):
         self.query_one("#progress").display = False
         first = not self.refreshed
         self.refreshed = True
-        if changed or first or rows != self.rows:
+        # the first refresh of an empty folder brings the examples
+        if changed or (first and not rows) or rows != self.rows:
             self.rows = rows
             self._all_by_path = {}
             self._rebuild()
@@ -392,7 +431,7 @@ class BrowseScreen(Screen[None]):
         table.clear()
         self._fill_generation += 1
         entries = _Peekable(self._entries(rows, now))
-        first = FILL_FIRST
+        first = max(FILL_FIRST, self.app.size.height)
         if keep_selection and selected is not None and selected.path in self._by_path:
             first = max(first, rows.index(selected) + FILL_FIRST)
         if self._fill(table, entries, first):
@@ -434,7 +473,7 @@ class BrowseScreen(Screen[None]):
             cells[0] = "◆"
             cells[1] = "example: " + cells[1]
             cells[2] = "(bundled with cctv)"
-        made = [_cell(cell) for cell in cells]
+        made = [Cell(cell) for cell in cells]
         self._cell_cache[row.path] = (row, live, made)
         return made
 
