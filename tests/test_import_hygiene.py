@@ -81,3 +81,56 @@ def test_index_commands_import_no_ui_library(tmp_path) -> None:
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
                          env=env)
     assert res.returncode == 0, res.stderr
+
+
+_SESSION_ONLY = ("viewer.screens.session", "widgets.transcript", "widgets.cards", "widgets.tasks_panel",
+                 "reducer.feed", "reducer.fold", "reducer.decode", "viewer.sources",
+                 "viewer.index.extract", "watchfiles", "markdown_it")
+"""Modules only a session needs (its screen and widgets, the decoder and the fold,
+the sources): the browser's first screen loads none of them."""
+
+
+def test_the_browser_shows_its_first_screen_without_the_session_machinery(tmp_path) -> None:
+    """``cctv`` reopened on an index with nothing changed: the list is on the
+    screen, then the refresh finds nothing to read, and neither has loaded the
+    session screen, its widgets, the decoder, the fold or the sources. Opening a
+    session from the list loads them."""
+    from test_index import build_tree
+
+    projects = build_tree(tmp_path)
+    env = {**__import__("os").environ, "XDG_CACHE_HOME": str(tmp_path / "cache"),
+           "HOME": str(tmp_path), "CLAUDE_CONFIG_DIR": str(tmp_path / "cfg")}
+    indexed = subprocess.run([sys.executable, "-m", "viewer.cli", "sessions", str(projects), "--json"],
+                             capture_output=True, text=True, timeout=120, env=env)
+    assert indexed.returncode == 0, indexed.stderr
+    code = (
+        "import asyncio, sys\n"
+        "from pathlib import Path\n"
+        "from viewer.app import BrowseOptions, CctvApp\n"
+        f"SESSION_ONLY = {_SESSION_ONLY!r}\n"
+        "def loaded():\n"
+        "    return sorted(m for m in sys.modules if m.startswith(SESSION_ONLY))\n"
+        "async def until(pilot, condition):\n"
+        "    for _ in range(2000):\n"
+        "        if condition():\n"
+        "            return\n"
+        "        await pilot.pause(0.01)\n"
+        "    raise AssertionError('timed out')\n"
+        "async def main():\n"
+        f"    app = CctvApp(None, clock=None, browse=BrowseOptions(Path({str(projects)!r})))\n"
+        "    async with app.run_test(size=(120, 30)) as pilot:\n"
+        "        table = lambda: app.screen.query('#sessions')\n"
+        "        await until(pilot, lambda: table() and table().first().row_count > 0)\n"
+        "        assert not loaded(), ('first screen', loaded())\n"
+        "        await until(pilot, lambda: app.screen.refreshed)\n"
+        "        await pilot.pause(0.2)\n"
+        "        assert not loaded(), ('after the refresh', loaded())\n"
+        "        await pilot.press('enter')\n"
+        "        await until(pilot, lambda: type(app.screen).__name__ == 'SessionScreen'\n"
+        "                    and app.ended is not None)\n"
+        "        assert 'viewer.screens.session' in loaded() and 'reducer.fold' in loaded()\n"
+        "asyncio.run(main())\n"
+    )
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         env=env)
+    assert res.returncode == 0, res.stderr[-3000:]

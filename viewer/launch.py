@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import os
 import shutil
 import sys
@@ -191,6 +192,9 @@ def launch_browser(directory: str | None = None, *, use_index: bool = True) -> i
     if directory is not None and not root.is_dir():
         return _usage_error(f"{root}: no such folder")
     options = BrowseOptions(root, use_index=use_index, examples=[demo_path()])
+    # what is imported lives as long as the process: the collections the start-up
+    # sets off (it allocates the list's rows and cells) need not walk it all
+    gc.freeze()
     app = CctvApp(None, browse=options)
     status = exit_status(app, app.run())
     _exit_now(status)
