@@ -307,9 +307,11 @@ def test_bare_cctv_and_cctv_browse_open_the_browser(tmp_path: Path, monkeypatch)
     assert isinstance(source, FileTail) and source.follow and source.path == newest.resolve()
 
 
-async def test_a_long_list_shows_its_first_rows_at_once_then_fills_in(tmp_path: Path) -> None:
+async def test_a_long_list_shows_its_first_rows_at_once_then_fills_in(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from viewer.screens import browse as browse_module
 
+    monkeypatch.setattr(browse_module, "FILL_CHUNK", 300)  # a few chunks, of fewer files
     folder = tmp_path / "cfg" / "projects" / "-home-ada-src-demo"
     folder.mkdir(parents=True)
     source = (build_tree(tmp_path / "src") / "-home-ada-src-demo"

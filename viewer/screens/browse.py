@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.cells import cell_len, set_cell_size
-from rich.measure import Measurement
 from rich.segment import Segment
 from rich.text import Text
 from textual import on, work
@@ -51,9 +50,11 @@ __all__ = ["BrowseScreen", "COLUMNS"]
 SEARCH_DEBOUNCE_S = 0.2
 FILL_FIRST = 50
 """Rows put in the table at once (at least; a screenful on a taller terminal);
-the rest follow a chunk per frame. Each row added costs its measuring before
-the first frame can be drawn."""
-FILL_CHUNK = 300
+the rest follow a chunk per frame, so the first screen shows at once."""
+FILL_CHUNK = 2000
+"""Rows added per frame after the first screen. Each chunk makes the table draw
+its screen anew (its drawing caches last until the next change), which costs
+as much as adding a few thousand rows: few big chunks, not many small ones."""
 REFRESH_EVERY_S = 5.0
 TITLE_WIDTH = 48
 
@@ -66,7 +67,8 @@ class Column:
     label: str
     cell: Callable[[SessionRow, float], str]
     sort: Callable[[SessionRow], Any]
-    width: int | None = None
+    width: int
+    """In cells: every column has its own, so the table measures no cell."""
 
 
 def _when(stamp: str | None) -> str:
@@ -126,16 +128,16 @@ class Cell:
     """A table cell: one line of text as it is (no markup), control characters
     replaced, cut with an ellipsis to the column's width.
 
-    One segment to draw and a width known in advance: the table draws every
-    cell of each row on the screen (some 600 a frame, the ones scrolled off to
-    the right too) and measures every row it is given, and a Rich ``Text``
-    cell costs it about twice as much to draw and to measure."""
+    One segment to draw: the table draws every cell of each row on the screen
+    (some 600 a frame, the ones scrolled off to the right too), and a Rich
+    ``Text`` cell costs it twice as much. No ``__rich_measure__``: every column
+    has its width (:class:`Column`), and the table would measure each cell of
+    every row it is given (a console's options made anew per cell) for nothing."""
 
-    __slots__ = ("text", "width")
+    __slots__ = ("text",)
 
     def __init__(self, text: str) -> None:
         self.text = _safe(text)
-        self.width = cell_len(self.text)
 
     def __str__(self) -> str:
         return self.text
@@ -143,12 +145,9 @@ class Cell:
     def __repr__(self) -> str:
         return f"Cell({self.text!r})"
 
-    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
-        return Measurement(self.width, self.width)
-
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         text, room = self.text, options.max_width
-        if self.width > room:
+        if cell_len(text) > room:
             text = set_cell_size(text, room - 1) + "…" if room > 0 else ""
         yield Segment(text)
 
@@ -324,7 +323,7 @@ class BrowseScreen(Screen[None]):
         if self.index.note:
             self.notify(self.index.note, severity="warning", timeout=8)
         self.query_one("#progress").display = False
-        table.focus()
+        self.set_focus(table)  # at once: focused later, the whole table is drawn again
         # the list shown is the index's: bring it up to date once it is on the screen
         # (a refresh thread running beside the first paint would slow it down)
         self.call_after_refresh(self._start_refreshing)
