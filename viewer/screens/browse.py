@@ -319,14 +319,15 @@ class BrowseScreen(Screen[None]):
         for column in COLUMNS:
             table.add_column(column.label, key=column.key, width=column.width)
         self.rows = self.index.rows()
+        # the list shown is the index's: bring it up to date once it is on the screen
+        # (a refresh thread running beside the first paint would slow it down), and
+        # before the rest of a long list fills in (so it is not kept waiting for that)
+        self.call_after_refresh(self._start_refreshing)
         self._rebuild()
         if self.index.note:
             self.notify(self.index.note, severity="warning", timeout=8)
         self.query_one("#progress").display = False
         self.set_focus(table)  # at once: focused later, the whole table is drawn again
-        # the list shown is the index's: bring it up to date once it is on the screen
-        # (a refresh thread running beside the first paint would slow it down)
-        self.call_after_refresh(self._start_refreshing)
 
     def _start_refreshing(self) -> None:
         self.refresh_index()
