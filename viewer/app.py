@@ -470,10 +470,10 @@ class CctvApp(App[int]):
         self._broadcast(self.feed.feed(lines))
 
     def _broadcast(self, changes: list[Change]) -> None:
-        from .screens.session import SessionScreen
-
         if not changes:
             return
+        from .screens.session import SessionScreen
+
         for screen in self.screen_stack:
             if isinstance(screen, SessionScreen):
                 screen.apply_changes(changes)
@@ -501,10 +501,10 @@ class CctvApp(App[int]):
         self._dirty = True
 
     def _flush_panels(self) -> None:
-        from .screens.session import SessionScreen
-
         if not self._dirty:
             return
+        from .screens.session import SessionScreen
+
         self._dirty = False
         screen = self.screen
         if isinstance(screen, SessionScreen):
