@@ -330,6 +330,8 @@ class BrowseScreen(Screen[None]):
         self.set_focus(table)  # at once: focused later, the whole table is drawn again
 
     def _start_refreshing(self) -> None:
+        if self.app.return_code is not None:
+            return  # quitting already: a refresh thread would hold the exit up
         self.refresh_index()
         self.set_interval(REFRESH_EVERY_S, self.refresh_index)
 
@@ -487,8 +489,8 @@ class BrowseScreen(Screen[None]):
     def _fill_more(self, table: DataTable, entries: _Peekable, generation: int) -> None:
         """Add the rest of a long list a chunk per frame, so the first screen (and
         each keystroke's narrowing) shows at once."""
-        if generation != self._fill_generation:
-            return  # rebuilt since
+        if generation != self._fill_generation or self.app.return_code is not None:
+            return  # rebuilt since, or quitting
         if self._fill(table, entries, FILL_CHUNK):
             self.call_after_refresh(self._fill_more, table, entries, generation)
 
