@@ -24,6 +24,7 @@ from viewer.cli import demo_path
 from viewer.index import SessionRow
 from viewer.screens.browse import BrowseScreen, narrow, word_score
 from viewer.screens.session import SessionScreen
+from widgets.safe_text import visible
 from widgets.transcript import TranscriptView
 
 from conftest import wait_for as _wait_for
@@ -307,9 +308,11 @@ def test_bare_cctv_and_cctv_browse_open_the_browser(tmp_path: Path, monkeypatch)
     assert isinstance(source, FileTail) and source.follow and source.path == newest.resolve()
 
 
-async def test_a_long_list_shows_its_first_rows_at_once_then_fills_in(tmp_path: Path) -> None:
+async def test_a_long_list_shows_its_first_rows_at_once_then_fills_in(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from viewer.screens import browse as browse_module
 
+    monkeypatch.setattr(browse_module, "FILL_CHUNK", 300)  # a few chunks, of fewer files
     folder = tmp_path / "cfg" / "projects" / "-home-ada-src-demo"
     folder.mkdir(parents=True)
     source = (build_tree(tmp_path / "src") / "-home-ada-src-demo"
@@ -333,6 +336,33 @@ async def test_a_long_list_shows_its_first_rows_at_once_then_fills_in(tmp_path: 
         await pilot.press("slash", *"demo")  # every one matches: the first rows at once
         assert browse_module.FILL_FIRST <= table.row_count <= count
         await wait_for(pilot, lambda: table.row_count == count)
+
+
+@pytest.mark.parametrize("text", [
+    "short", "a title that is much longer than the column", "日本語のタイトルがここにあります",
+    "emoji 🎉🎉🎉 party time", "ctrl \x1b[31m red \x07 bell", "", "x" * 48, "x" * 49,
+    "é combining e\u0301 accents", "tab\there", "[bold]not markup[/bold]"])
+def test_a_cell_draws_as_the_rich_text_it_stands_for(text: str) -> None:
+    """The table's cells are one segment each, cut to the column with an ellipsis:
+    drawn at any width, the same as a Rich ``Text`` of the same safe text (wide
+    characters, control characters and markup-like text included)."""
+    from rich.console import Console
+    from rich.text import Text
+
+    from viewer.screens.browse import Cell
+
+    console = Console(width=80, force_terminal=True, color_system=None)
+
+    def drawn(renderable: object, width: int) -> list[str]:
+        options = console.options.update_dimensions(width, 1).update(no_wrap=True)
+        return ["".join(s.text for s in line)
+                for line in console.render_lines(renderable, options, pad=True)]
+
+    cell = Cell(text)
+    assert str(cell) == visible(text, oneline=True)
+    for width in (1, 2, 5, 10, 16, 48):
+        expected = Text(visible(text, oneline=True), no_wrap=True, overflow="ellipsis")
+        assert drawn(cell, width) == drawn(expected, width), width
 
 
 # --- narrowing by title and project ---------------------------------------------------

@@ -81,3 +81,84 @@ def test_index_commands_import_no_ui_library(tmp_path) -> None:
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
                          env=env)
     assert res.returncode == 0, res.stderr
+
+
+_SESSION_ONLY = ("viewer.screens.session", "widgets.transcript", "widgets.cards", "widgets.tasks_panel",
+                 "reducer.feed", "reducer.fold", "reducer.decode", "viewer.sources",
+                 "viewer.index.extract", "watchfiles", "markdown_it")
+"""Modules only a session needs (its screen and widgets, the decoder and the fold,
+the sources): the browser's first screen loads none of them."""
+
+
+def test_the_browser_shows_its_first_screen_without_the_session_machinery(tmp_path) -> None:
+    """``cctv`` and ``cctv browse DIR`` reopened on an index with nothing changed:
+    the list is on the screen, then the refresh finds nothing to read, and
+    neither has loaded the session screen, its widgets, the decoder, the fold or
+    the sources. Opening a session from the list loads them. (The real entry
+    point, ``viewer.cli.main``, with the app driven headless instead of on the
+    terminal.)"""
+    from test_index import build_tree
+
+    projects = build_tree(tmp_path)
+    env = {**__import__("os").environ, "XDG_CACHE_HOME": str(tmp_path / "cache"),
+           "HOME": str(tmp_path), "CLAUDE_CONFIG_DIR": str(tmp_path / "cfg")}
+    indexed = subprocess.run([sys.executable, "-m", "viewer.cli", "sessions", str(projects), "--json"],
+                             capture_output=True, text=True, timeout=120, env=env)
+    assert indexed.returncode == 0, indexed.stderr
+    code = (
+        "import asyncio, sys\n"
+        "import viewer.app, viewer.launch\n"
+        "from viewer.cli import main\n"
+        f"SESSION_ONLY = {_SESSION_ONLY!r}\n"
+        "def loaded():\n"
+        "    return sorted(m for m in sys.modules if m.startswith(SESSION_ONLY))\n"
+        "async def until(pilot, condition):\n"
+        "    for _ in range(2000):\n"
+        "        if condition():\n"
+        "            return\n"
+        "        await pilot.pause(0.01)\n"
+        "    raise AssertionError('timed out')\n"
+        "async def drive(app, open_one):\n"
+        "    async with app.run_test(size=(120, 30)) as pilot:\n"
+        "        table = lambda: app.screen.query('#sessions')\n"
+        "        await until(pilot, lambda: table() and table().first().row_count > 0)\n"
+        "        assert not loaded(), ('first screen', loaded())\n"
+        "        await until(pilot, lambda: app.screen.refreshed)\n"
+        "        await pilot.pause(0.2)\n"
+        "        assert not loaded(), ('after the refresh', loaded())\n"
+        "        if open_one:\n"
+        "            await pilot.press('enter')\n"
+        "            await until(pilot, lambda: type(app.screen).__name__ == 'SessionScreen'\n"
+        "                        and app.ended is not None)\n"
+        "            assert 'viewer.screens.session' in loaded() and 'reducer.fold' in loaded()\n"
+        "    return 0\n"
+        "runs = []\n"
+        "def run(app, *args, **kwargs):\n"
+        "    runs.append(app.browse.root)\n"
+        "    return asyncio.run(drive(app, open_one=len(runs) == 2))\n"
+        "viewer.app.CctvApp.run = run\n"
+        "viewer.launch._exit_now = lambda status: None\n"
+        "class Terminal:\n"
+        "    def isatty(self):\n"
+        "        return True\n"
+        "sys.stdin = Terminal()\n"
+        "assert main([]) == 0\n"
+        f"assert main(['browse', {str(projects)!r}]) == 0\n"
+        f"assert [str(r) for r in runs] == [{str(projects)!r}] * 2, runs\n"
+    )
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         env=env)
+    assert res.returncode == 0, res.stderr[-3000:]
+
+
+def test_the_browsers_default_folder_is_discoverys(tmp_path, monkeypatch) -> None:
+    """The index finds the default projects folder as :mod:`viewer.discovery` does
+    (its own copy of the rule: discovery brings the decoder and the fold along)."""
+    from viewer.discovery import projects_dir
+    from viewer.index import resolve_root
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    assert resolve_root(None) == projects_dir() == tmp_path / "home" / ".claude" / "projects"
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", "~/elsewhere")
+    assert resolve_root(None) == projects_dir() == tmp_path / "home" / "elsewhere" / "projects"

@@ -8,32 +8,40 @@ import gc
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from textual import on, work
+from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
+from textual.command import Provider
 from textual.content import Content
 from textual.reactive import var
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
-from reducer.feed import Feed
-from reducer.frame_links import FrameLinks, FrameStepper
-from reducer.frames import Entry
-from reducer.item_time import Arrivals, ItemTimes
-from reducer.lines import RawLine
-from reducer.state import MAIN, Change, Item
 from widgets.safe_text import is_safe, visible
 
-from .commands import CctvCommands
-from .newest import NewestSession
-from .rawstore import RawStore, rereadable
-from .screens.session import SessionScreen
-from .source_state import SourceState
-from .sources import FileTail, Lines, Recreated, Replaced, Source, is_reset
 from .stderr_buffer import StderrBuffer
-from .subagent_tail import SubagentTail, agent_file_found, resolve_agent
+
+if TYPE_CHECKING:
+    from reducer.feed import Feed
+    from reducer.frame_links import FrameLinks, FrameStepper
+    from reducer.frames import Entry
+    from reducer.item_time import Arrivals
+    from reducer.lines import RawLine
+    from reducer.state import Change, Item
+
+    from .newest import NewestSession
+    from .rawstore import RawStore
+    from .screens.session import SessionScreen
+    from .source_state import SourceState
+    from .sources import Source
+
+# What a session needs (the fold, the sources, the session screen and its
+# widgets) is imported where a session is opened, not with the app: the session
+# browser shows its first screen without any of it.
 
 __all__ = ["BrowseOptions", "CctvApp"]
 
@@ -56,6 +64,13 @@ FOLD_BUDGET_S = 0.06
 """Longest stretch of folding before the UI gets the event loop back to paint."""
 
 
+def _cctv_commands() -> type[Provider]:
+    """The palette's cctv commands, imported when the palette first opens."""
+    from .commands import CctvCommands
+
+    return CctvCommands
+
+
 class CctvApp(App[int]):
     """View one Claude Code session from a file, a pipe or a command.
 
@@ -68,7 +83,7 @@ class CctvApp(App[int]):
 
     CSS_PATH = "app.tcss"
     TITLE = "cctv"
-    COMMANDS = App.COMMANDS | {CctvCommands}
+    COMMANDS = App.COMMANDS | {_cctv_commands}
     BINDINGS = [
         Binding("q", "quit", "Quit", id="quit"),
         Binding("question_mark", "help", "Help", key_display="?", id="help"),
@@ -108,16 +123,17 @@ class CctvApp(App[int]):
         self.intro = intro
         """A line to show when the app starts (e.g. which session `cctv tail` picked)."""
         self.source = source
-        self.feed = feed or self._new_feed()
-        self.raw_store = RawStore()
-        """Where the raw view finds the bytes of a line the Feed did not keep."""
+        if feed is not None:
+            self.feed = feed
         self.clock = clock
         """Wall clock for live elapsed times; ``None`` in tests (state only)."""
         self.loading: tuple[int, int] | None = None
-        self.source_state = SourceState(source.kind if source is not None else "file",
-                                        follow=getattr(source, "follow", True),
-                                        label=self.source_label)
-        """What the source says happens (status text, notices, exit status)."""
+        self._source_state: SourceState | None = None
+        if source is not None:
+            from .source_state import SourceState
+
+            self._source_state = SourceState(source.kind, follow=getattr(source, "follow", True),
+                                             label=self.source_label)
         self.stderr = StderrBuffer()
         """The command's standard error (``cctv run``), bounded; the rest spills to the cache."""
         self._live = False
@@ -127,9 +143,42 @@ class CctvApp(App[int]):
         self._slice_started = 0.0
         self.first_paint_at: float | None = None
         """``time.perf_counter()`` when the first folded lines had been painted."""
-        self.arrivals = Arrivals()
-        """When live lines arrived (the time of items whose rows carry none)."""
         self._links: dict[str, FrameLinks] = {}
+        self._panel_timers = False
+
+    # --- the session's state, made when a session first needs it ------------------------
+
+    @cached_property
+    def feed(self) -> Feed:
+        """The fold of the source (a new one when the source starts over)."""
+        return self._new_feed()
+
+    @cached_property
+    def raw_store(self) -> RawStore:
+        """Where the raw view finds the bytes of a line the Feed did not keep."""
+        from .rawstore import RawStore
+
+        return RawStore()
+
+    @cached_property
+    def arrivals(self) -> Arrivals:
+        """When live lines arrived (the time of items whose rows carry none)."""
+        from reducer.item_time import Arrivals
+
+        return Arrivals()
+
+    @property
+    def source_state(self) -> SourceState:
+        """What the source says happens (status text, notices, exit status)."""
+        if self._source_state is None:
+            from .source_state import SourceState
+
+            self._source_state = SourceState("file", follow=True, label=self.source_label)
+        return self._source_state
+
+    @source_state.setter
+    def source_state(self, state: SourceState) -> None:
+        self._source_state = state
 
     crash: BaseException | None = None
     """The unhandled exception that ended the app, if any (see :func:`viewer.launch.exit_status`)."""
@@ -177,6 +226,10 @@ class CctvApp(App[int]):
     def _new_feed(self) -> Feed:
         """A Feed for the source: one read from a regular file leaves the lines'
         bytes on disk (the raw view reads them back through :attr:`raw_store`)."""
+        from reducer.feed import Feed
+
+        from .rawstore import rereadable
+
         source = self.source
         path = getattr(source, "path", None)
         from_file = source is not None and source.kind == "file" and path is not None
@@ -217,19 +270,37 @@ class CctvApp(App[int]):
 
             return BrowseScreen(self.browse.root, use_index=self.browse.use_index,
                                 examples=self.browse.examples)
+        from reducer.state import MAIN
+
+        from .screens.session import SessionScreen
+
         return SessionScreen(MAIN)
 
     def on_mount(self) -> None:
-        self.push_screen(self.main_screen())
+        if self.browse is not None:
+            # pushed once the app's start-up is over: a screen pushed during it lays
+            # out and renders its first frame while Textual holds every repaint, and
+            # that frame (the browser's whole first screen) is thrown away
+            self.call_later(self.push_screen, self.main_screen())
+        else:
+            self.push_screen(self.main_screen())
+            self._start_panel_timers()
         if self.intro:
             self.notify(self.intro, timeout=6, markup=False)  # names from the file system
         if self.source is not None:
             self.consume_source()
+        if self.newest is not None:
+            self.set_interval(self.NEWEST_POLL_S, self._check_newest)
+
+    def _start_panel_timers(self) -> None:
+        """Redraw a session's panels as it changes, and its elapsed times as time
+        passes (from the first session screen on: the browser has no panels)."""
+        if self._panel_timers:
+            return
+        self._panel_timers = True
         self.set_interval(0.1, self._flush_panels)
         if self.clock is not None:
             self.set_interval(1.0, self._tick)
-        if self.newest is not None:
-            self.set_interval(self.NEWEST_POLL_S, self._check_newest)
 
     def on_unmount(self) -> None:
         gc.unfreeze()  # hand the objects back to the collector (matters in tests)
@@ -239,7 +310,9 @@ class CctvApp(App[int]):
         if self.source is not None:
             with contextlib.suppress(Exception):
                 await self.source.stop()  # returns at once: it only signals
-        code = self.source_state.exit_status(quitting=True)
+        # a browser that opened no session has no source to speak of (nor to import)
+        state = self._source_state
+        code = state.exit_status(quitting=True) if state is not None else 0
         self.exit(code, return_code=code)
 
     # --- a newer session (cctv tail) ------------------------------------------------------
@@ -267,6 +340,9 @@ class CctvApp(App[int]):
 
     def switch_to(self, path: Path) -> None:
         """Follow another session file instead of the current source."""
+        from .source_state import SourceState
+        from .sources import FileTail
+
         old = self.source
         self.source = FileTail(path, follow=True)
         self._label = None
@@ -283,6 +359,8 @@ class CctvApp(App[int]):
     @work(exclusive=True, group="source", exit_on_error=False)
     async def consume_source(self) -> None:
         """Read the source's events and fold them, a slice at a time."""
+        from .sources import Lines, Recreated, Replaced, is_reset
+
         assert self.source is not None
         state = self.source_state
         async with contextlib.aclosing(self.source.events()) as events:
@@ -330,6 +408,8 @@ class CctvApp(App[int]):
 
     def _start_subagents(self) -> None:
         """For an on-disk session, fold (and follow) its sub-agent files too."""
+        from .sources import FileTail
+
         if self._subagents_started or self.feed.session.format != "transcript":
             return
         path = getattr(self.source, "path", None)
@@ -340,6 +420,8 @@ class CctvApp(App[int]):
 
     @work(exclusive=True, group="subagents", exit_on_error=False)
     async def follow_subagents(self, path: Path, follow: bool) -> None:
+        from .subagent_tail import SubagentTail, agent_file_found, resolve_agent
+
         feed = self.feed  # a reset makes a new one (and cancels this worker)
 
         def on_new(agent_id: str, agent_path: Path, meta: dict) -> None:
@@ -360,6 +442,8 @@ class CctvApp(App[int]):
         """Fold a batch in slices, giving the UI the loop back every
         :data:`FOLD_BUDGET_S` so a big history paints its first screen at once
         and keeps responding to keys while the rest loads."""
+        from .screens.session import SessionScreen
+
         if not self._first_paint:
             # nothing to show before the main screen exists: let it mount and paint
             while not (isinstance(self.screen, SessionScreen) and self.screen.is_mounted):
@@ -388,6 +472,8 @@ class CctvApp(App[int]):
     def _broadcast(self, changes: list[Change]) -> None:
         if not changes:
             return
+        from .screens.session import SessionScreen
+
         for screen in self.screen_stack:
             if isinstance(screen, SessionScreen):
                 screen.apply_changes(changes)
@@ -395,6 +481,11 @@ class CctvApp(App[int]):
 
     def _reset(self) -> None:
         """The source starts over (its file was truncated or written anew): drop all state."""
+        from reducer.item_time import Arrivals
+        from reducer.state import MAIN
+
+        from .screens.session import SessionScreen
+
         self.feed = self._new_feed()
         self.raw_store.forget()
         self.arrivals = Arrivals()
@@ -412,6 +503,8 @@ class CctvApp(App[int]):
     def _flush_panels(self) -> None:
         if not self._dirty:
             return
+        from .screens.session import SessionScreen
+
         self._dirty = False
         screen = self.screen
         if isinstance(screen, SessionScreen):
@@ -425,6 +518,13 @@ class CctvApp(App[int]):
     def open_session(self, path: Path, *, line: int | None = None, follow: bool = False) -> None:
         """From the browser: view the session at ``path`` (scrolled to the item of
         line ``line`` once it is read; followed as it grows when ``follow``)."""
+        from reducer.item_time import Arrivals
+        from reducer.state import MAIN
+
+        from .screens.session import SessionScreen
+        from .source_state import SourceState
+        from .sources import FileTail
+
         self._stop_source()
         self.source = FileTail(path, follow=follow)
         self.feed = self._new_feed()
@@ -438,6 +538,7 @@ class CctvApp(App[int]):
         self._live = self._dirty = self._subagents_started = self._first_paint = False
         self._goto_line = line
         self.push_screen(SessionScreen(MAIN))
+        self._start_panel_timers()
         self.consume_source()
 
     def close_session(self) -> None:
@@ -456,6 +557,10 @@ class CctvApp(App[int]):
             self.run_worker(self.source.stop(), exit_on_error=False)
 
     def _go_to_line(self) -> None:
+        from reducer.state import MAIN
+
+        from .screens.session import SessionScreen
+
         line, self._goto_line = self._goto_line, None
         if line is None:
             return
@@ -465,11 +570,14 @@ class CctvApp(App[int]):
 
     def item_time(self, item: Item) -> float | None:
         """When ``item`` happened (its row's timestamp, else when it arrived live)."""
+        from reducer.item_time import ItemTimes
+
         return ItemTimes(self.feed, self.arrivals).of(item)
 
     def frame_stepper(self, item: Item, entry: Entry) -> FrameStepper:
         """For the raw view: the frames paired with ``item``'s (a tool call's
         result, task frames and heartbeats), in the file ``entry`` came from."""
+        from reducer.frame_links import FrameLinks, FrameStepper
         from reducer.state import ToolItem
 
         entries = self.feed.agent_entries.get(item.agent, self.feed.entries) \
@@ -487,6 +595,8 @@ class CctvApp(App[int]):
 
     def open_agent(self, agent_id: str) -> None:
         """Push the transcript of a sub-agent."""
+        from .screens.session import SessionScreen
+
         if agent_id not in self.feed.session.agents:
             self.notify("that sub-agent has not produced anything yet", severity="warning")
             return
@@ -522,6 +632,6 @@ class CctvApp(App[int]):
             self.notify(self.ended, severity="error", timeout=10)
             self._dirty = True
 
-    @on(SessionScreen.Dirty)
-    def _on_dirty(self) -> None:
+    def on_session_screen_dirty(self) -> None:
+        """A session screen's panels need a redraw (:class:`SessionScreen.Dirty`)."""
         self._dirty = True

@@ -1,9 +1,14 @@
-"""From command-line words to a running app: pick the source, start the UI."""
+"""From command-line words to a running app: pick the source, start the UI.
+
+The sources (and the decoder they bring) are imported where a source is made:
+the session browser (``cctv``, ``cctv browse``) starts without them.
+"""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import os
 import shutil
 import sys
@@ -11,11 +16,10 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .newest import NewestSession
-from .sources import CommandSource, Event, FileTail, Source, StreamSource, open_stdin
-
 if TYPE_CHECKING:
     from .app import CctvApp
+    from .newest import NewestSession
+    from .sources import Event, FileTail, Source, StreamSource
 
 __all__ = ["launch", "launch_browser", "exit_status", "build_source", "StdinPipeSource"]
 
@@ -31,6 +35,8 @@ class StdinPipeSource:
         self._inner: StreamSource | None = None
 
     async def events(self) -> AsyncIterator[Event]:
+        from .sources import open_stdin
+
         self._inner = await open_stdin(self.fd, self.label)
         async for event in self._inner.events():
             yield event
@@ -63,6 +69,9 @@ def _tail_args(args: list[str]) -> argparse.Namespace | str:
 
 def newest_watch(args: list[str], source: Source) -> NewestSession | None:
     """For ``cctv tail`` (no path): what notices a session newer than the one followed."""
+    from .newest import NewestSession
+    from .sources import FileTail
+
     if not args or args[0] != "tail" or not isinstance(source, FileTail):
         return None
     ns = _tail_args(args[1:])
@@ -90,6 +99,7 @@ def _command_error(argv: list[str]) -> tuple[str, int] | None:
 def build_source(args: list[str]) -> Source | str:
     """The source the words ask for, or an error message."""
     from .cli import demo_path
+    from .sources import CommandSource, FileTail
 
     if args and args[0] == "run":
         rest = args[1:]
@@ -141,6 +151,8 @@ def build_source(args: list[str]) -> Source | str:
 def _file_source(target: str, *, follow: bool, wait: bool) -> FileTail | str:
     """A session file named on the command line, or why it cannot be read;
     ``wait``: a file that does not exist yet is waited for."""
+    from .sources import FileTail
+
     path = Path(target).expanduser()
     if path.is_dir():
         return f"{path}: is a directory, not a session file"
@@ -154,6 +166,7 @@ def _file_source(target: str, *, follow: bool, wait: bool) -> FileTail | str:
 def _intro(args: list[str], source: Source) -> str | None:
     """What to tell the user about the source cctv chose for them."""
     from .cli import demo_path
+    from .sources import FileTail
 
     target = args[0] if args else None
     if target not in (None, "tail") or not isinstance(source, FileTail):
@@ -179,6 +192,9 @@ def launch_browser(directory: str | None = None, *, use_index: bool = True) -> i
     if directory is not None and not root.is_dir():
         return _usage_error(f"{root}: no such folder")
     options = BrowseOptions(root, use_index=use_index, examples=[demo_path()])
+    # what is imported lives as long as the process: the collections the start-up
+    # sets off (it allocates the list's rows and cells) need not walk it all
+    gc.freeze()
     app = CctvApp(None, browse=options)
     status = exit_status(app, app.run())
     _exit_now(status)
@@ -189,6 +205,8 @@ def launch(args: list[str]) -> int:
     """Run the viewer for the given words; return the exit status."""
     if not args and sys.stdin.isatty():
         return launch_browser()
+    from .sources import CommandSource
+
     source = build_source(args)
     if isinstance(source, str) and source != "stdin":
         return _usage_error(source)

@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["SessionFile", "resolve_root", "scan"]
+__all__ = ["SessionFile", "default_projects_dir", "resolve_root", "scan"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,14 +30,21 @@ class SessionFile:
     """The newest modification time among those sub-agent files (0 if none)."""
 
 
+def default_projects_dir() -> Path:
+    """``$CLAUDE_CONFIG_DIR/projects``, else ``~/.claude/projects``: what
+    :func:`viewer.discovery.projects_dir` says (a test keeps the two in step),
+    without importing that module, which brings the decoder and the fold along
+    (the session browser starts without them)."""
+    base = os.environ.get("CLAUDE_CONFIG_DIR")
+    return (Path(base).expanduser() if base else Path.home() / ".claude") / "projects"
+
+
 def resolve_root(directory: str | os.PathLike[str] | None = None) -> Path:
     """The projects folder for ``directory``: a config root holding ``projects/``
     means that folder; anything else is taken as the projects folder itself.
     ``None`` means ``$CLAUDE_CONFIG_DIR/projects`` (default ``~/.claude/projects``)."""
-    from ..discovery import projects_dir
-
     if directory is None:
-        return projects_dir()
+        return default_projects_dir()
     path = Path(os.path.abspath(Path(directory).expanduser()))
     if (path / "projects").is_dir():
         return path / "projects"

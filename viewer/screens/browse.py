@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rich.cells import cell_len, set_cell_size
+from rich.segment import Segment
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -39,14 +41,20 @@ from widgets.status_glyphs import status
 from ..index import LIVE_WINDOW_S, MARKS, Hit, IndexClosed, SessionIndex, SessionRow
 
 if TYPE_CHECKING:
+    from rich.console import Console, ConsoleOptions, RenderResult
+
     from ..app import CctvApp
 
 __all__ = ["BrowseScreen", "COLUMNS"]
 
 SEARCH_DEBOUNCE_S = 0.2
-FILL_FIRST = 150
-"""Rows put in the table at once; the rest follow a chunk per frame."""
-FILL_CHUNK = 300
+FILL_FIRST = 50
+"""Rows put in the table at once (at least; a screenful on a taller terminal);
+the rest follow a chunk per frame, so the first screen shows at once."""
+FILL_CHUNK = 2000
+"""Rows added per frame after the first screen. Each chunk makes the table draw
+its screen anew (its drawing caches last until the next change), which costs
+as much as adding a few thousand rows: few big chunks, not many small ones."""
 REFRESH_EVERY_S = 5.0
 TITLE_WIDTH = 48
 
@@ -59,7 +67,8 @@ class Column:
     label: str
     cell: Callable[[SessionRow, float], str]
     sort: Callable[[SessionRow], Any]
-    width: int | None = None
+    width: int
+    """In cells: every column has its own, so the table measures no cell."""
 
 
 def _when(stamp: str | None) -> str:
@@ -115,9 +124,32 @@ def _safe_parts(parts: list[str | tuple[str, str]]) -> list[str | tuple[str, str
     return [(visible(p[0]), p[1]) if isinstance(p, tuple) else visible(p) for p in parts]
 
 
-def _cell(text: str) -> Text:
-    """A table cell: the text as it is (no markup), control characters replaced."""
-    return Text(_safe(text), no_wrap=True, overflow="ellipsis")
+class Cell:
+    """A table cell: one line of text as it is (no markup), control characters
+    replaced, cut with an ellipsis to the column's width.
+
+    One segment to draw: the table draws every cell of each row on the screen
+    (some 600 a frame, the ones scrolled off to the right too), and a Rich
+    ``Text`` cell costs it twice as much. No ``__rich_measure__``: every column
+    has its width (:class:`Column`), and the table would measure each cell of
+    every row it is given (a console's options made anew per cell) for nothing."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = _safe(text)
+
+    def __str__(self) -> str:
+        return self.text
+
+    def __repr__(self) -> str:
+        return f"Cell({self.text!r})"
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        text, room = self.text, options.max_width
+        if cell_len(text) > room:
+            text = set_cell_size(text, room - 1) + "…" if room > 0 else ""
+        yield Segment(text)
 
 
 def _tail(text: str, width: int) -> str:
@@ -287,11 +319,19 @@ class BrowseScreen(Screen[None]):
         for column in COLUMNS:
             table.add_column(column.label, key=column.key, width=column.width)
         self.rows = self.index.rows()
+        # the list shown is the index's: bring it up to date once it is on the screen
+        # (a refresh thread running beside the first paint would slow it down), and
+        # before the rest of a long list fills in (so it is not kept waiting for that)
+        self.call_after_refresh(self._start_refreshing)
         self._rebuild()
         if self.index.note:
             self.notify(self.index.note, severity="warning", timeout=8)
         self.query_one("#progress").display = False
-        table.focus()
+        self.set_focus(table)  # at once: focused later, the whole table is drawn again
+
+    def _start_refreshing(self) -> None:
+        if self.app.return_code is not None:
+            return  # quitting already: a refresh thread would hold the exit up
         self.refresh_index()
         self.set_interval(REFRESH_EVERY_S, self.refresh_index)
 
@@ -347,7 +387,8 @@ class BrowseScreen(Screen[None]):
         self.query_one("#progress").display = False
         first = not self.refreshed
         self.refreshed = True
-        if changed or first or rows != self.rows:
+        # the first refresh of an empty folder brings the examples
+        if changed or (first and not rows) or rows != self.rows:
             self.rows = rows
             self._all_by_path = {}
             self._rebuild()
@@ -392,7 +433,7 @@ class BrowseScreen(Screen[None]):
         table.clear()
         self._fill_generation += 1
         entries = _Peekable(self._entries(rows, now))
-        first = FILL_FIRST
+        first = max(FILL_FIRST, self.app.size.height)
         if keep_selection and selected is not None and selected.path in self._by_path:
             first = max(first, rows.index(selected) + FILL_FIRST)
         if self._fill(table, entries, first):
@@ -434,7 +475,7 @@ class BrowseScreen(Screen[None]):
             cells[0] = "◆"
             cells[1] = "example: " + cells[1]
             cells[2] = "(bundled with cctv)"
-        made = [_cell(cell) for cell in cells]
+        made = [Cell(cell) for cell in cells]
         self._cell_cache[row.path] = (row, live, made)
         return made
 
@@ -448,8 +489,8 @@ class BrowseScreen(Screen[None]):
     def _fill_more(self, table: DataTable, entries: _Peekable, generation: int) -> None:
         """Add the rest of a long list a chunk per frame, so the first screen (and
         each keystroke's narrowing) shows at once."""
-        if generation != self._fill_generation:
-            return  # rebuilt since
+        if generation != self._fill_generation or self.app.return_code is not None:
+            return  # rebuilt since, or quitting
         if self._fill(table, entries, FILL_CHUNK):
             self.call_after_refresh(self._fill_more, table, entries, generation)
 
