@@ -152,8 +152,8 @@ def test_the_browser_shows_its_first_screen_without_the_session_machinery(tmp_pa
 
 
 def test_the_browsers_default_folder_is_discoverys(tmp_path, monkeypatch) -> None:
-    """The index finds the default projects folder as :mod:`viewer.discovery` does
-    (its own copy of the rule: discovery brings the decoder and the fold along)."""
+    """The index and :mod:`viewer.discovery` find the same default projects
+    folder: ``$CLAUDE_CONFIG_DIR/projects`` (``~`` expanded), else ``~/.claude/projects``."""
     from viewer.discovery import projects_dir
     from viewer.index import resolve_root
 

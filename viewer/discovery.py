@@ -25,6 +25,8 @@ from typing import Any
 from reducer.decode import Format, detect_format
 from reducer.fold.agents import not_a_subagent
 
+from .index.scan import default_projects_dir
+
 __all__ = [
     "HEAD_BYTES",
     "Format",
@@ -46,9 +48,7 @@ TITLE_MAX = 100
 
 def projects_dir() -> Path:
     """Return ``$CLAUDE_CONFIG_DIR/projects``, else ``~/.claude/projects``."""
-    base = os.environ.get("CLAUDE_CONFIG_DIR")
-    root = Path(base).expanduser() if base else Path.home() / ".claude"
-    return root / "projects"
+    return default_projects_dir()
 
 
 @dataclass

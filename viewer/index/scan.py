@@ -31,10 +31,10 @@ class SessionFile:
 
 
 def default_projects_dir() -> Path:
-    """``$CLAUDE_CONFIG_DIR/projects``, else ``~/.claude/projects``: what
-    :func:`viewer.discovery.projects_dir` says (a test keeps the two in step),
-    without importing that module, which brings the decoder and the fold along
-    (the session browser starts without them)."""
+    """``$CLAUDE_CONFIG_DIR/projects``, else ``~/.claude/projects`` (the one
+    place of this rule: :func:`viewer.discovery.projects_dir` asks it; it lives
+    here, not there, because discovery brings the decoder and the fold along
+    and the session browser starts without them)."""
     base = os.environ.get("CLAUDE_CONFIG_DIR")
     return (Path(base).expanduser() if base else Path.home() / ".claude") / "projects"
 
