@@ -16,7 +16,6 @@ This module must not import Textual or Rich.
 from __future__ import annotations
 
 import json
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
