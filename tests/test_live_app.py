@@ -275,9 +275,9 @@ async def test_q_quits_during_a_large_load(tmp_path: Path) -> None:
     line = (STREAM / "03_tools.jsonl").read_bytes()
     path = tmp_path / "big.jsonl"
     with open(path, "wb") as fh:
-        for _ in range(400):  # ~10 MB of real frames
+        for _ in range(1600):  # ~40 MB of real frames: more than loads before a q
             fh.write(line)
-    total = 400 * len(line.splitlines())
+    total = 1600 * len(line.splitlines())
     app = CctvApp(FileTail(path), clock=None)
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_for(pilot, lambda: app.feed.session.lines > 0, timeout=20)
