@@ -108,10 +108,11 @@ class RateLimit(msgspec.Struct):
 # The state classes are msgspec Structs (not dataclasses or ``__slots__``
 # classes): made in C, ~4x cheaper to build, and pickled as ``(class, field
 # tuple)``, which a replay's restore rebuilds ~4x faster than a slotted
-# object's per-object state dict. Every field after ``Item``'s first three
-# has a default, so an item's own fields are passed by keyword at every call
-# site (positionally they would fill ``uuid``, ``index``... instead).
-# ``eq=False``: items, calls, turns... are compared and hashed by identity.
+# object's per-object state dict. An item takes ``agent, line_no, turn`` and
+# ``uuid`` by position and its own fields by keyword, at every call site: the
+# fields after the first three all have defaults, so a fifth positional value
+# would fill ``index``, not the item's own field. ``eq=False``: items, calls,
+# turns... are compared and hashed by identity.
 
 
 class Item(msgspec.Struct, eq=False):
