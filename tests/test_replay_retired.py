@@ -4,7 +4,6 @@ and freeing them touches nothing the replay still shows (real recordings)."""
 from __future__ import annotations
 
 import gc
-import threading
 import weakref
 from pathlib import Path
 
@@ -13,7 +12,6 @@ import pytest
 from conftest import FIXTURES
 from reducer.replay import Replay
 from reducer.replay.player import dismantle
-from reducer.session import Session
 from test_replay_seek import _fresh, _state
 from viewer.replay_source import load_recording
 
@@ -71,20 +69,6 @@ def test_dismantle_frees_a_state_in_bursts_and_leaves_it_empty() -> None:
     assert bursts >= items // 2
     assert not session.calls and not session.hooks and not session.turns
     assert all(not a.items for a in session.agents.values()) or not session.agents
-
-
-def test_freeing_in_a_worker_while_seeking_stays_exact() -> None:
-    replay = _replay(SUBAGENT_SESSION)
-    n = len(replay)
-    replay.seek(n)
-    for target in range(n - 1, n // 2, -1):
-        worker = threading.Thread(target=replay.free_retired)
-        worker.start()
-        replay.seek(target)  # restores while the worker frees the one before
-        worker.join()
-        assert _state(replay.session) == _state(_fresh(replay, target)), target
-    replay.free_retired()
-    assert replay.retired == 0 and isinstance(replay.session, Session)
 
 
 def test_a_restore_made_ahead_that_was_never_used_is_freed_like_a_replaced_state() -> None:

@@ -125,16 +125,20 @@ def test_a_restore_made_ahead_is_left_for_a_seek_it_does_not_fit() -> None:
     assert _state(replay.session) == _state(_fresh(replay, spare_at + 1))
 
 
-def test_a_restore_made_ahead_in_a_thread_while_stepping_is_exact() -> None:
+@pytest.mark.parametrize("job", ["prepare_spare", "free_retired"])
+def test_a_worker_making_a_restore_ahead_or_freeing_what_seeks_left_while_stepping_is_exact(
+        job: str) -> None:
     replay = _replay(SUBAGENT_SESSION)
     n = len(replay)
     replay.seek(n)
     for target in range(n - 1, n // 2, -1):
-        worker = threading.Thread(target=replay.prepare_spare)
+        worker = threading.Thread(target=getattr(replay, job))
         worker.start()
-        replay.seek(target)  # races the worker: it takes the spare or restores itself
+        replay.seek(target)  # races the worker: it takes the spare, or frees the state before
         worker.join()
         assert _state(replay.session) == _state(_fresh(replay, target)), target
+    replay.free_retired()
+    assert replay.retired == 0
 
 
 @pytest.mark.parametrize("path", [STREAM / "07_hooks.jsonl", SUBAGENT_SESSION],
