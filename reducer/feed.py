@@ -7,12 +7,11 @@ its :class:`~reducer.session.Session`.
 
 from __future__ import annotations
 
-import gc
 from bisect import bisect_left
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from pathlib import Path
 
+from .collector import collector_paused, promote_to_oldest
 from .decode import decode_line, detect_format
 from .frames import Entry, Malformed
 from .giant import GiantLine, fill
@@ -26,43 +25,6 @@ _SNIFF_LINES = 20
 
 _BULK_LINES = 500
 """A batch this big is a bulk load: what it made is promoted to the oldest GC generation."""
-
-
-@contextmanager
-def _gc_paused() -> Iterator[bool]:
-    """Pause the cyclic garbage collector for one batch; yields whether it paused it.
-
-    A batch allocates tens of thousands of small objects that all stay alive
-    (entries, items, calls); every collection the allocations trigger walks
-    them again, and the full collections walk the whole session so far. That
-    was ~25% of loading a big file for nothing: the fold makes no cyclic
-    garbage worth collecting mid-batch. The collector's previous state is
-    restored, so a caller who disabled it keeps it disabled."""
-    if not gc.isenabled():
-        yield False
-        return
-    gc.disable()
-    try:
-        yield True
-    finally:
-        gc.enable()
-
-
-def _promote_to_oldest() -> None:
-    """Move every object the collector tracks into its oldest generation, unexamined.
-
-    After a bulk batch the young generations hold that batch's new objects,
-    nearly all of them the session's state for as long as it is open; the
-    young collections that would otherwise follow only walk them once or
-    twice to promote them (~0.18 s of loading 100 MB). ``gc.freeze()`` then
-    ``gc.unfreeze()`` does that promotion in O(1): freeze moves all tracked
-    objects to the permanent generation, unfreeze moves them back into the
-    oldest one, where full collections still examine (and reclaim) them as
-    usual; nothing stays frozen. Skipped when someone else has frozen objects,
-    so their freeze is not undone."""
-    if gc.get_freeze_count() == 0:
-        gc.freeze()
-        gc.unfreeze()
 
 
 def _line_no(entry: Entry) -> int:
@@ -102,7 +64,7 @@ class Feed:
         entries = self.entries
         sniff = self._sniff
         start = len(entries)
-        with _gc_paused() as paused:
+        with collector_paused() as paused:
             batch = lines if isinstance(lines, list) else list(lines)
             # a giant line comes alone (viewer.sources.FileTail splits it)
             decode = _decode_giant if len(batch) == 1 and type(batch[0][2]) is GiantLine \
@@ -120,7 +82,7 @@ class Feed:
             self._decode_and_fold(batch[first:] if first else batch, entries, None,
                                   received_at, changes, decode)
             if paused and len(entries) - start >= _BULK_LINES:
-                _promote_to_oldest()
+                promote_to_oldest()
         return changes
 
     def feed_agent_file(self, lines: Iterable[RawLine], agent: str) -> list[Change]:
@@ -128,10 +90,10 @@ class Feed:
         changes: list[Change] = []
         kept = self.agent_entries.setdefault(agent, [])
         start = len(kept)
-        with _gc_paused() as paused:
+        with collector_paused() as paused:
             self._decode_and_fold(lines, kept, agent, None, changes)
             if paused and len(kept) - start >= _BULK_LINES:
-                _promote_to_oldest()
+                promote_to_oldest()
         return changes
 
     def _decode_and_fold(self, lines: Iterable[RawLine], kept: list[Entry], agent: str | None,
@@ -203,7 +165,7 @@ def read_file_lines(path: str | Path, chunk_size: int = 8 << 20) -> Iterable[lis
     splitter = LineSplitter()
     with open(path, "rb") as fh:
         while chunk := fh.read(chunk_size):
-            with _gc_paused():
+            with collector_paused():
                 batch = splitter.feed(chunk)
             if batch:
                 yield batch

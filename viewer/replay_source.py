@@ -3,12 +3,12 @@ files included, in replay order. Imports no Textual (``--emit`` uses it)."""
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from reducer.collector import collector_paused, promote_to_oldest
 from reducer.decode import decode_line, detect_format
 from reducer.feed import Feed, read_file_lines
 from reducer.frames import Entry
@@ -90,16 +90,11 @@ def _bulk() -> Iterator[None]:
     """A bulk decode makes ~a million objects that all stay: keep the cyclic
     collector off meanwhile (its passes would stall the UI thread too), then
     move them to the oldest generation unexamined, as the feed does."""
-    was = gc.isenabled()
-    gc.disable()
     try:
-        yield
+        with collector_paused():
+            yield
     finally:
-        if was:
-            gc.enable()
-        if gc.get_freeze_count() == 0:
-            gc.freeze()
-            gc.unfreeze()
+        promote_to_oldest()
 
 
 @dataclass(slots=True)

@@ -15,21 +15,20 @@ The state a restore replaces is not freed during the seek: it waits for the
 caller to free it in a worker, a burst at a time (:meth:`Replay.free_retired`);
 older ones than the last two are released (:func:`release`, their cycles
 broken, so reference counting frees them at once). What a restore builds goes
-to the collector's oldest generation unexamined (:func:`_promote`): neither
+to the collector's oldest generation unexamined (:func:`~reducer.collector.promote_to_oldest`): neither
 costs a pass of the cyclic collector over the whole heap after the key.
 """
 
 from __future__ import annotations
 
-import gc
 import mmap
 import threading
 import zlib
 from bisect import bisect_right
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+from ..collector import collector_paused, promote_to_oldest
 from ..session import Session
 from ..state import Change
 from .describe import ChangeDescriber
@@ -46,30 +45,6 @@ back folds to: a jump back that short is served by it too."""
 _TARGET_CHECKPOINTS = 64
 _BUDGET_SHARE = 0.5
 """Checkpoints may take this share of the recording's bytes (compressed)."""
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Keep the cyclic collector off while a restore builds ~a million objects
-    that all stay alive (it would walk them several times for nothing)."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
-
-
-def _promote() -> None:
-    """Move every object the collector tracks into its oldest generation,
-    unexamined: after a restore the young generations hold ~a million new
-    objects that all stay, and the young collections that would follow walk
-    them once or twice (a pause right after the key). Skipped when someone
-    else has frozen objects, so their freeze is not undone."""
-    if gc.get_freeze_count() == 0:
-        gc.freeze()
-        gc.unfreeze()
 
 
 def release(session: Session) -> None:
@@ -288,13 +263,13 @@ class Replay:
                                        or target - self.position <= self.checkpoints.interval):
             collected: list[Change] = []
             skipped = self.position < target - 1
-            with _gc_paused():
+            with collector_paused():
                 while self.position < target - 1:
                     collected += self._apply(self.session, self.position)
                     self.position += 1
             if skipped:  # the words compare the last frame with the one before it
                 self.describer.sync(self.session)
-                _promote()
+                promote_to_oldest()
             collected += self.step()
             return SeekResult(False, collected)
         self._restore(target)
@@ -304,7 +279,7 @@ class Replay:
         before = target - 1  # fold to the frame before, then step (for the change words)
         spare = self._take_spare(before)
         leftovers: list[object] = []
-        with _gc_paused():
+        with collector_paused():
             if spare is not None:
                 position, session = spare
             elif target and (found := self.checkpoints.packed_at_or_before(before)) is not None:
@@ -315,7 +290,7 @@ class Replay:
             while position < before:
                 self._apply(session, position)
                 position += 1
-            _promote()
+            promote_to_oldest()
         self._retire(self.session, leftovers)
         self.session = session
         self.position = position
@@ -408,7 +383,7 @@ class Replay:
         if found is None:
             return False
         position, packed = found
-        with _gc_paused():
+        with collector_paused():
             try:
                 session = Session.restore(packed, packed=True, cancelled=self._spare_cancelled)
             except EOFError:
@@ -418,7 +393,7 @@ class Replay:
                     return False
                 self._apply(session, position)
                 position += 1
-            _promote()
+            promote_to_oldest()
         self._keep_spare(position, session)
         return True
 
@@ -431,12 +406,12 @@ class Replay:
         as for :meth:`prepare_spare`."""
         session = self._new_session()
         position = min(position, len(self.frames))
-        with _gc_paused():
+        with collector_paused():
             for index in range(position):
                 if index % 256 == 0 and (cancelled() or self._spare_cancelled()):
                     return False
                 self._apply(session, index)
-            _promote()
+            promote_to_oldest()
         self._keep_spare(position, session)
         return True
 
@@ -491,7 +466,7 @@ class Replay:
             self._apply(session, index)
             position = index + 1
             if position % every() == 0 and position < n:
-                with _gc_paused():
+                with collector_paused():
                     snapshot = session.checkpoint()
                 yield position, snapshot
 
