@@ -15,8 +15,9 @@ The state a restore replaces is not freed during the seek: it waits for the
 caller to free it in a worker, a burst at a time (:meth:`Replay.free_retired`);
 older ones than the last two are released (:func:`release`, their cycles
 broken, so reference counting frees them at once). What a restore builds goes
-to the collector's oldest generation unexamined (:func:`~reducer.collector.promote_to_oldest`): neither
-costs a pass of the cyclic collector over the whole heap after the key.
+to the collector's oldest generation unexamined
+(:func:`~reducer.collector.promote_to_oldest`): neither costs a pass of the
+cyclic collector over the whole heap after the key.
 """
 
 from __future__ import annotations
