@@ -54,3 +54,24 @@ def test_an_unpickler_reads_a_big_state_back_and_stops_when_cancelled() -> None:
 
     with pytest.raises(EOFError):
         pickle.Unpickler(Inflating(packed, cancelled)).load()
+
+
+def test_the_inflating_thread_ends_however_the_reader_stops() -> None:
+    import sys
+
+    from reducer.fold.snapshot import quick_handover
+
+    interval = sys.getswitchinterval()
+    whole = Inflating(_PACKED)
+    assert whole.read() == _DATA  # read to the end
+    early = Inflating(_PACKED)
+    assert early.read(10) == _DATA[:10]
+    early.close()  # stopped half-way, its queue full
+    broken = Inflating(b"not a zlib stream" * 100)
+    with pytest.raises(zlib.error), quick_handover():
+        assert sys.getswitchinterval() < interval
+        broken.read()
+    for reader in (whole, early, broken):
+        reader._thread.join(timeout=5)
+        assert not reader._thread.is_alive()
+    assert sys.getswitchinterval() == interval

@@ -13,6 +13,7 @@ from __future__ import annotations
 import io
 import pickle
 from collections import Counter
+from contextlib import nullcontext
 from functools import partial
 from sys import intern
 from typing import Any, Callable, NamedTuple, Never, assert_never
@@ -369,12 +370,18 @@ class Kernel:
         holds every object read: ~30 ms to let go of at 100 MB), for the
         caller to drop after the screen is drawn."""
         if packed:
-            from .snapshot import Inflating
+            from .snapshot import Inflating, quick_handover
 
-            unpickler = pickle.Unpickler(Inflating(snapshot, cancelled))
+            reader: Any = Inflating(snapshot, cancelled)
+            handover: Any = quick_handover()
         else:
-            unpickler = pickle.Unpickler(io.BytesIO(snapshot))
-        state, links = unpickler.load()
+            reader, handover = io.BytesIO(snapshot), nullcontext()
+        unpickler = pickle.Unpickler(reader)
+        try:
+            with handover:
+                state, links = unpickler.load()
+        finally:
+            reader.close()
         if leftovers is not None:
             leftovers.append(unpickler)
         for owner, item in links:
