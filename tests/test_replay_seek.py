@@ -277,12 +277,13 @@ def test_thinned_checkpoints_are_the_same_built_here_or_in_a_child_and_none_is_w
 
 
 def test_near_the_start_the_restore_made_ahead_is_the_one_the_end_needs() -> None:
-    replay = _replay(STREAM / "07_hooks.jsonl")
+    replay = load_recording(STREAM / "07_hooks.jsonl").replay(interval=5)
+    list(replay.build_checkpoints())
     n = len(replay)
     replay.seek(1)
     assert replay.prepare_spare()
-    assert replay._spare[0] == replay.checkpoints.positions[-1]
-    result = replay.seek(n)  # `end`: only the frames after the last checkpoint are folded
+    assert replay.checkpoints.positions[-1] < replay._spare[0] == n - 1
+    result = replay.seek(n)  # `end`: the restore made ahead only steps once
     assert result.restored and replay._spare is None
     assert _state(replay.session) == _state(_fresh(replay, n))
 
@@ -297,3 +298,39 @@ def test_a_restore_made_ahead_stops_when_told() -> None:
     assert not replay.prepare_spare() and replay._spare is None
     replay.seek(len(replay) - 1)  # seeking still works, restoring itself
     assert _state(replay.session) == _state(_fresh(replay, len(replay) - 1))
+
+
+def test_a_far_seek_forward_folds_on_when_that_is_cheaper_than_a_restore(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    restores: list[int] = []
+    real = Session.restore
+    monkeypatch.setattr(Session, "restore",
+                        staticmethod(lambda *a, **k: restores.append(1) or real(*a, **k)))
+    replay = _replay(SUBAGENT_SESSION)
+    n = len(replay)
+    assert n > 3 * replay.checkpoints.interval
+    for fold_rate, restore_rate, restored in ((1e-9, 1.0, False), (1.0, 1e-12, True)):
+        replay.seek(2)
+        restores.clear()
+        replay._fold_rate, replay._restore_rate = fold_rate, restore_rate
+        replay.seek(n)  # from before the first checkpoint to past the last
+        assert bool(restores) == restored
+        assert _state(replay.session) == _state(_fresh(replay, n))
+
+
+def test_a_long_fold_on_asks_for_a_redraw_and_a_short_one_reports_its_changes(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from reducer.replay import player
+
+    monkeypatch.setattr(player, "REPORTED_FOLD", 3)
+    replay = load_recording(SUBAGENT_SESSION).replay(interval=64)
+    replay.seek(1)
+    long = replay.seek(6)  # 4 frames folded, then one step
+    assert long.restored and long.changes == []
+    stepped = load_recording(SUBAGENT_SESSION).replay(interval=64)
+    stepped.seek(5)
+    assert replay.changes == stepped.step()  # the inspector still has the last frame's records
+    expected = stepped.step() + stepped.step() + stepped.step()
+    short = replay.seek(9)
+    assert not short.restored and short.changes == expected
+    assert _state(replay.session) == _state(_fresh(replay, 9))

@@ -35,7 +35,6 @@ from textual.widgets import Input
 from reducer.replay import MARKER_KINDS, MarkerKind, Pacer, Replay
 from reducer.replay.pacing import faster, slower
 from reducer.state import MAIN
-from widgets.transcript import TranscriptView
 
 from .app import CctvApp
 from .replay_source import Recording, RestOfRecording
@@ -261,8 +260,7 @@ class ReplayApp(CctvApp):
             self._drop_missing_agents()
             for screen in self.screen_stack:  # (mounted or not: none keeps the old state)
                 if isinstance(screen, SessionScreen):
-                    for view in screen.query(TranscriptView):
-                        view.rebind(replay.session)
+                    screen.rebind(replay.session)
             # freeing the state left behind takes ~150 ms at 100 MB: in a
             # worker, a piece at a time, after the screen is drawn
             self.call_after_refresh(self.free_retired)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import mmap
 import threading
+import time
 import zlib
 from bisect import bisect_right
 from collections.abc import Callable, Iterator, Sequence
@@ -43,6 +44,14 @@ _MIN_INTERVAL = 64
 SPARE_MARGIN = 256
 """The restore made ahead stops this many frames before the frame a step
 back folds to: a jump back that short is served by it too."""
+REPORTED_FOLD = 512
+"""A seek forward that folds more frames than this reports no change records:
+the caller draws everything again (as after a restore), which costs less than
+taking thousands of them one by one."""
+_FOLD_RATE = 12e-6
+"""Seconds to fold a frame, until measured (a 100 MB session: 10–15 µs)."""
+_RESTORE_RATE = 50e-9
+"""Seconds to restore a byte of packed checkpoint, until measured (~50 ms per MB)."""
 _TARGET_CHECKPOINTS = 64
 _BUDGET_SHARE = 0.5
 """Checkpoints may take this share of the recording's bytes (compressed)."""
@@ -158,8 +167,9 @@ class Checkpoints:
 
 @dataclass(slots=True)
 class SeekResult:
-    """How a seek got there: by restoring (redraw all) or by folding on
-    (``changes`` holds every record since the previous position)."""
+    """How a seek got there: ``restored`` (by a restore, or by folding on
+    more than :data:`REPORTED_FOLD` frames: redraw all), or by folding on a
+    few frames (``changes`` holds every record since the previous position)."""
 
     restored: bool
     changes: list[Change] = field(default_factory=list)
@@ -189,6 +199,8 @@ class Replay:
         self._budget = budget_bytes
         self.checkpoints = self._new_checkpoints()
         self._timed = self.timeline.source == "timestamps"
+        self._fold_rate = _FOLD_RATE
+        self._restore_rate = _RESTORE_RATE
         self._spare: tuple[int, Session] | None = None
         """A restored checkpoint not used yet: (its position, its state)."""
         self._spare_lock = threading.Lock()
@@ -255,26 +267,49 @@ class Replay:
         return changes
 
     def seek(self, target: int) -> SeekResult:
-        """Go to position ``target`` (clamped), forward or back."""
+        """Go to position ``target`` (clamped), forward or back: by folding on
+        from here, or by restoring the nearest checkpoint (or the restore made
+        ahead) and folding from there, whichever :meth:`_cheaper_to_fold_on`."""
         target = min(max(target, 0), len(self.frames))
         if target == self.position:
             return SeekResult(False, [])
-        base = max(self.checkpoints.latest_at_or_before(target), self._spare_at(target - 1))
-        if self.position < target and (base <= self.position
-                                       or target - self.position <= self.checkpoints.interval):
+        if self.position < target and self._cheaper_to_fold_on(target):
             collected: list[Change] = []
-            skipped = self.position < target - 1
+            skipped = target - 1 - self.position
+            started = time.perf_counter()
             with collector_paused():
                 while self.position < target - 1:
                     collected += self._apply(self.session, self.position)
                     self.position += 1
-            if skipped:  # the words compare the last frame with the one before it
-                self.describer.sync(self.session)
+            if skipped:
+                self._fold_took(skipped, time.perf_counter() - started)
+                self.describer.sync(self.session)  # the words compare the last frame with the one before
                 promote_to_oldest()
             collected += self.step()
+            if skipped >= REPORTED_FOLD:  # too many to report one by one: draw it all again
+                return SeekResult(True, [])
             return SeekResult(False, collected)
         self._restore(target)
         return SeekResult(True, [])
+
+    def _cheaper_to_fold_on(self, target: int) -> bool:
+        """Whether folding on from the current position to ``target`` (ahead)
+        is expected to cost no more than restoring the state a restore would
+        start from and folding from there: the costs are the ones measured so
+        far (seconds per frame folded, per byte of checkpoint restored)."""
+        ahead = target - self.position
+        spare = self._spare_at(target - 1)
+        found = self.checkpoints.packed_at_or_before(target - 1)
+        checkpoint = found[0] if found is not None else 0
+        if max(spare, checkpoint) <= self.position or ahead <= self.checkpoints.interval:
+            return True
+        if spare >= checkpoint:  # the restore made ahead: taking it costs nothing
+            return ahead <= target - spare
+        restore = len(found[1]) * self._restore_rate if found is not None else 0.0
+        return ahead * self._fold_rate <= restore + (target - checkpoint) * self._fold_rate
+
+    def _fold_took(self, frames: int, seconds: float) -> None:
+        self._fold_rate += (seconds / frames - self._fold_rate) * min(1.0, frames / 4096)
 
     def _restore(self, target: int) -> None:
         before = target - 1  # fold to the frame before, then step (for the change words)
@@ -285,12 +320,18 @@ class Replay:
                 position, session = spare
             elif target and (found := self.checkpoints.packed_at_or_before(before)) is not None:
                 position, packed = found
+                started = time.perf_counter()
                 session = Session.restore(packed, packed=True, leftovers=leftovers)
+                took = time.perf_counter() - started
+                self._restore_rate += (took / max(len(packed), 1) - self._restore_rate) / 2
             else:
                 session, position = self._new_session(), 0
+            started, skipped = time.perf_counter(), before - position
             while position < before:
                 self._apply(session, position)
                 position += 1
+            if skipped > 0:
+                self._fold_took(skipped, time.perf_counter() - started)
             promote_to_oldest()
         self._retire(self.session, leftovers)
         self.session = session
@@ -350,15 +391,16 @@ class Replay:
         it is folded on to: :data:`SPARE_MARGIN` frames before the frame a
         step back folds to (so a step back, or a jump back that short, only
         folds a few frames); near the start, where a step back restores
-        nothing, the last checkpoint (for a jump to the end), once all are
-        built. ``None``: no restore is worth making."""
+        nothing, the last checkpoint folded on to the frame before the last
+        (a jump to the end then only steps), once all are built. ``None``: no
+        restore is worth making."""
         checkpoints = self.checkpoints
         before = max(self.position - 2, 0)  # a step back folds to here, then steps
         base = checkpoints.latest_at_or_before(before)
         if base:
             return base, max(base, before - SPARE_MARGIN)
         last = checkpoints.latest_at_or_before(len(self.frames)) if checkpoints.complete else 0
-        return (last, last) if last else None
+        return (last, max(last, len(self.frames) - 1)) if last else None
 
     def wants_spare(self) -> bool:
         """Whether :meth:`prepare_spare` would make a restore that the next

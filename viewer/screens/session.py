@@ -98,6 +98,14 @@ class SessionScreen(Screen[None]):
             self._view.apply_changes(changes)
             self.query_one(TasksPanel).note_changes(self.session, changes)
 
+    def rebind(self, session: Session) -> None:
+        """Show ``session`` as of another moment (a replay seek that reported
+        no change records): the transcript is rebound, the tasks panel read anew."""
+        for view in self.query(TranscriptView):  # (composed, maybe not mounted yet)
+            view.rebind(session)
+        for panel in self.query(TasksPanel):
+            panel.invalidate()
+
     def reset(self, session: Session) -> None:
         if self._view is not None:
             self._view.reset(session)
