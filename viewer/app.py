@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from textual import work
-from textual.app import App, SystemCommand
+from textual.app import App, ScreenStackError, SystemCommand
 from textual.binding import Binding
 from textual.command import Provider
 from textual.content import Content
@@ -506,7 +506,10 @@ class CctvApp(App[int]):
         from .screens.session import SessionScreen
 
         self._dirty = False
-        screen = self.screen
+        try:
+            screen = self.screen
+        except ScreenStackError:  # a timer firing while the app closes
+            return
         if isinstance(screen, SessionScreen):
             screen.refresh_panels()
 
