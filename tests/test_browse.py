@@ -123,6 +123,34 @@ async def test_grouping_and_sorting(projects: Path) -> None:
         assert screen.sort_key == "title" and titles == sorted(titles)
 
 
+async def test_the_palette_on_the_browser_offers_its_commands_not_a_session_s(
+        projects: Path) -> None:
+    from textual.command import CommandList, CommandPalette
+
+    app = browser(projects)
+    async with app.run_test(size=(160, 40)) as pilot:
+        screen = await ready(pilot)
+
+        async def offered(query: str) -> list[str]:
+            await pilot.press("ctrl+p")
+            await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette))
+            await pilot.press(*query)
+            await pilot.pause(0.3)
+            found = app.screen.query_one(CommandList)
+            return [visible(str(found.get_option_at_index(i).prompt), oneline=True)
+                    for i in range(found.option_count)]
+
+        toggles = await offered("toggle")
+        assert any(t.startswith("Toggle the preview") for t in toggles)
+        assert not any("tasks" in t or "time column" in t for t in toggles), toggles
+        await pilot.press("escape")
+        await pilot.pause()
+        assert any(t.startswith("Group by project") for t in await offered("group by"))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.screen is screen and screen.grouped)
+        assert any(k.startswith("group:") for k in table_rows(app))
+
+
 async def test_typing_narrows_at_once_and_text_hits_follow(projects: Path) -> None:
     app = browser(projects)
     async with app.run_test(size=(160, 40)) as pilot:

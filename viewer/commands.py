@@ -35,9 +35,12 @@ _ACTIONS: tuple[tuple[str, str, str], ...] = (
     ("Previous tool call", "Jump to the previous tool call", "focused.previous_call"),
     ("Command stderr", "What the command started by cctv run wrote to stderr", "screen.stderr"),
     ("Stop the command", "Terminate the command started by cctv run", "screen.stop_command"),
+)
+_APP_ACTIONS: tuple[tuple[str, str, str], ...] = (
     ("Help", "Every key binding", "app.help"),
     ("Quit", "Leave cctv", "app.quit"),
 )
+"""Commands every screen has."""
 
 
 def _session_screen(app: CctvApp) -> SessionScreen | None:
@@ -180,8 +183,13 @@ class CctvCommands(Provider):
 
     def _commands(self) -> list[tuple[str, str, Callable[[], object]]]:
         app: CctvApp = self.app  # type: ignore[assignment]
+        own = getattr(self.screen, "PALETTE", None)  # the screen the palette is over
+        if own is not None:  # a screen with commands of its own (the browser): only those
+            return [(title, help_text, partial(app.run_action, action))
+                    for title, help_text, action in (*own, *_APP_ACTIONS)]
         out: list[tuple[str, str, Callable[[], object]]] = [
-            (title, help_text, partial(app.run_action, action)) for title, help_text, action in _ACTIONS
+            (title, help_text, partial(app.run_action, action))
+            for title, help_text, action in (*_ACTIONS, *_APP_ACTIONS)
         ]
         out += self._filter_commands(app)
         out += [

@@ -256,6 +256,19 @@ class BrowseScreen(Screen[None]):
 
     CSS_PATH = "browse.tcss"
 
+    PALETTE: tuple[tuple[str, str, str], ...] = (
+        ("Search sessions", "/ — titles and projects at once, full-text hits below",
+         "screen.search"),
+        ("Clear the search", "escape — show every session again", "screen.clear_search"),
+        ("Sort by the next column", "s — title, project, branch, started, last activity, …",
+         "screen.sort_next"),
+        ("Reverse the sort", "S — the same column, the other way", "screen.sort_reverse"),
+        ("Group by project", "g — one heading per project, or one list", "screen.toggle_group"),
+        ("Toggle the preview", "p — show or hide the selected session's preview",
+         "screen.toggle_preview"),
+    )
+    """The command palette's commands on this screen (instead of a session's)."""
+
     BINDINGS = [
         Binding("slash", "search", "Search", key_display="/", id="browse.search", priority=True),
         Binding("escape", "clear_search", "Clear", id="browse.clear", show=False),
