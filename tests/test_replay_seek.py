@@ -318,19 +318,21 @@ def test_a_far_seek_forward_folds_on_when_that_is_cheaper_than_a_restore(
         assert _state(replay.session) == _state(_fresh(replay, n))
 
 
-def test_a_long_fold_on_asks_for_a_redraw_and_a_short_one_reports_its_changes(
+def test_a_long_fold_on_says_so_and_either_reports_every_change(
         monkeypatch: pytest.MonkeyPatch) -> None:
     from reducer.replay import player
 
     monkeypatch.setattr(player, "REPORTED_FOLD", 3)
     replay = load_recording(SUBAGENT_SESSION).replay(interval=64)
     replay.seek(1)
-    long = replay.seek(6)  # 4 frames folded, then one step
-    assert long.restored and long.changes == []
     stepped = load_recording(SUBAGENT_SESSION).replay(interval=64)
-    stepped.seek(5)
-    assert replay.changes == stepped.step()  # the inspector still has the last frame's records
-    expected = stepped.step() + stepped.step() + stepped.step()
+    stepped.seek(1)
+    records = [stepped.step() for _ in range(8)]
+    long = replay.seek(6)  # 4 frames folded, then one step
+    assert long.many and not long.restored
+    assert long.changes == [c for r in records[:5] for c in r]
+    assert replay.changes == records[4]  # the inspector has the last frame's records
     short = replay.seek(9)
-    assert not short.restored and short.changes == expected
+    assert not short.many and not short.restored
+    assert short.changes == [c for r in records[5:] for c in r]
     assert _state(replay.session) == _state(_fresh(replay, 9))

@@ -72,13 +72,13 @@ def _targets(n: int) -> list[int]:
 @pytest.mark.parametrize("path", [STREAM / "07_hooks.jsonl", STREAM / "10_compact_manual.jsonl",
                                   SUBAGENT_SESSION], ids=lambda p: p.name)
 @pytest.mark.parametrize(("eager", "fold_on"), [(True, False), (False, False), (False, True)],
-                         ids=["estimated-at-once", "estimated-later", "folded-on-and-redrawn"])
+                         ids=["estimated-at-once", "estimated-later", "folded-on-and-rebound"])
 async def test_a_seek_shows_what_a_fresh_open_at_that_frame_shows(
         path: Path, eager: bool, fold_on: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     if not eager:  # every item never seen starts at the mean height
         monkeypatch.setattr(transcript, "EAGER_ESTIMATES", 0)
     app = _app(path)
-    if fold_on:  # every seek forward folds on, and is drawn anew as after a restore
+    if fold_on:  # every seek forward folds on, and the transcript compares itself again
         monkeypatch.setattr(player, "REPORTED_FOLD", 1)
         app.replay._restore_rate = 1.0
     seen: list[tuple[int, dict[str, object]]] = []

@@ -256,11 +256,12 @@ class ReplayApp(CctvApp):
         replay = self.replay
         result = replay.seek(position)
         self.feed.session = replay.session
-        if result.restored:
-            self._drop_missing_agents()
+        if result.restored or result.many:
+            if result.restored:
+                self._drop_missing_agents()
             for screen in self.screen_stack:  # (mounted or not: none keeps the old state)
                 if isinstance(screen, SessionScreen):
-                    screen.rebind(replay.session)
+                    screen.rebind(replay.session, None if result.restored else result.changes)
             # freeing the state left behind takes ~150 ms at 100 MB: in a
             # worker, a piece at a time, after the screen is drawn
             self.call_after_refresh(self.free_retired)

@@ -259,11 +259,6 @@ class TasksPanel(Widget):
     def option_list(self) -> OptionList:
         return self.query_one("#tasks-list", OptionList)
 
-    def invalidate(self) -> None:
-        """Forget the rows: the next :meth:`update_state` reads each one again
-        (the state moved on without saying what changed)."""
-        self._cache.invalidate()
-
     def note_changes(self, session: Session, changes: list[Change]) -> None:
         """The change records a batch folded into ``session`` returned: the rows
         they touch are rebuilt at the next :meth:`update_state` (while the panel

@@ -98,13 +98,16 @@ class SessionScreen(Screen[None]):
             self._view.apply_changes(changes)
             self.query_one(TasksPanel).note_changes(self.session, changes)
 
-    def rebind(self, session: Session) -> None:
-        """Show ``session`` as of another moment (a replay seek that reported
-        no change records): the transcript is rebound, the tasks panel read anew."""
+    def rebind(self, session: Session, changes: list[Change] | None = None) -> None:
+        """Show ``session`` as of another moment (a replay seek): the transcript
+        compares itself with it again; the tasks panel takes ``changes``, the
+        records that led there from the state shown (``None``: another state,
+        every row is read again)."""
         for view in self.query(TranscriptView):  # (composed, maybe not mounted yet)
             view.rebind(session)
-        for panel in self.query(TasksPanel):
-            panel.invalidate()
+        if changes is not None:
+            for panel in self.query(TasksPanel):
+                panel.note_changes(session, changes)
 
     def reset(self, session: Session) -> None:
         if self._view is not None:
