@@ -17,10 +17,11 @@ Prints:
   ``home``, ``←`` at the end, marker jumps and timeline clicks (random seeks
   back and forth), each from the key until the first screen update after the
   seek, after ``--rest`` seconds on the frame before (the app restores ahead
-  meanwhile); and ``←`` held down (keys 30 ms apart, no rest); each also
-  split into the pure seek (``Replay.seek`` inside the app) and the app's
-  overhead on top of it (the rest of the key to the screen: views, panels,
-  drawing); ``--tasks`` shows the tasks panel first;
+  meanwhile); a timeline click after the pointer rested there (the app
+  restores for there meanwhile); and ``←`` held down (keys 30 ms apart, no
+  rest); each also split into the pure seek (``Replay.seek`` inside the
+  app) and the app's overhead on top of it (the rest of the key to the
+  screen: views, panels, drawing); ``--tasks`` shows the tasks panel first;
 * ``--emit`` — a minute of recorded time at 10× written to /dev/null against
   the real clock: total drift and the worst line's distance from its time.
 """
@@ -250,7 +251,7 @@ async def _key_to_screen(app, pilot, rest: float
     timings: dict[str, list[float]] = {
         "end": [], "← at the end": [], "home": [], "next turn / error / task": [],
         "timeline click, backward": [], "timeline click, forward": [],
-        "← held (no rest)": [],
+        "timeline click, pointer rested": [], "← held (no rest)": [],
     }
     seeks: dict[str, list[float]] = {name: [] for name in timings}
     rng = random.Random(11)
@@ -265,6 +266,10 @@ async def _key_to_screen(app, pilot, rest: float
         await timed("timeline click, forward", jump(here))
         await timed("timeline click, backward", jump(rng.randint(1, here - 1)))
         await timed("timeline click, forward", jump(rng.randint(app.replay.position + 1, n)))
+        aimed = rng.randint(1, n)
+        app.aim_at(aimed)  # the pointer rests over the timeline there, then clicks
+        await timed("timeline click, pointer rested", jump(aimed))
+        app.aim_at(None)
         for i in range(3):
             await timed("← held (no rest)", press("left"), rest if i == 0 else 0.03)
     app._display, app.go_to = real_display, real_go_to

@@ -13,6 +13,7 @@ import pytest
 
 from conftest import FIXTURES
 from reducer.replay import Replay
+from reducer.replay import player
 from reducer.replay.player import release
 from reducer.session import Session
 from viewer.replay_source import load_recording
@@ -336,3 +337,58 @@ def test_a_long_fold_on_says_so_and_either_reports_every_change(
     assert not short.many and not short.restored
     assert short.changes == [c for r in records[5:] for c in r]
     assert _state(replay.session) == _state(_fresh(replay, 9))
+
+
+def test_a_restore_made_ahead_for_where_the_user_points_serves_a_seek_there(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    replay = _replay(SUBAGENT_SESSION)
+    n = len(replay)
+    replay.seek(n)
+    target = n // 2
+    replay.aim = target
+    assert replay.wants_spare() and replay.prepare_spare()
+    assert not replay.wants_spare()
+    restores: list[int] = []
+    real = Session.restore
+    monkeypatch.setattr(Session, "restore",
+                        staticmethod(lambda *a, **k: restores.append(1) or real(*a, **k)))
+    replay.seek(target)
+    assert not restores and replay._spare is None  # taken: only a few frames folded
+    assert _state(replay.session) == _state(_fresh(replay, target))
+    replay.aim = target  # pointing where the cursor is: back to what a step back needs
+    assert replay._spare_plan() == (replay.checkpoints.latest_at_or_before(target - 2),
+                                    max(replay.checkpoints.latest_at_or_before(target - 2),
+                                        target - 2 - player.SPARE_MARGIN))
+
+
+async def test_in_the_app_a_click_where_the_pointer_rested_restores_nothing_on_the_ui_thread(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from viewer.replay_app import ReplayApp
+    from widgets.timeline import ReplayTimeline
+
+    rec = load_recording(SUBAGENT_SESSION)
+    replay = rec.replay(interval=4)
+    list(replay.build_checkpoints())
+    app = ReplayApp(rec, replay=replay, build_checkpoints=False, label="session")
+    restores: list[str] = []
+    real = Session.restore
+    monkeypatch.setattr(Session, "restore", staticmethod(
+        lambda *a, **k: restores.append(threading.current_thread().name) or real(*a, **k)))
+    async with app.run_test(size=(120, 36)) as pilot:
+        app.go_to(len(replay))
+        await pilot.pause()
+        timeline = app.screen.query_one(ReplayTimeline)
+        x = 1 + timeline.column_of(len(replay) // 2)
+        target = timeline.position_at(x)
+        await pilot.hover(ReplayTimeline, offset=(x, 0))
+        for _ in range(100):  # the pointer rests: the app restores for there in a worker
+            await pilot.pause(0.05)
+            if replay.aim == target and not app._spare_busy and not replay.wants_spare():
+                break
+        assert replay._spare is not None and replay._spare[0] < target
+        restores.clear()
+        await pilot.click(ReplayTimeline, offset=(x, 0))
+        await pilot.pause()
+        assert replay.position == target
+        assert threading.main_thread().name not in restores
+        assert _state(replay.session) == _state(_fresh(replay, target))

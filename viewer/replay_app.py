@@ -290,6 +290,14 @@ class ReplayApp(CctvApp):
 
     # --- the restore a step back needs, made ahead ----------------------------------------
 
+    def aim_at(self, position: int | None) -> None:
+        """The pointer rests on the timeline at ``position`` (``None``: it left):
+        once it has rested there a moment, the restore made ahead is the one a
+        click there needs (:attr:`Replay.aim`), so the click only folds a few frames."""
+        self.replay.aim = position
+        if not self.playing:
+            self._spare_soon()
+
     def _spare_soon(self) -> None:
         """Once the user rests on a frame, restore in a worker the checkpoint
         a step back from it needs (a seek that finds it only folds)."""

@@ -63,8 +63,22 @@ class ReplayTimeline(Widget, can_focus=False):
         def control(self) -> ReplayTimeline:
             return self.timeline
 
+    class Aim(Message):
+        """The pointer rests over the strip at ``position`` (1-based frame), or
+        left it (``None``): where a click may go next."""
+
+        def __init__(self, timeline: ReplayTimeline, position: int | None) -> None:
+            super().__init__()
+            self.timeline = timeline
+            self.position = position
+
+        @property
+        def control(self) -> ReplayTimeline:
+            return self.timeline
+
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
+        self._aim: int | None = None
         self.total = 0
         self.position = 0
         self._marks: Mapping[int, Sequence[MarkerKind]] = {}
@@ -173,3 +187,14 @@ class ReplayTimeline(Widget, can_focus=False):
     def on_click(self, event: events.Click) -> None:
         if event.y == 0 and self.total:
             self.post_message(self.Seek(self, self.position_at(event.x)))
+
+    def on_mouse_move(self, event: events.MouseMove) -> None:
+        self._aim_at(self.position_at(event.x) if event.y == 0 and self.total else None)
+
+    def on_leave(self, event: events.Leave) -> None:
+        self._aim_at(None)
+
+    def _aim_at(self, position: int | None) -> None:
+        if position != self._aim:
+            self._aim = position
+            self.post_message(self.Aim(self, position))

@@ -202,6 +202,9 @@ class Replay:
         self._budget = budget_bytes
         self.checkpoints = self._new_checkpoints()
         self._timed = self.timeline.source == "timestamps"
+        self.aim: int | None = None
+        """Where the user points (the timeline under the pointer): while it is
+        set and not the cursor, the restore made ahead is for a seek there."""
         self._fold_rate = _FOLD_RATE
         self._restore_rate = _RESTORE_RATE
         self._spare: tuple[int, Session] | None = None
@@ -390,13 +393,18 @@ class Replay:
     def _spare_plan(self) -> tuple[int, int] | None:
         """Which checkpoint the restore made ahead starts from and the position
         it is folded on to: :data:`SPARE_MARGIN` frames before the frame a
-        step back folds to (so a step back, or a jump back that short, only
+        seek to :attr:`aim` folds to, when the user points somewhere, else
+        before the frame a step back folds to (so a step back, or a jump back that short, only
         folds a few frames); near the start, where a step back restores
         nothing, the last checkpoint folded on to the frame before the last
         (a jump to the end then only steps), once all are built. ``None``: no
         restore is worth making."""
         checkpoints = self.checkpoints
         before = max(self.position - 2, 0)  # a step back folds to here, then steps
+        if self.aim is not None and self.aim != self.position:
+            before = min(max(self.aim - 1, 0), len(self.frames))  # a seek there folds to here
+            base = checkpoints.latest_at_or_before(before)
+            return (base, max(base, before - SPARE_MARGIN)) if base else None
         base = checkpoints.latest_at_or_before(before)
         if base:
             return base, max(base, before - SPARE_MARGIN)

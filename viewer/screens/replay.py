@@ -153,3 +153,7 @@ class ReplayScreen(SessionScreen):
     @on(ReplayTimeline.Seek)
     def _seek(self, event: ReplayTimeline.Seek) -> None:
         self.replay_app.go_to(event.position)
+
+    @on(ReplayTimeline.Aim)
+    def _aim(self, event: ReplayTimeline.Aim) -> None:
+        self.replay_app.aim_at(event.position)
