@@ -212,6 +212,32 @@ def test_checkpoints_stay_under_their_budget_by_thinning() -> None:
     assert all(p % cps.interval == 0 for p in cps.positions)
 
 
+def test_the_frame_before_the_last_keeps_its_checkpoint_whatever_thinning_drops() -> None:
+    cps = Checkpoints(interval=10, budget_bytes=2_000, last_position=1995)
+    rng = random.Random(2)
+    for position in [*range(10, 1995, 10), 1995]:
+        if position % cps.interval == 0 or position == cps.last_position:
+            cps.add(position, rng.randbytes(300), packed=True)
+    assert cps.interval > 10 and 1995 not in cps.positions and cps.bytes <= 2_000
+    assert cps.latest_at_or_before(2000) == cps.packed_at_or_before(1996)[0] == 1995
+    assert cps.latest_at_or_before(1994) == cps.positions[-1] < 1995
+    assert cps.bytes == 300 * len(cps)
+
+
+def test_a_jump_to_the_end_restores_the_frame_before_and_steps_once() -> None:
+    replay = load_recording(PROJECT / "d7acffbd-7cff-4056-82e8-4364dc8df14a.jsonl").replay(
+        interval=16)
+    list(replay.build_checkpoints())
+    n = len(replay)
+    assert (n - 1) % replay.checkpoints.interval and replay.checkpoints.latest_at_or_before(n) == n - 1
+    folded: list[int] = []
+    real = replay._apply
+    replay._apply = lambda session, index: folded.append(index) or real(session, index)
+    assert replay.seek(n).restored
+    assert folded == [n - 1]
+    assert _state(replay.session) == _state(_fresh(replay, n))
+
+
 # --- change records in words --------------------------------------------------------------
 
 

@@ -50,7 +50,8 @@ def _child(replay: Replay, fd: int) -> None:
     gc.disable()  # a short-lived fold: nothing to collect
     # the parent's checkpoints, mirrored: the same sizes thin them the same way,
     # so no snapshot is taken where the parent would drop it
-    grid = Checkpoints(replay.checkpoints.interval, replay.checkpoints.budget_bytes)
+    grid = Checkpoints(replay.checkpoints.interval, replay.checkpoints.budget_bytes,
+                       replay.checkpoints.last_position)
     with os.fdopen(fd, "wb", buffering=0) as out:
         for position, snapshot in replay.snapshots(lambda: grid.interval):
             data = pack(snapshot)

@@ -106,26 +106,43 @@ class Checkpoints:
 
     When the budget is exceeded every other snapshot is dropped and the
     interval doubles, so memory stays bounded whatever the session's length.
+    The snapshot at :attr:`last_position` is kept apart from that grid.
     Safe to fill from one thread while another reads."""
 
-    def __init__(self, interval: int, budget_bytes: int) -> None:
+    def __init__(self, interval: int, budget_bytes: int, last_position: int = 0) -> None:
         self.interval = interval
         self.budget_bytes = budget_bytes
         self.positions: list[int] = []
+        """The grid's positions (the one at :attr:`last_position` is apart)."""
         self._snapshots: list[Buffer] = []
+        self.last_position = last_position
+        """The frame before the last: a jump to the end restores the state
+        there and steps once, so it is kept apart from the grid, whatever
+        thinning does (0: none)."""
+        self._last: Buffer | None = None
         self.bytes = 0
         self.complete = False
         """Every checkpoint the frames call for has been built."""
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
-        return len(self.positions)
+        return len(self.positions) + (self._last is not None)
 
     def add(self, position: int, snapshot: Buffer, *, packed: bool = False) -> bool:
         """Keep ``snapshot`` (a :meth:`Session.checkpoint`, or its
         :func:`pack` when ``packed``) taken after ``position`` frames, when the
-        position is on the current grid; positions must grow from call to call.
-        Returns whether it was kept."""
+        position is on the current grid or is :attr:`last_position`; positions
+        must grow from call to call. Returns whether it was kept."""
+        if position == self.last_position:
+            data = snapshot if packed else pack(snapshot)
+            with self._lock:
+                if self._last is not None:
+                    return False
+                self._last = data
+                self.bytes += len(data)
+                while self.bytes > self.budget_bytes and len(self.positions) > 1:
+                    self._thin()
+            return True
         if position % self.interval or (self.positions and position <= self.positions[-1]):
             return False  # off the grid thinned since it was asked for, or already there
         data = snapshot if packed else pack(snapshot)
@@ -144,7 +161,7 @@ class Checkpoints:
             keep = keep[1::2]
         self.positions = [self.positions[i] for i in keep]
         self._snapshots = [self._snapshots[i] for i in keep]
-        self.bytes = sum(map(len, self._snapshots))
+        self.bytes = sum(map(len, self._snapshots)) + (len(self._last) if self._last else 0)
 
     def at_or_before(self, position: int) -> tuple[int, bytes] | None:
         """The latest checkpoint taken at or before ``position`` (uncompressed)."""
@@ -154,6 +171,8 @@ class Checkpoints:
     def packed_at_or_before(self, position: int) -> tuple[int, Buffer] | None:
         """That checkpoint as kept (for ``Session.restore(..., packed=True)``)."""
         with self._lock:
+            if self._last is not None and self.last_position <= position:
+                return self.last_position, self._last
             i = bisect_right(self.positions, position) - 1
             if i < 0:
                 return None
@@ -162,6 +181,8 @@ class Checkpoints:
     def latest_at_or_before(self, position: int) -> int:
         """The position of that checkpoint (0 when there is none)."""
         with self._lock:
+            if self._last is not None and self.last_position <= position:
+                return self.last_position
             i = bisect_right(self.positions, position) - 1
             return self.positions[i] if i >= 0 else 0
 
@@ -226,7 +247,7 @@ class Replay:
         interval = self._interval or max(_MIN_INTERVAL, len(frames) // _TARGET_CHECKPOINTS)
         budget = self._budget or max(int(_BUDGET_SHARE * sum(len(f.entry.raw) for f in frames)),
                                      1 << 20)
-        return Checkpoints(interval, budget)
+        return Checkpoints(interval, budget, last_position=len(frames) - 1)
 
     def grow(self, frames: Sequence[ReplayFrame], timeline: Timeline | None = None,
              markers: Markers | None = None) -> None:
@@ -505,8 +526,8 @@ class Replay:
     def snapshots(self, interval: int | Callable[[], int],
                   cancelled: Callable[[], bool] = lambda: False) -> Iterator[tuple[int, bytes]]:
         """Fold every frame once more on a private session and yield
-        ``(position, Session.checkpoint())`` every ``interval`` frames (the
-        state the user steps through is not touched). ``interval`` may be a
+        ``(position, Session.checkpoint())`` every ``interval`` frames, and at
+        the frame before the last (the state the user steps through is not touched). ``interval`` may be a
         callable giving the grid as it coarsens (no snapshot is taken at a
         position thinning would drop)."""
         every = interval if callable(interval) else (lambda: interval)
@@ -517,7 +538,7 @@ class Replay:
                 return
             self._apply(session, index)
             position = index + 1
-            if position % every() == 0 and position < n:
+            if (position % every() == 0 and position < n) or position == n - 1:
                 with collector_paused():
                     snapshot = session.checkpoint()
                 yield position, snapshot
