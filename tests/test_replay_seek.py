@@ -381,6 +381,8 @@ async def test_in_the_app_a_click_where_the_pointer_rested_restores_nothing_on_t
         x = 1 + timeline.column_of(len(replay) // 2)
         target = timeline.position_at(x)
         await pilot.hover(ReplayTimeline, offset=(x, 0))
+        await pilot.pause()
+        assert str(timeline.tooltip).startswith(f"frame {target:,} · ")  # where a click goes
         for _ in range(100):  # the pointer rests: the app restores for there in a worker
             await pilot.pause(0.05)
             if replay.aim == target and not app._spare_busy and not replay.wants_spare():

@@ -133,15 +133,19 @@ class ReplayScreen(SessionScreen):
         replay = app.replay
         bar.update(content(bar_text(app, bar.size.width or self.size.width)))
         position = replay.position
-        wall = replay.timeline.wall_clock(position - 1) if position else None
-        offset = replay.offset(position)
-        left = _clock(wall) or f"t+{format_duration(offset)}"
+        left = self._time_at(position)
         right = f"frame {position:,}/{len(replay):,} · {format_duration(replay.timeline.duration)}"
         timeline.set_position(position, left, right)
         if self.show_inspector:
             frame: ReplayFrame | None = replay.frame
             inspector.show(position, len(replay), frame, replay.descriptions,
                            replay.markers.at.get(position - 1, ()))
+
+    def _time_at(self, position: int) -> str:
+        """The recorded time of a frame: the clock, or the time into the session."""
+        replay = self.replay_app.replay
+        wall = replay.timeline.wall_clock(position - 1) if position else None
+        return _clock(wall) or f"t+{format_duration(replay.offset(position))}"
 
     def on_resize(self) -> None:
         self.refresh_panels()
@@ -156,4 +160,7 @@ class ReplayScreen(SessionScreen):
 
     @on(ReplayTimeline.Aim)
     def _aim(self, event: ReplayTimeline.Aim) -> None:
-        self.replay_app.aim_at(event.position)
+        position = event.position
+        event.timeline.tooltip = (None if position is None else
+                                  f"frame {position:,} · {self._time_at(position)}")
+        self.replay_app.aim_at(position)
