@@ -2,14 +2,16 @@
 
 :class:`Replay` holds the frames, a :class:`~reducer.session.Session` as of
 the current frame, and :class:`Checkpoints` (``Session.checkpoint()`` every
-``interval`` frames, built by :meth:`Replay.build_checkpoints`, which a caller
-runs in a worker while the user already steps). Seeking restores the nearest
-checkpoint at or before the target (or goes on from the current state when
-that is closer) and folds the frames in between.
+``interval`` frames and at the frame before the last, built by
+:meth:`Replay.build_checkpoints`, which a caller runs in a worker while the
+user already steps). Seeking restores the nearest checkpoint at or before the
+target and folds the frames in between, or goes on from the current state
+when that is measured to cost less.
 
 Restoring a big session costs ~0.2 s per 100 MB of recording (the state is
-~700k objects): so a caller can have
-the restore a step back would need made ahead, off the UI thread
+~700k objects, and building them is the cost, whatever the format): so a
+caller can have the restore a step back (or a click where the user points,
+:attr:`Replay.aim`) would need made ahead, off the UI thread
 (:meth:`Replay.prepare_spare`), and a seek that finds it ready only folds.
 The state a restore replaces is not freed during the seek: it waits for the
 caller to free it in a worker, a burst at a time (:meth:`Replay.free_retired`);
@@ -310,7 +312,8 @@ class Replay:
                     self.position += 1
             if skipped:
                 self._fold_took(skipped, time.perf_counter() - started)
-                self.describer.sync(self.session)  # the words compare the last frame with the one before
+                # the words compare the last frame with the one before it
+                self.describer.sync(self.session)
                 promote_to_oldest()
             collected += self.step()
             return SeekResult(False, collected, many=skipped >= REPORTED_FOLD)
@@ -412,14 +415,14 @@ class Replay:
     # --- a restore made ahead ----------------------------------------------------------
 
     def _spare_plan(self) -> tuple[int, int] | None:
-        """Which checkpoint the restore made ahead starts from and the position
-        it is folded on to: :data:`SPARE_MARGIN` frames before the frame a
-        seek to :attr:`aim` folds to, when the user points somewhere, else
-        before the frame a step back folds to (so a step back, or a jump back that short, only
-        folds a few frames); near the start, where a step back restores
-        nothing, the last checkpoint folded on to the frame before the last
-        (a jump to the end then only steps), once all are built. ``None``: no
-        restore is worth making."""
+        """Which checkpoint the restore made ahead starts from and the
+        position it is folded on to: :data:`SPARE_MARGIN` frames before the
+        frame a seek to :attr:`aim` folds to, when the user points somewhere;
+        else before the frame a step back folds to (so a step back, or a jump
+        back that short, only folds a few frames); near the start, where a
+        step back restores nothing, the last checkpoint (the frame before the
+        last: a jump to the end then only steps), once all are built.
+        ``None``: no restore is worth making."""
         checkpoints = self.checkpoints
         before = max(self.position - 2, 0)  # a step back folds to here, then steps
         if self.aim is not None and self.aim != self.position:
@@ -527,9 +530,9 @@ class Replay:
                   cancelled: Callable[[], bool] = lambda: False) -> Iterator[tuple[int, bytes]]:
         """Fold every frame once more on a private session and yield
         ``(position, Session.checkpoint())`` every ``interval`` frames, and at
-        the frame before the last (the state the user steps through is not touched). ``interval`` may be a
-        callable giving the grid as it coarsens (no snapshot is taken at a
-        position thinning would drop)."""
+        the frame before the last (the state the user steps through is not
+        touched). ``interval`` may be a callable giving the grid as it
+        coarsens (no snapshot is taken at a position thinning would drop)."""
         every = interval if callable(interval) else (lambda: interval)
         session = self._new_session()
         n = len(self.frames)
