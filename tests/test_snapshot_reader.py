@@ -75,3 +75,15 @@ def test_the_inflating_thread_ends_however_the_reader_stops() -> None:
         reader._thread.join(timeout=5)
         assert not reader._thread.is_alive()
     assert sys.getswitchinterval() == interval
+
+
+def test_a_reader_dropped_unclosed_stops_its_thread() -> None:
+    import gc
+
+    reader = Inflating(zlib.compress(_DATA * 8, 1))  # 12 MB: more than it may hold ready
+    assert reader.read(10)
+    thread = reader._thread
+    del reader
+    gc.collect()
+    thread.join(timeout=5)
+    assert not thread.is_alive()

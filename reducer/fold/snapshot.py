@@ -72,6 +72,29 @@ def _pieces(packed: memoryview) -> Iterator[bytes]:
             yield out
 
 
+def _inflate_into(packed: memoryview, ready: queue.Queue[bytes | BaseException],
+                  stop: threading.Event) -> None:
+    """(The inflating thread.) Put ``packed``'s pieces in ``ready``, then
+    ``b""`` (or the error met), until ``stop`` is set."""
+
+    def hand_over(piece: bytes | BaseException) -> bool:
+        while not stop.is_set():
+            try:
+                ready.put(piece, timeout=0.05)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    try:
+        for piece in _pieces(packed):
+            if not hand_over(piece):
+                return
+        hand_over(b"")
+    except BaseException as exc:  # corrupt data: the reader raises it
+        hand_over(exc)
+
+
 class Inflating:
     """A file over a zlib-compressed snapshot that inflates it as an
     unpickler reads it: the snapshot is never whole in memory (15 MB at the
@@ -91,32 +114,20 @@ class Inflating:
         self._buffer = b""
         self._pos = 0
         self._cancelled = cancelled
-        self._thread = threading.Thread(target=self._inflate, args=(memoryview(packed),),
+        # the thread holds the queue and the flag, not the reader: a reader
+        # dropped unclosed is collected, and stops it (see __del__)
+        self._thread = threading.Thread(target=_inflate_into,
+                                        args=(memoryview(packed), self._ready, self._stop),
                                         name="cctv-inflate", daemon=True)
         self._thread.start()
-
-    def _inflate(self, packed: memoryview) -> None:
-        try:
-            for piece in _pieces(packed):
-                if not self._hand_over(piece):
-                    return
-            self._hand_over(b"")
-        except BaseException as exc:  # corrupt data: the reader raises it
-            self._hand_over(exc)
-
-    def _hand_over(self, piece: bytes | BaseException) -> bool:
-        while not self._stop.is_set():
-            try:
-                self._ready.put(piece, timeout=0.05)
-                return True
-            except queue.Full:
-                continue
-        return False
 
     def close(self) -> None:
         """Stop inflating (what is left unread is dropped)."""
         self._stop.set()
         self._done = True
+
+    def __del__(self) -> None:
+        self._stop.set()
 
     def _piece(self) -> bytes:
         """The next inflated bytes (``b""`` at the end)."""
