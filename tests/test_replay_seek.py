@@ -321,8 +321,6 @@ def test_a_far_seek_forward_folds_on_when_that_is_cheaper_than_a_restore(
 
 def test_a_long_fold_on_says_so_and_either_reports_every_change(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    from reducer.replay import player
-
     monkeypatch.setattr(player, "REPORTED_FOLD", 3)
     replay = load_recording(SUBAGENT_SESSION).replay(interval=64)
     replay.seek(1)
