@@ -40,6 +40,19 @@ MARKER_GLYPHS: dict[MarkerKind, tuple[str, str]] = {
 _RANK = {kind: rank for rank, kind in enumerate(MARKER_GLYPHS)}
 
 
+class _AtFrame(Message):
+    """A message of the timeline about one frame (``position``, 1-based)."""
+
+    def __init__(self, timeline: ReplayTimeline, position: int | None) -> None:
+        super().__init__()
+        self.timeline = timeline
+        self.position = position
+
+    @property
+    def control(self) -> ReplayTimeline:
+        return self.timeline
+
+
 class ReplayTimeline(Widget, can_focus=False):
     """Markers, position and time of a replay; click to seek."""
 
@@ -51,30 +64,14 @@ class ReplayTimeline(Widget, can_focus=False):
     }
     """
 
-    class Seek(Message):
+    class Seek(_AtFrame):
         """The user clicked the strip: go to ``position`` (1-based frame)."""
 
-        def __init__(self, timeline: ReplayTimeline, position: int) -> None:
-            super().__init__()
-            self.timeline = timeline
-            self.position = position
+        position: int
 
-        @property
-        def control(self) -> ReplayTimeline:
-            return self.timeline
-
-    class Aim(Message):
+    class Aim(_AtFrame):
         """The pointer rests over the strip at ``position`` (1-based frame), or
         left it (``None``): where a click may go next."""
-
-        def __init__(self, timeline: ReplayTimeline, position: int | None) -> None:
-            super().__init__()
-            self.timeline = timeline
-            self.position = position
-
-        @property
-        def control(self) -> ReplayTimeline:
-            return self.timeline
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
