@@ -94,8 +94,6 @@ def test_restoring_a_packed_checkpoint_piece_by_piece_gives_the_same_state(path:
 @pytest.mark.parametrize("path", RECORDINGS, ids=lambda p: p.name)
 def test_stepping_back_from_a_restore_made_ahead_is_exact(
         path: Path, margin: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    from reducer.replay import player
-
     monkeypatch.setattr(player, "SPARE_MARGIN", margin)  # folded on to there from its checkpoint
     replay = _replay(path)
     n = len(replay)
