@@ -69,38 +69,39 @@ class LineSplitter:
         """Add ``chunk`` and return the lines it completed."""
         if not chunk:
             return []
-        out: list[RawLine] = []
-        start = 0
         base = self.offset
         self.offset += len(chunk)
-        find = chunk.find
-        nl = find(b"\n")
-        if nl < 0:
+        # one C-level split of the whole chunk (no copy of it first): the
+        # last part is what follows the last newline, the first one ends the
+        # held fragment
+        parts = chunk.split(b"\n")
+        tail = parts.pop()
+        if not parts:
             if not self._partial:
                 self._partial_offset = base
             self._partial += chunk
-            return out
-        if self._partial:
-            self._partial += chunk[:nl]
-            self.line_no += 1
-            out.append(_raw_line((self.line_no, self._partial_offset, self._take_partial())))
-            start = nl + 1
-            nl = find(b"\n", start)
+            return []
+        out: list[RawLine] = []
         line_no = self.line_no
-        if nl >= 0:
-            # the complete lines in one go: split, offsets and numbers by C-level loops
-            end = chunk.rfind(b"\n") + 1
-            parts = chunk[start:end - 1].split(b"\n")
-            offsets = accumulate([len(part) + 1 for part in parts], initial=base + start)
+        start = base
+        if self._partial:
+            head = parts[0]
+            self._partial += head
+            line_no += 1
+            out.append(_raw_line((line_no, self._partial_offset, self._take_partial())))
+            del parts[0]
+            start += len(head) + 1
+        if parts:
+            # offsets and numbers by C-level loops
+            offsets = accumulate([len(part) + 1 for part in parts], initial=start)
             if b"\r" in chunk:
                 parts = [part[:-1] if part.endswith(b"\r") else part for part in parts]
             out += map(_raw_line, zip(count(line_no + 1), offsets, parts))
             line_no += len(parts)
-            start = end
         self.line_no = line_no
-        if start < len(chunk):
-            self._partial_offset = base + start
-            self._partial += chunk[start:]
+        if tail:
+            self._partial_offset = base + len(chunk) - len(tail)
+            self._partial += tail
         return out
 
     def flush(self) -> RawLine | None:
