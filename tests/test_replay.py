@@ -212,6 +212,34 @@ def test_checkpoints_stay_under_their_budget_by_thinning() -> None:
     assert all(p % cps.interval == 0 for p in cps.positions)
 
 
+def test_a_builder_snapshots_only_where_thinning_is_not_expected_to_drop_it() -> None:
+    """Snapshots growing with the position, as a session's do: the planned
+    grid keeps the budget with (almost) no snapshot taken in vain, and it is
+    not coarser than the budget needs (twice as many would not fit)."""
+    frames, budget = 20_000, 50_000
+
+    def build(plan: bool) -> tuple[Checkpoints, int]:
+        cps = Checkpoints(interval=100, budget_bytes=budget, last_position=frames - 1)
+        taken = 0
+        for position in range(1, frames):
+            every = cps.planned_interval(frames) if plan else cps.interval
+            if position % every == 0 or position == frames - 1:
+                taken += 1
+                raw = 2_000 + position  # uncompressed; packed ~3.7x smaller
+                cps.snapshot_taken(position, raw)
+                cps.add(position, bytes(raw * 10 // 37), packed=True)
+        return cps, taken
+
+    planned, taken = build(plan=True)
+    thinned, taken_before = build(plan=False)
+    assert planned.bytes <= budget and thinned.bytes <= budget
+    assert taken - len(planned) <= 2 < taken_before - len(thinned)
+    assert len(planned) >= len(thinned)
+    step = max(b - a for a, b in zip(planned.positions, planned.positions[1:])) // 2
+    finer = sum((2_000 + p) * 10 // 37 for p in range(step, frames - 1, step))
+    assert finer > budget  # half the planned spacing would not have fitted
+
+
 def test_the_frame_before_the_last_keeps_its_checkpoint_whatever_thinning_drops() -> None:
     cps = Checkpoints(interval=10, budget_bytes=2_000, last_position=1995)
     rng = random.Random(2)

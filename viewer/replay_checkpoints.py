@@ -2,10 +2,14 @@
 
 Pickling the state of a big session holds the interpreter lock for the whole
 call (about a second at 100 MB): in a thread that freezes the UI the user is
-stepping in. A forked child folds and pickles on its own, compresses each
-checkpoint and writes it to a pipe; the parent only reads the pipe (which
-releases the lock) and keeps what arrives. The child's session is freed when
-it exits, so the parent's memory grows by the compressed checkpoints only.
+stepping in. A forked child folds and pickles on its own (at a lower
+priority), and a thread of the child compresses each checkpoint and writes it
+to a pipe meanwhile; the child snapshots only where thinning is not expected
+to drop the snapshot
+(:meth:`~reducer.replay.player.Checkpoints.planned_interval`). The parent only
+reads the pipe (which releases the lock) and keeps what arrives. The child's
+session is freed when it exits, so the parent's memory grows by the
+compressed checkpoints only.
 Where ``fork`` is unavailable (or fails) the thread builds them itself.
 """
 
@@ -15,7 +19,9 @@ import contextlib
 import gc
 import mmap
 import os
+import queue
 import struct
+import threading
 from collections.abc import Callable, Iterator
 
 from reducer.replay import Replay
@@ -46,18 +52,53 @@ def _read_exactly(fd: int, size: int, *, mapped: bool = False) -> bytearray | mm
     return buffer
 
 
+_NICE = 10
+"""How much the child yields the processors to the viewer (it is background
+work: the viewer's own folds and drawing come first)."""
+
+
 def _child(replay: Replay, fd: int) -> None:
     gc.disable()  # a short-lived fold: nothing to collect
+    with contextlib.suppress(OSError):
+        os.nice(_NICE)
     # the parent's checkpoints, mirrored: the same sizes thin them the same way,
     # so no snapshot is taken where the parent would drop it
     grid = Checkpoints(replay.checkpoints.interval, replay.checkpoints.budget_bytes,
                        replay.checkpoints.last_position)
-    with os.fdopen(fd, "wb", buffering=0) as out:
-        for position, snapshot in replay.snapshots(lambda: grid.interval):
-            data = pack(snapshot)
-            grid.add(position, data, packed=True)
-            out.write(_HEADER.pack(position, len(data)))
-            out.write(data)
+    frames = len(replay)
+    # zlib lets go of the interpreter lock while it compresses: a thread packs
+    # and writes each snapshot while the fold goes on to the next one
+    ready: queue.Queue[tuple[int, bytes] | None] = queue.Queue(1)
+    failed: list[BaseException] = []
+
+    def pack_and_write() -> None:
+        try:
+            with os.fdopen(fd, "wb", buffering=0) as out:
+                while (item := ready.get()) is not None:
+                    position, snapshot = item
+                    data = pack(snapshot)
+                    del item, snapshot
+                    grid.add(position, data, packed=True)
+                    out.write(_HEADER.pack(position, len(data)))
+                    out.write(data)
+        except BaseException as exc:  # the pipe closed: the parent stopped reading
+            failed.append(exc)
+            while ready.get() is not None:  # let the fold finish its puts
+                pass
+
+    writer = threading.Thread(target=pack_and_write, name="cctv-pack")
+    writer.start()
+    try:
+        for position, snapshot in replay.snapshots(lambda: grid.planned_interval(frames),
+                                                   lambda: bool(failed)):
+            grid.snapshot_taken(position, len(snapshot))
+            ready.put((position, snapshot))
+            del snapshot
+    finally:
+        ready.put(None)
+        writer.join()
+    if failed:
+        raise failed[0]
 
 
 def build_checkpoints(replay: Replay, cancelled: Callable[[], bool] = lambda: False,

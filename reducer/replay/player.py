@@ -103,6 +103,12 @@ def pack(snapshot: Buffer) -> bytes:
     return zlib.compress(snapshot, 6)
 
 
+_PLAN_RATIO = 3.7
+""":meth:`Checkpoints.planned_interval` expects snapshots to compress this much
+(the best seen: expecting too much only makes a snapshot or two more than
+thinning keeps)."""
+
+
 class Checkpoints:
     """Compressed fold snapshots by frame position, kept under a byte budget.
 
@@ -122,6 +128,10 @@ class Checkpoints:
         there and steps once, so it is kept apart from the grid, whatever
         thinning does (0: none)."""
         self._last: Buffer | None = None
+        self._first_interval = self._plan = interval
+        self._taken: tuple[tuple[int, int], tuple[int, int]] = ((0, 0), (0, 0))
+        """(position, uncompressed bytes) of the latest two snapshots a builder took."""
+        self._replan = False
         self.bytes = 0
         self.complete = False
         """Every checkpoint the frames call for has been built."""
@@ -155,6 +165,46 @@ class Checkpoints:
             while self.bytes > self.budget_bytes and len(self.positions) > 1:
                 self._thin()
         return True
+
+    def snapshot_taken(self, position: int, size: int) -> None:
+        """A builder took a snapshot of ``size`` bytes (uncompressed) after
+        ``position`` frames (for :meth:`planned_interval`)."""
+        self._taken = (self._taken[1], (position, size))
+        self._replan = True
+
+    def planned_interval(self, frames: int) -> int:
+        """The interval a builder folding ``frames`` frames takes its next
+        snapshots at: the grid thinning is expected to end with, i.e. the
+        finest one (a power of two times the first interval) whose snapshots,
+        with the one at the frame before the last, are expected to fit the
+        budget, so that the builder does not pickle (half a second at the end
+        of a 100 MB session) what thinning would drop. Snapshots are expected
+        to keep growing as the latest two did, and to compress
+        :data:`_PLAN_RATIO` times. The plan depends on the snapshots' own
+        sizes only, so a builder in a child process takes the same ones. If
+        it falls short, thinning still keeps the budget (a snapshot too many
+        costs time, never memory)."""
+        if not self._replan:
+            return self._plan
+        self._replan = False
+        (p1, s1), (p2, s2) = self._taken
+        if not p1 or frames <= p2 + 1:
+            return self._plan
+        growth = max((s2 - s1) / (p2 - p1), 0.0)
+        end = frames - 1  # the frame before the last has a checkpoint of its own
+
+        def size(position: float) -> float:
+            return max(s2 + growth * (position - p2), 0.0) / _PLAN_RATIO
+
+        interval = self._first_interval
+        while True:
+            count = (end - 1) // interval  # the grid's positions before the end
+            if not count or count * size(interval * (count + 1) / 2) + size(end) \
+                    <= self.budget_bytes:
+                break
+            interval *= 2
+        self._plan = interval
+        return interval
 
     def _thin(self) -> None:
         self.interval *= 2
@@ -549,8 +599,10 @@ class Replay:
     def build_checkpoints(self, cancelled: Callable[[], bool] = lambda: False) -> Iterator[int]:
         """Fill :attr:`checkpoints` from :meth:`snapshots`; yields each position
         kept. Meant for a worker thread."""
-        checkpoints = self.checkpoints
-        for position, snapshot in self.snapshots(lambda: checkpoints.interval, cancelled):
+        checkpoints, n = self.checkpoints, len(self.frames)
+        for position, snapshot in self.snapshots(lambda: checkpoints.planned_interval(n),
+                                                 cancelled):
+            checkpoints.snapshot_taken(position, len(snapshot))
             if checkpoints.add(position, snapshot):
                 yield position
         if not cancelled():
