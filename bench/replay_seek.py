@@ -10,7 +10,9 @@ Prints:
   (what the user waits for before they can step);
 * checkpoints — the worker's time to build them (a forked child folds and
   pickles, as in the app), how many, every how many frames, their compressed
-  bytes and the RSS they add to this process, against the file size;
+  bytes and the RSS they add to this process, against the file size; in the
+  app, ``end`` pressed while they are being built (the fold runs in a worker:
+  the key to the next screen, and to the end's);
 * pure seek — :meth:`Replay.seek` to random targets, backward and forward,
   and single steps back near the end (p50 / p95 / max);
 * in the app — key to screen in ``ReplayApp.run_test`` (160×48): ``end``,
@@ -172,6 +174,7 @@ async def bench_app(path: Path, rest: float, tasks: bool = False) -> None:
         print(f"  app rest of file  {time.perf_counter() - t0:6.2f} s in a worker; "
               f"{steps_while_building} steps taken meanwhile")
         t0 = time.perf_counter()
+        await _jump_while_building(app, pilot)
         steps_while_building = 0
         while not app.replay.checkpoints.complete and time.perf_counter() - t0 < 300:
             await pilot.press("right")
@@ -194,6 +197,41 @@ async def bench_app(path: Path, rest: float, tasks: bool = False) -> None:
             print(f"    {name:<27} seek {statistics.median(pure) * 1000:6.1f} / "
                   f"{max(pure) * 1000:6.1f} ms · overhead {statistics.median(over) * 1000:6.1f} / "
                   f"{max(over) * 1000:6.1f} ms")
+
+
+async def _jump_while_building(app, pilot) -> None:
+    """``end`` as soon as the checkpoints start building (none near the end
+    yet): the key to the next screen (the bar says where it is going, the
+    fold runs in a worker) and the key to the end's screen."""
+    real_display = app._display
+    drawn: list[float] = []
+
+    def display(screen, renderable) -> None:
+        real_display(screen, renderable)
+        if renderable is not None:
+            drawn.append(time.perf_counter())
+
+    app._display = display
+    try:
+        n = len(app.replay)
+        built = len(app.replay.checkpoints)
+        t0 = time.perf_counter()
+        await pilot.press("end")
+        while not drawn and time.perf_counter() - t0 < 30:
+            await asyncio.sleep(0.002)
+        first = drawn[0] - t0 if drawn else float("nan")
+        while app.replay.position != n and time.perf_counter() - t0 < 60:
+            await asyncio.sleep(0.002)
+        drawn.clear()
+        while not drawn and time.perf_counter() - t0 < 60:
+            await asyncio.sleep(0.002)
+        landed = drawn[0] - t0 if drawn else float("nan")
+        print(f"  app end while building ({built} checkpoints so far): next screen "
+              f"{first * 1000:.0f} ms, the end's screen {landed:.2f} s")
+        await pilot.press("home")
+        await pilot.pause(0.2)
+    finally:
+        app._display = real_display
 
 
 async def _key_to_screen(app, pilot, rest: float

@@ -6,11 +6,13 @@ bar, the tasks panel, the replay bar, the inspector and the timeline."""
 from __future__ import annotations
 
 import random
+import threading
 from pathlib import Path
 
 import pytest
 from textual.widgets import Static
 
+import viewer.replay_app as replay_app
 import widgets.transcript as transcript
 from reducer.replay import player
 from conftest import FIXTURES, screen_text, wait_for
@@ -88,6 +90,7 @@ async def test_a_seek_shows_what_a_fresh_open_at_that_frame_shows(
     if fold_on:  # every seek forward folds on, and the transcript compares itself again
         monkeypatch.setattr(player, "REPORTED_FOLD", 1)
         app.replay._restore_rate = 1.0
+        monkeypatch.setattr(replay_app, "LONG_SEEK_S", float("inf"))  # (restores look long)
     seen: list[tuple[int, dict[str, object]]] = []
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("t")
@@ -144,8 +147,6 @@ def test_a_fenwick_tree_extended_from_a_kept_prefix_equals_one_built_anew() -> N
 
 async def test_a_start_deep_in_the_file_shows_frame_one_first_and_gets_there_in_a_worker(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    import viewer.replay_app as replay_app
-
     path = SUBAGENT_SESSION
     rec = load_recording(path)
     start = len(rec.frames) - 3
@@ -163,6 +164,54 @@ async def test_a_start_deep_in_the_file_shows_frame_one_first_and_gets_there_in_
         await wait_for(pilot, lambda: app.catching_up is None and app.replay.position == start)
         await pilot.pause()
         assert _screen(app) == expected
-    # the fold to the start ran once, in the worker; the seek there only took it
-    assert folds[:start - 1] == list(range(start - 1))
-    assert folds[start - 1:] == [start - 1]
+    # the fold to the start ran once, in the worker, from the checkpoint
+    # before it; the seek there only took it
+    base = replay.checkpoints.latest_at_or_before(start - 1)
+    assert 0 < base < start - 1
+    assert folds == [*range(base, start - 1), start - 1]
+
+
+async def test_a_long_seek_folds_in_a_worker_and_a_key_pressed_meanwhile_wins(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before the checkpoints near it are built, a jump far ahead would fold
+    for seconds on the UI thread: it folds in a worker instead (the bar says
+    where it goes), and lands; a step taken meanwhile is the user's choice."""
+    path = SUBAGENT_SESSION
+    rec = load_recording(path)
+    n = len(rec.frames)
+    expected = await _fresh_screen(path, n)
+    monkeypatch.setattr(replay_app, "LONG_SEEK_S", 0.0)  # every seek that folds is long
+    app = ReplayApp(rec, build_checkpoints=False, label=path.name)
+    gate = threading.Event()  # holds the worker's fold (not the UI thread's)
+    real_apply = app.replay._apply
+
+    def held(session: object, index: int) -> object:
+        if threading.current_thread() is not threading.main_thread():
+            gate.wait(5)
+        return real_apply(session, index)
+
+    monkeypatch.setattr(app.replay, "_apply", held)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("t")
+        await pilot.press("end")
+        assert app.replay.position == 1 and app.catching_up == n  # nothing folded on the UI thread
+        await pilot.pause()
+        assert "going to frame" in str(app.screen.query_one("#replay-bar", Static).content)
+        gate.set()
+        await wait_for(pilot, lambda: app.catching_up is None and app.replay.position == n)
+        await pilot.pause()
+        shown = _screen(app)
+        bar = shown.pop("replay-bar")
+        assert f"frame {n}/{n}" in bar and "going to" not in bar  # (no checkpoints are built here)
+        assert shown == {k: v for k, v in expected.items() if k != "replay-bar"}
+
+        gate.clear()
+        app.go_to(n // 2)  # back (a fold from the start): long too
+        assert app.catching_up == n // 2 and app.replay.position == n
+        monkeypatch.setattr(replay_app, "LONG_SEEK_S", 1e9)
+        await pilot.press("left")  # the user steps meanwhile: that wins
+        assert app.catching_up is None and app.replay.position == n - 1
+        gate.set()
+        await pilot.pause(0.3)
+        await pilot.pause()
+        assert app.replay.position == n - 1

@@ -52,6 +52,8 @@ BUSY_S = 0.3
 interpreter lock to itself while it draws the seek's screen)."""
 WAIT_AT_MOST_S = 1.0
 """The longest a worker waits for the UI thread at a time (keys held down)."""
+LONG_SEEK_S = 0.5
+"""A seek expected to take longer folds in a worker (see :meth:`ReplayApp.go_to`)."""
 CATCH_UP_FRAMES = 5000
 """A start farther than this many frames in is folded to in a worker: the
 first screen shows frame 1 at once, and the start when the fold is done."""
@@ -163,6 +165,7 @@ class ReplayApp(CctvApp):
         self.catching_up: int | None = None
         """The frame the app opens at, while a worker folds to it (the screen
         shows frame 1 meanwhile)."""
+        self._caught_up_from = 1
         if start > CATCH_UP_FRAMES:
             self.catching_up = start
             start = 1
@@ -190,16 +193,19 @@ class ReplayApp(CctvApp):
     def catch_up(self, start: int) -> None:
         """Fold to the frame before ``start`` off the UI thread (the fold a seek
         there would do), then go there unless the user has moved meanwhile."""
-        try:
-            self.replay.fold_spare(start - 1, lambda: self._closing)
+        try:  # (stops when the user goes elsewhere meanwhile)
+            self.replay.fold_spare(start - 1,
+                                   lambda: self._closing or self.catching_up != start)
         finally:
             with contextlib.suppress(RuntimeError):  # the app closed meanwhile
                 self.call_from_thread(self._caught_up, start)
 
     def _caught_up(self, start: int) -> None:
-        self.catching_up = None
-        if self.replay.position == 1 and not self.playing:
-            self.go_to(start)
+        if self.catching_up == start and self.replay.position == self._caught_up_from \
+                and not self.playing:
+            self._go(start)  # (takes the fold the worker made)
+        if self.catching_up == start:
+            self.catching_up = None
         self._dirty = True
         self._flush_panels()
 
@@ -251,9 +257,27 @@ class ReplayApp(CctvApp):
     # --- moving -----------------------------------------------------------------------------
 
     def go_to(self, position: int) -> None:
-        """Show the state as of frame ``position`` (1-based), forward or back."""
+        """Show the state as of frame ``position`` (1-based), forward or back.
+        A seek expected to take longer than :data:`LONG_SEEK_S` (the
+        checkpoints near it are not built yet) folds in a worker, and the bar
+        says where it is going meanwhile; the UI stays live."""
+        if not self.playing and self.replay.seek_cost(position) > LONG_SEEK_S:
+            self._go_later(position)
+            return
+        self._go(position)
+
+    def _go_later(self, position: int) -> None:
+        self.catching_up = position
+        self._caught_up_from = self.replay.position
+        self._dirty = True
+        self._flush_panels()
+        self.catch_up(position)
+
+    def _go(self, position: int) -> None:
         self._busy_until = time.monotonic() + BUSY_S
         replay = self.replay
+        if self.catching_up is not None and position != self.catching_up:
+            self.catching_up = None  # the user went elsewhere: the worker's fold is not taken
         result = replay.seek(position)
         self.feed.session = replay.session
         if result.restored or result.many:

@@ -24,6 +24,7 @@ cyclic collector over the whole heap after the key.
 
 from __future__ import annotations
 
+import math
 import mmap
 import threading
 import time
@@ -375,16 +376,40 @@ class Replay:
         is expected to cost no more than restoring the state a restore would
         start from and folding from there: the costs are the ones measured so
         far (seconds per frame folded, per byte of checkpoint restored)."""
+        fold_on, restore = self._costs(target)
+        return fold_on is not None and fold_on <= restore
+
+    def seek_cost(self, target: int) -> float:
+        """The seconds :meth:`seek` to ``target`` is expected to take (from the
+        rates measured so far): long while the checkpoints near it are not
+        built yet."""
+        target = min(max(target, 0), len(self.frames))
+        if target == self.position:
+            return 0.0
+        fold_on, restore = self._costs(target)
+        return restore if fold_on is None else min(fold_on, restore)
+
+    def _costs(self, target: int) -> tuple[float | None, float]:
+        """(folding on from here, restoring and folding from there) to
+        ``target``, in expected seconds; the first is ``None`` when ``target``
+        is not ahead. Folding on is taken to cost nothing more when it is
+        within an interval of the checkpoints, or when no restore would start
+        nearer (a restore is then not made: its cost is infinite)."""
         ahead = target - self.position
         spare = self._spare_at(target - 1)
         found = self.checkpoints.packed_at_or_before(target - 1)
         checkpoint = found[0] if found is not None else 0
-        if max(spare, checkpoint) <= self.position or ahead <= self.checkpoints.interval:
-            return True
         if spare >= checkpoint:  # the restore made ahead: taking it costs nothing
-            return ahead <= target - spare
-        restore = len(found[1]) * self._restore_rate if found is not None else 0.0
-        return ahead * self._fold_rate <= restore + (target - checkpoint) * self._fold_rate
+            restore = (target - spare) * self._fold_rate
+        else:
+            restore = (len(found[1]) * self._restore_rate if found is not None else 0.0) \
+                + (target - checkpoint) * self._fold_rate
+        if ahead <= 0:
+            return None, restore
+        fold_on = ahead * self._fold_rate
+        if max(spare, checkpoint) <= self.position or ahead <= self.checkpoints.interval:
+            return fold_on, math.inf  # (a restore would not be made)
+        return fold_on, restore
 
     def _fold_took(self, frames: int, seconds: float) -> None:
         self._fold_rate += (seconds / frames - self._fold_rate) * min(1.0, frames / 4096)
@@ -524,17 +549,31 @@ class Replay:
         return True
 
     def fold_spare(self, position: int, cancelled: Callable[[], bool] = lambda: False) -> bool:
-        """Fold a state of its own from the first frame to ``position``, on
-        the calling thread (a worker), and keep it as the restore made ahead:
-        a seek there then only takes it (``cctv replay --from LINE`` deep in a
-        big file shows its first screen before this fold is done). Returns
+        """Fold a state of its own to ``position`` (from the latest checkpoint
+        before it, else from the first frame), on the calling thread (a
+        worker), and keep it as the restore made ahead: a seek there then only
+        takes it (``cctv replay --from LINE`` deep in a big file shows its first
+        screen before this fold is done, and so does a seek made before the
+        checkpoints near it are built). Returns
         whether it was kept (not cancelled). The collector is off meanwhile,
         as for :meth:`prepare_spare`."""
-        session = self._new_session()
         position = min(position, len(self.frames))
+        found = self.checkpoints.packed_at_or_before(position)
+
+        def stop() -> bool:
+            return cancelled() or self._spare_cancelled()
+
         with collector_paused():
-            for index in range(position):
-                if index % 256 == 0 and (cancelled() or self._spare_cancelled()):
+            if found is None:
+                start, session = 0, self._new_session()
+            else:
+                try:
+                    start, session = found[0], Session.restore(found[1], packed=True,
+                                                               cancelled=stop)
+                except EOFError:
+                    return False
+            for index in range(start, position):
+                if index % 256 == 0 and stop():
                     return False
                 self._apply(session, index)
             promote_to_oldest()
