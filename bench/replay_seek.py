@@ -92,7 +92,11 @@ def bench_pure(path: Path, seeks: int) -> None:
     gc.collect()
     cps = replay.checkpoints
     added = _rss_mb() - before
-    print(f"  checkpoints       {built:6.2f} s to build {len(cps)} (every {cps.interval:,} frames) "
+    gaps = [b - a for a, b in zip([0, *cps.positions], cps.positions)]
+    spacing = (f"every {min(gaps):,}–{max(gaps):,} frames" if gaps and min(gaps) != max(gaps)
+               else f"every {cps.interval:,} frames")
+    print(f"  checkpoints       {built:6.2f} s to build {len(cps)} ({spacing}, and the frame "
+          f"before the last) "
           f"in a child process; {cps.bytes / 1e6:.1f} MB compressed = "
           f"{cps.bytes / 1e6 / size_mb:.2f}× the file; this process's RSS +{added:.0f} MB = "
           f"{added / size_mb:.2f}× the file")
