@@ -191,10 +191,16 @@ async def test_a_long_seek_folds_in_a_worker_and_a_key_pressed_meanwhile_wins(
         return real_apply(session, index)
 
     monkeypatch.setattr(app.replay, "_apply", held)
+    folds: list[int] = []
+    real_fold = app.replay.fold_spare
+    monkeypatch.setattr(app.replay, "fold_spare",
+                        lambda position, cancelled: folds.append(position)
+                        or real_fold(position, cancelled))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("t")
         await pilot.press("end")
         assert app.replay.position == 1 and app.catching_up == n  # nothing folded on the UI thread
+        await pilot.press("end")  # again: the worker already goes there
         await pilot.pause()
         assert "going to frame" in str(app.screen.query_one("#replay-bar", Static).content)
         gate.set()
@@ -204,6 +210,7 @@ async def test_a_long_seek_folds_in_a_worker_and_a_key_pressed_meanwhile_wins(
         bar = shown.pop("replay-bar")
         assert f"frame {n}/{n}" in bar and "going to" not in bar  # (no checkpoints are built here)
         assert shown == {k: v for k, v in expected.items() if k != "replay-bar"}
+        assert folds == [n - 1]
 
         gate.clear()
         app.go_to(n // 2)  # back (a fold from the start): long too

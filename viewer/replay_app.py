@@ -163,9 +163,12 @@ class ReplayApp(CctvApp):
         self._closing = False
         self.replay.spare_yield = self._wait_for_ui
         self.catching_up: int | None = None
-        """The frame the app opens at, while a worker folds to it (the screen
-        shows frame 1 meanwhile)."""
+        """The frame a worker folds to for a seek that would take long (the
+        frame the app opens at, or a far jump before the checkpoints near it
+        are built); the screen stays where it is meanwhile."""
         self._caught_up_from = 1
+        """Where the cursor was when that seek was asked for: the app goes
+        there when the fold is done only if the cursor has not moved since."""
         if start > CATCH_UP_FRAMES:
             self.catching_up = start
             start = 1
@@ -262,7 +265,8 @@ class ReplayApp(CctvApp):
         checkpoints near it are not built yet) folds in a worker, and the bar
         says where it is going meanwhile; the UI stays live."""
         if not self.playing and self.replay.seek_cost(position) > LONG_SEEK_S:
-            self._go_later(position)
+            if self.catching_up != position:  # (else a worker already goes there)
+                self._go_later(position)
             return
         self._go(position)
 
