@@ -75,7 +75,8 @@ _RECORDINGS = [STREAM / "07_hooks.jsonl", STREAM / "10_compact_manual.jsonl", SU
 _WAYS = [(path, eager, False, f"estimated-{'at-once' if eager else 'later'}-{path.name}")
          for eager in (True, False) for path in _RECORDINGS]
 _WAYS.append((SUBAGENT_SESSION, False, True, f"folded-on-and-rebound-{SUBAGENT_SESSION.name}"))
-"""How each recording is seen: items estimated at once or later; and every
+"""How each recording is seen: items estimated and compared with the ones
+known at once, or later (after the first screen); and every
 seek forward folded on and rebound, on the recording with sub-agents and a
 task (the tasks panel's records are what that way can lose)."""
 
@@ -84,8 +85,10 @@ task (the tasks panel's records are what that way can lose)."""
                          ids=[way[3] for way in _WAYS])
 async def test_a_seek_shows_what_a_fresh_open_at_that_frame_shows(
         path: Path, eager: bool, fold_on: bool, monkeypatch: pytest.MonkeyPatch) -> None:
-    if not eager:  # every item never seen starts at the mean height
+    if not eager:  # every item never seen starts at the mean height, and only the
+        # last few and those around the cursor are compared with the ones known
         monkeypatch.setattr(transcript, "EAGER_ESTIMATES", 0)
+        monkeypatch.setattr(transcript, "EAGER_COMPARE", 4)
     app = _app(path)
     if fold_on:  # every seek forward folds on, and the transcript compares itself again
         monkeypatch.setattr(player, "REPORTED_FOLD", 1)
@@ -104,6 +107,11 @@ async def test_a_seek_shows_what_a_fresh_open_at_that_frame_shows(
             assert _screen(app) == first  # the estimates made later move nothing on screen
             assert view.virtual_size.height == view._index.total == sum(view._heights)
             assert view._items == app.replay.session.main.items
+            # every height is for the item now there: measured on screen, or estimated
+            assert view._keys == [item.version for item in view._items]
+            assert all(height == view._estimate(item, view._width)
+                       for item, height, measured
+                       in zip(view._items, view._heights, view._measured) if measured is None)
             seen.append((app.replay.position, first))
     for position, shown in seen:
         assert shown == await _fresh_screen(path, position), position
@@ -222,3 +230,42 @@ async def test_a_long_seek_folds_in_a_worker_and_a_key_pressed_meanwhile_wins(
         await pilot.pause(0.3)
         await pilot.pause()
         assert app.replay.position == n - 1
+
+
+async def test_items_a_seek_compares_later_are_measured_again_when_they_changed(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A seek compares only the last items (and those around the cursor) with
+    the ones known at their index at once; the others after the screen is
+    drawn. Here an item off screen and before those changed between the two
+    states (a tool call finished): its height is estimated again for the item
+    now there."""
+    monkeypatch.setattr(transcript, "EAGER_COMPARE", 4)
+    path = (FIXTURES / "public" / "claude-code-log" / "real_projects" / "-experiments-worktrees"
+            / "ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl")
+    app = _app(path)
+    later: list[list[tuple[int, int]]] = []
+    async with app.run_test(size=(100, 14)) as pilot:
+        view = app.screen.query_one(TranscriptView)
+        real_compare = view._compare
+        monkeypatch.setattr(view, "_compare",
+                            lambda *a: (found := real_compare(*a), later.append(list(found[2])))[0])
+        app.go_to(len(app.replay))
+        await pilot.pause()
+        await wait_for(pilot, lambda: not view._pending and not view._estimating)
+        end_keys = list(view._keys)
+        app.go_to(200)  # a restore: item 35 was a call still running there
+        await pilot.pause()
+        items = view._items
+        changed = [i for i, item in enumerate(items) if item.version != end_keys[i]]
+        assert changed and all(any(low <= i < high for low, high in later[-1]) for i in changed)
+        top, rows = round(view.scroll_y), view.scrollable_content_region.height
+        assert all(view._start(i) + view._heights[i] <= top or view._start(i) >= top + rows
+                   for i in changed)  # off screen: not measured there
+        first = _screen(app)
+        await wait_for(pilot, lambda: not view._pending and not view._estimating)
+        assert _screen(app) == first
+        assert view._keys == [item.version for item in items]
+        assert all(height == view._estimate(item, view._width)
+                   for item, height, measured in zip(items, view._heights, view._measured)
+                   if measured is None)
+        assert view.virtual_size.height == view._index.total == sum(view._heights)

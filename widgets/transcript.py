@@ -72,6 +72,11 @@ SIDE_STEP = 8
 EAGER_ESTIMATES = 2000
 """A seek estimates this many new items at once; more start at the mean
 height and are estimated in slices after the screen is drawn."""
+EAGER_COMPARE = 4000
+"""A seek compares at most this many items with the ones known at their
+index at once (the last ones, and those around the cursor); the others keep
+the height they had until they are compared, in slices, after the screen is
+drawn (the rows on screen are measured exactly either way)."""
 SLICE_S = 0.004
 """How long one slice of those estimates may hold the UI thread."""
 
@@ -427,6 +432,10 @@ results, hooks, compactions and turn footers.
         """Indices whose height may still be ``_PENDING`` (estimated last first)."""
         self._found: dict[int, int] = {}
         """Estimates of pending heights made so far (applied all at once)."""
+        self._to_compare: list[tuple[int, int]] = []
+        """Index ranges a seek has not compared with the items known there yet."""
+        self._recompared: dict[int, int] = {}
+        """Estimates of the items those comparisons found changed (applied with the others)."""
         self._estimating = False
         self._drop_shelf()
         self._parked: dict[int, int] = {}
@@ -528,6 +537,7 @@ results, hooks, compactions and turn footers.
         self._measured = [None] * len(items)
         self._keys = list(map(_ident, items))
         self._pending, self._found = [], {}
+        self._to_compare, self._recompared = [], {}
         self._drop_shelf()
         self._parked = {}
         self._index = _Fenwick(heights)
@@ -832,9 +842,8 @@ results, hooks, compactions and turn footers.
         pages = self._pages
         for item in self._expanded:
             opened[(item.index, item.line_no)] = pages.get(item, 1)
-        keys = list(map(_ident, items))
-        differ = list(compress(count(), map(ne, keys, book_keys)))  # indices < both lengths
         known = min(n, len(book_keys))
+        keys, differ, later = self._compare(items, book_keys, known)
         heights, measured = book_heights[:known], book_measured[:known]
         self._shelf_base = n
         self._shelf_keys, self._shelf_heights = book_keys[n:], book_heights[n:]
@@ -872,6 +881,7 @@ results, hooks, compactions and turn footers.
                 index.add(i, heights[i] - old_heights[i])
         self._pending = list(compress(count(), map(is_, measured, repeat(_PENDING))))
         self._found = {}
+        self._to_compare, self._recompared = later, {}
         self._parked = {}
         self._reveal = None
         if self._cursor is not None and self._cursor >= n:
@@ -882,10 +892,40 @@ results, hooks, compactions and turn footers.
         if self.following:
             self._set_scroll(self.max_scroll_y)
             self._cursor = self._last_visible()
-        if self._pending and not self._estimating:
+        if (self._pending or self._to_compare) and not self._estimating:
             self._estimating = True
             self.call_after_refresh(self._estimate_pending)
         self.refresh()
+
+    def _compare(self, items: list[Item], book_keys: list[int], known: int
+                 ) -> tuple[list[int], list[int], list[tuple[int, int]]]:
+        """The keys of a rebind's ``items``, the indices (< ``known``) whose
+        item differs from the one known there, and the index ranges left to
+        compare later. Up to :data:`EAGER_COMPARE` known items are all
+        compared now (in C); past that, the last ones and those around the
+        cursor: the others keep the key they had (and so the height, which
+        goes with it) until :meth:`_estimate_pending` compares them."""
+        if known <= EAGER_COMPARE:
+            keys = list(map(_ident, items))
+            return keys, list(compress(count(), map(ne, keys, book_keys))), []
+        keys = book_keys[:known]
+        keys += map(_ident, items[known:])
+        half = EAGER_COMPARE // 2
+        windows = [(known - half, known)]
+        cursor = self._cursor
+        if cursor is not None and cursor < known - half:
+            windows.insert(0, (max(cursor - half // 2, 0), min(cursor + half // 2, known - half)))
+        differ: list[int] = []
+        later: list[tuple[int, int]] = []
+        start = 0
+        for low, high in windows:
+            if start < low:
+                later.append((start, low))
+            new = list(map(_ident, items[low:high]))
+            differ += compress(count(low), map(ne, new, keys[low:high]))
+            keys[low:high] = new
+            start = high
+        return keys, differ, later
 
     def _estimate_pending(self) -> None:
         """Estimate the heights still at the mean, for :data:`SLICE_S` at a
@@ -894,7 +934,8 @@ results, hooks, compactions and turn footers.
         (at most) once."""
         self._estimating = False
         pending, measured, items = self._pending, self._measured, self._items
-        if not pending or not self._built:
+        compare, keys = self._to_compare, self._keys
+        if not (pending or compare) or not self._built:
             return
         estimate, width, found = self._estimate, self._width, self._found
         stop = time.perf_counter() + SLICE_S
@@ -905,18 +946,32 @@ results, hooks, compactions and turn footers.
                     found[i] = estimate(items[i], width)
             if time.perf_counter() > stop:
                 break
-        if pending:
+        recompared = self._recompared
+        while compare and not pending and time.perf_counter() <= stop:
+            low, high = compare[-1]  # (nearest the end first)
+            cut = max(low, high - 1024)
+            for i in compress(count(cut), map(ne, map(_ident, items[cut:high]), keys[cut:high])):
+                recompared[i] = estimate(items[i], width)
+            if cut > low:
+                compare[-1] = (low, cut)
+            else:
+                compare.pop()
+        if pending or compare:
             self._estimating = True
             self.set_timer(0.001, self._estimate_pending)
             return
         fixes: dict[int, int] = {}
-        keys = self._keys
         for i, height in found.items():
             if measured[i] is _PENDING:  # (not measured on screen meanwhile)
                 measured[i] = None
                 keys[i] = _ident(items[i])
                 fixes[i] = height
-        self._found = {}
+        for i, height in recompared.items():
+            if keys[i] != _ident(items[i]):  # (not measured or updated meanwhile)
+                measured[i] = None
+                keys[i] = _ident(items[i])
+                fixes[i] = height
+        self._found, self._recompared = {}, {}
         self._set_heights(fixes)
         self.refresh()
 
