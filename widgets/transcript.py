@@ -20,11 +20,13 @@ How it scales (textual ``OptionList``/``Log`` are the models):
   same for an equal item of another state of the session, so a replay seek
   draws again only the items that differ.
 * A replay seek (:meth:`TranscriptView.rebind`) costs the view a comparison
-  of the items' versions made in C, and work for the items
-  that differ only. What it knew of the items a seek back cut off is kept
-  ("the shelf") for the seek forward again; the heights of items it never
-  saw start as the mean height and are estimated in short slices while the
-  user looks (the rows on screen are measured exactly at once).
+  of the items' versions made in C (at once for the last items and those
+  around the cursor, in short slices after the screen is drawn for the
+  others), and work for the items that differ only. What it knew of the
+  items a seek back cut off is kept ("the shelf") for the seek forward
+  again; the heights of items it never saw start as the mean height and are
+  estimated in short slices while the user looks (the rows on screen are
+  measured exactly at once).
 """
 
 from __future__ import annotations
