@@ -65,7 +65,6 @@ def _child(replay: Replay, fd: int) -> None:
     # so no snapshot is taken where the parent would drop it
     grid = Checkpoints(replay.checkpoints.interval, replay.checkpoints.budget_bytes,
                        replay.checkpoints.last_position)
-    frames = len(replay)
     # zlib lets go of the interpreter lock while it compresses: a thread packs
     # and writes each snapshot while the fold goes on to the next one
     ready: queue.Queue[tuple[int, bytes] | None] = queue.Queue(1)
@@ -89,9 +88,7 @@ def _child(replay: Replay, fd: int) -> None:
     writer = threading.Thread(target=pack_and_write, name="cctv-pack")
     writer.start()
     try:
-        for position, snapshot in replay.snapshots(lambda: grid.planned_interval(frames),
-                                                   lambda: bool(failed)):
-            grid.snapshot_taken(position, len(snapshot))
+        for position, snapshot in replay.snapshots(grid, lambda: bool(failed)):
             ready.put((position, snapshot))
             del snapshot
     finally:

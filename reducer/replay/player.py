@@ -499,14 +499,16 @@ class Replay:
         last: a jump to the end then only steps), once all are built.
         ``None``: no restore is worth making."""
         checkpoints = self.checkpoints
-        before = max(self.position - 2, 0)  # a step back folds to here, then steps
-        if self.aim is not None and self.aim != self.position:
-            before = min(max(self.aim - 1, 0), len(self.frames))  # a seek there folds to here
-            base = checkpoints.latest_at_or_before(before)
-            return (base, max(base, before - SPARE_MARGIN)) if base else None
+        aim = self.aim if self.aim != self.position else None
+        if aim is not None:
+            before = min(max(aim - 1, 0), len(self.frames))  # a seek there folds to here
+        else:
+            before = max(self.position - 2, 0)  # a step back folds to here, then steps
         base = checkpoints.latest_at_or_before(before)
         if base:
             return base, max(base, before - SPARE_MARGIN)
+        if aim is not None:
+            return None
         last = checkpoints.latest_at_or_before(len(self.frames)) if checkpoints.complete else 0
         return (last, max(last, len(self.frames) - 1)) if last else None
 
@@ -524,29 +526,13 @@ class Replay:
         meanwhile), the checkpoint before the cursor and fold it on to just
         before the frame a step back shows (see :meth:`_spare_plan`); keep it
         for the seek that needs it (one at a time: any seek it is nearer to
-        than the nearest checkpoint uses it). Returns whether one was made.
-        The collector is off meanwhile (it would walk the ~million objects
-        made, for nothing), and they go to its oldest generation unexamined."""
+        than the nearest checkpoint uses it), by :meth:`fold_spare`. Returns
+        whether one was made."""
         plan = self._spare_plan()
-        if plan is None or self._spare_stop.is_set() or not self.wants_spare():
+        if plan is None or self._spare_stop.is_set() or not self.wants_spare() \
+                or self.checkpoints.packed_at_or_before(plan[0]) is None:
             return False
-        found = self.checkpoints.packed_at_or_before(plan[0])
-        if found is None:
-            return False
-        position, packed = found
-        with collector_paused():
-            try:
-                session = Session.restore(packed, packed=True, cancelled=self._spare_cancelled)
-            except EOFError:
-                return False
-            while position < plan[1]:
-                if self._spare_cancelled():
-                    return False
-                self._apply(session, position)
-                position += 1
-            promote_to_oldest()
-        self._keep_spare(position, session)
-        return True
+        return self.fold_spare(plan[1])  # (from that checkpoint: the latest before plan[1])
 
     def fold_spare(self, position: int, cancelled: Callable[[], bool] = lambda: False) -> bool:
         """Fold a state of its own to ``position`` (from the latest checkpoint
@@ -555,8 +541,9 @@ class Replay:
         takes it (``cctv replay --from LINE`` deep in a big file shows its first
         screen before this fold is done, and so does a seek made before the
         checkpoints near it are built). Returns
-        whether it was kept (not cancelled). The collector is off meanwhile,
-        as for :meth:`prepare_spare`."""
+        whether it was kept (not cancelled). The collector is off meanwhile
+        (it would walk the ~million objects made, for nothing), and they go
+        to its oldest generation unexamined."""
         position = min(position, len(self.frames))
         found = self.checkpoints.packed_at_or_before(position)
 
@@ -615,14 +602,13 @@ class Replay:
 
     # --- checkpoints -------------------------------------------------------------------
 
-    def snapshots(self, interval: int | Callable[[], int],
+    def snapshots(self, grid: Checkpoints,
                   cancelled: Callable[[], bool] = lambda: False) -> Iterator[tuple[int, bytes]]:
         """Fold every frame once more on a private session and yield
-        ``(position, Session.checkpoint())`` every ``interval`` frames, and at
-        the frame before the last (the state the user steps through is not
-        touched). ``interval`` may be a callable giving the grid as it
-        coarsens (no snapshot is taken at a position thinning would drop)."""
-        every = interval if callable(interval) else (lambda: interval)
+        ``(position, Session.checkpoint())`` on ``grid``'s
+        :meth:`~Checkpoints.planned_interval`, and at the frame before the
+        last (the state the user steps through is not touched); each size
+        taken is told to ``grid``, which plans from it."""
         session = self._new_session()
         n = len(self.frames)
         for index in range(n):
@@ -630,18 +616,17 @@ class Replay:
                 return
             self._apply(session, index)
             position = index + 1
-            if (position % every() == 0 and position < n) or position == n - 1:
+            if (position % grid.planned_interval(n) == 0 and position < n) or position == n - 1:
                 with collector_paused():
                     snapshot = session.checkpoint()
+                grid.snapshot_taken(position, len(snapshot))
                 yield position, snapshot
 
     def build_checkpoints(self, cancelled: Callable[[], bool] = lambda: False) -> Iterator[int]:
         """Fill :attr:`checkpoints` from :meth:`snapshots`; yields each position
         kept. Meant for a worker thread."""
-        checkpoints, n = self.checkpoints, len(self.frames)
-        for position, snapshot in self.snapshots(lambda: checkpoints.planned_interval(n),
-                                                 cancelled):
-            checkpoints.snapshot_taken(position, len(snapshot))
+        checkpoints = self.checkpoints
+        for position, snapshot in self.snapshots(checkpoints, cancelled):
             if checkpoints.add(position, snapshot):
                 yield position
         if not cancelled():
