@@ -39,6 +39,8 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -203,10 +205,9 @@ async def bench_app(path: Path, rest: float, tasks: bool = False) -> None:
                   f"{max(over) * 1000:6.1f} ms")
 
 
-async def _jump_while_building(app, pilot) -> None:
-    """``end`` as soon as the checkpoints start building (none near the end
-    yet): the key to the next screen (the bar says where it is going, the
-    fold runs in a worker) and the key to the end's screen."""
+@contextmanager
+def _screen_updates(app) -> Iterator[list[float]]:
+    """The times the app puts a new screen on the terminal, while inside."""
     real_display = app._display
     drawn: list[float] = []
 
@@ -217,6 +218,16 @@ async def _jump_while_building(app, pilot) -> None:
 
     app._display = display
     try:
+        yield drawn
+    finally:
+        app._display = real_display
+
+
+async def _jump_while_building(app, pilot) -> None:
+    """``end`` as soon as the checkpoints start building (none near the end
+    yet): the key to the next screen (the bar says where it is going, the
+    fold runs in a worker) and the key to the end's screen."""
+    with _screen_updates(app) as drawn:
         n = len(app.replay)
         built = len(app.replay.checkpoints)
         t0 = time.perf_counter()
@@ -234,8 +245,6 @@ async def _jump_while_building(app, pilot) -> None:
               f"{first * 1000:.0f} ms, the end's screen {landed:.2f} s")
         await pilot.press("home")
         await pilot.pause(0.2)
-    finally:
-        app._display = real_display
 
 
 async def _key_to_screen(app, pilot, rest: float
@@ -243,10 +252,9 @@ async def _key_to_screen(app, pilot, rest: float
     """Key to screen: from the key (or the timeline click's seek) until the
     first screen update after the seek returned, each after ``rest`` seconds
     on the frame before (a user looking at it: the app restores ahead meanwhile)."""
-    drawn: list[float] = []
     sought: list[float] = []
     seek_time: list[float] = []
-    real_display, real_go_to = app._display, app.go_to
+    real_go_to = app.go_to
     replay = app.replay
     real_seek = replay.seek
 
@@ -259,62 +267,58 @@ async def _key_to_screen(app, pilot, rest: float
 
     replay.seek = seek
 
-    def display(screen, renderable) -> None:
-        real_display(screen, renderable)
-        if renderable is not None:
-            drawn.append(time.perf_counter())
-
     def go_to(position: int) -> None:
         real_go_to(position)
         sought.append(time.perf_counter())
 
-    app._display, app.go_to = display, go_to
+    app.go_to = go_to
+    with _screen_updates(app) as drawn:
 
-    async def timed(name: str, act, wait: float = rest) -> None:
-        await asyncio.sleep(wait)
-        seek_time.clear()
-        t0 = time.perf_counter()
-        await act()
-        while time.perf_counter() - t0 < 30:
-            if sought and sought[-1] > t0 and drawn and drawn[-1] > sought[-1]:
-                timings[name].append(next(t for t in drawn if t > sought[-1]) - t0)
-                seeks[name].append(sum(seek_time))
-                return
-            await asyncio.sleep(0.002)
+        async def timed(name: str, act, wait: float = rest) -> None:
+            await asyncio.sleep(wait)
+            seek_time.clear()
+            t0 = time.perf_counter()
+            await act()
+            while time.perf_counter() - t0 < 30:
+                if sought and sought[-1] > t0 and drawn and drawn[-1] > sought[-1]:
+                    timings[name].append(next(t for t in drawn if t > sought[-1]) - t0)
+                    seeks[name].append(sum(seek_time))
+                    return
+                await asyncio.sleep(0.002)
 
-    def press(k: str):
-        return lambda: pilot.press(k)
+        def press(k: str):
+            return lambda: pilot.press(k)
 
-    def jump(target: int):
-        async def act() -> None:
-            app.go_to(target)
-        return act
+        def jump(target: int):
+            async def act() -> None:
+                app.go_to(target)
+            return act
 
-    timings: dict[str, list[float]] = {
-        "end": [], "← at the end": [], "home": [], "next turn / error / task": [],
-        "timeline click, backward": [], "timeline click, forward": [],
-        "timeline click, pointer rested": [], "← held (no rest)": [],
-    }
-    seeks: dict[str, list[float]] = {name: [] for name in timings}
-    rng = random.Random(11)
-    n = len(app.replay)
-    for _ in range(5):
-        await timed("end", press("end"))
-        await timed("← at the end", press("left"))
-        await timed("home", press("home"))
-        for k in ("right_square_bracket", "e", "a"):
-            await timed("next turn / error / task", press(k))
-        here = rng.randint(n // 10, n)
-        await timed("timeline click, forward", jump(here))
-        await timed("timeline click, backward", jump(rng.randint(1, here - 1)))
-        await timed("timeline click, forward", jump(rng.randint(app.replay.position + 1, n)))
-        aimed = rng.randint(1, n)
-        app.aim_at(aimed)  # the pointer rests over the timeline there, then clicks
-        await timed("timeline click, pointer rested", jump(aimed))
-        app.aim_at(None)
-        for i in range(3):
-            await timed("← held (no rest)", press("left"), rest if i == 0 else 0.03)
-    app._display, app.go_to = real_display, real_go_to
+        timings: dict[str, list[float]] = {
+            "end": [], "← at the end": [], "home": [], "next turn / error / task": [],
+            "timeline click, backward": [], "timeline click, forward": [],
+            "timeline click, pointer rested": [], "← held (no rest)": [],
+        }
+        seeks: dict[str, list[float]] = {name: [] for name in timings}
+        rng = random.Random(11)
+        n = len(app.replay)
+        for _ in range(5):
+            await timed("end", press("end"))
+            await timed("← at the end", press("left"))
+            await timed("home", press("home"))
+            for k in ("right_square_bracket", "e", "a"):
+                await timed("next turn / error / task", press(k))
+            here = rng.randint(n // 10, n)
+            await timed("timeline click, forward", jump(here))
+            await timed("timeline click, backward", jump(rng.randint(1, here - 1)))
+            await timed("timeline click, forward", jump(rng.randint(app.replay.position + 1, n)))
+            aimed = rng.randint(1, n)
+            app.aim_at(aimed)  # the pointer rests over the timeline there, then clicks
+            await timed("timeline click, pointer rested", jump(aimed))
+            app.aim_at(None)
+            for i in range(3):
+                await timed("← held (no rest)", press("left"), rest if i == 0 else 0.03)
+    app.go_to = real_go_to
     replay.seek = real_seek
     return timings, seeks
 
