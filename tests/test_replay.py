@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from reducer.decode import decode_line
-from reducer.replay import Pacer, Replay, ReplayFrame, merge_frames, pace
+from reducer.replay import ChangeDescriber, Pacer, Replay, ReplayFrame, merge_frames, pace
 from reducer.replay.pacing import EVEN_STEP_S, faster, skip_gaps, slower
 from reducer.replay.player import Checkpoints
 from reducer.session import Session
@@ -277,6 +277,23 @@ def _descriptions(path: Path) -> list[list[str]]:
         replay.step()
         out.append(replay.descriptions)
     return out
+
+
+_ALL_RECORDINGS = sorted(p for p in FIXTURES.rglob("*.jsonl") if "subagents" not in p.parts)
+
+
+def test_the_values_words_compare_against_follow_the_change_records_exactly() -> None:
+    """Folding on without words keeps the describer's values from the change
+    records alone (:meth:`ChangeDescriber.track`): at every frame of every
+    recording in the fixtures they equal a reading of the whole state."""
+    assert len(_ALL_RECORDINGS) > 200
+    for path in _ALL_RECORDINGS:
+        replay = load_recording(path).replay()
+        tracked = ChangeDescriber.of(replay.session)
+        for index in range(len(replay)):
+            tracked.track(replay.session, replay._apply(replay.session, index))
+            whole = ChangeDescriber.of(replay.session)
+            assert vars(tracked) == vars(whole), (path.name, index + 1)
 
 
 def test_a_task_ending_is_told_as_a_status_change() -> None:

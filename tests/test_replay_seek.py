@@ -79,6 +79,17 @@ def _replay(path: Path) -> Replay:
     return replay
 
 
+def _stepped_words(path: Path) -> list[list[str]]:
+    """The inspector's words for each frame (index ``position - 1``), stepping
+    from the first: what any other way to a frame must say too."""
+    replay = load_recording(path).replay()
+    out = []
+    while replay.position < len(replay):
+        replay.step()
+        out.append(replay.descriptions)
+    return out
+
+
 @pytest.mark.parametrize("path", RECORDINGS, ids=lambda p: p.name)
 def test_restoring_a_packed_checkpoint_piece_by_piece_gives_the_same_state(path: Path) -> None:
     replay = _replay(path)
@@ -96,6 +107,7 @@ def test_stepping_back_from_a_restore_made_ahead_is_exact(
         path: Path, margin: int, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(player, "SPARE_MARGIN", margin)  # folded on to there from its checkpoint
     replay = _replay(path)
+    words = _stepped_words(path)
     n = len(replay)
     replay.seek(n)
     served = 0
@@ -106,6 +118,7 @@ def test_stepping_back_from_a_restore_made_ahead_is_exact(
         served += made and replay._spare is None
         assert result.restored
         assert _state(replay.session) == _state(_fresh(replay, replay.position)), replay.position
+        assert replay.descriptions == words[replay.position - 1], replay.position
     assert served >= len(replay.checkpoints) - 1  # every checkpoint's span was served ahead
 
 
@@ -307,15 +320,18 @@ def test_a_far_seek_forward_folds_on_when_that_is_cheaper_than_a_restore(
     monkeypatch.setattr(Session, "restore",
                         staticmethod(lambda *a, **k: restores.append(1) or real(*a, **k)))
     replay = _replay(SUBAGENT_SESSION)
+    words = _stepped_words(SUBAGENT_SESSION)
     n = len(replay)
     assert n > 3 * replay.checkpoints.interval
     for fold_rate, restore_rate, restored in ((1e-9, 1.0, False), (1.0, 1e-12, True)):
-        replay.seek(2)
-        restores.clear()
-        replay._fold_rate, replay._restore_rate = fold_rate, restore_rate
-        replay.seek(n)  # from before the first checkpoint to past the last
-        assert bool(restores) == restored
-        assert _state(replay.session) == _state(_fresh(replay, n))
+        for target in range(3, n + 1, 7):
+            replay.seek(2)
+            restores.clear()
+            replay._fold_rate, replay._restore_rate = fold_rate, restore_rate
+            replay.seek(target)  # from before the first checkpoint, on or by a restore
+            assert bool(restores) == (restored and target - 2 > replay.checkpoints.interval)
+            assert _state(replay.session) == _state(_fresh(replay, target))
+            assert replay.descriptions == words[target - 1], target  # the same words
 
 
 def test_a_long_fold_on_says_so_and_either_reports_every_change(

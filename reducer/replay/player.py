@@ -281,8 +281,9 @@ class Replay:
         set and not the cursor, the restore made ahead is for a seek there."""
         self._fold_rate = _FOLD_RATE
         self._restore_rate = _RESTORE_RATE
-        self._spare: tuple[int, Session] | None = None
-        """A restored checkpoint not used yet: (its position, its state)."""
+        self._spare: tuple[int, Session, ChangeDescriber] | None = None
+        """A restored checkpoint not used yet: (its position, its state, a
+        describer synced with it)."""
         self._spare_lock = threading.Lock()
         self._spare_stop = threading.Event()
         self._retired: list[Session] = []
@@ -364,7 +365,7 @@ class Replay:
             if skipped:
                 self._fold_took(skipped, time.perf_counter() - started)
                 # the words compare the last frame with the one before it
-                self.describer.sync(self.session)
+                self.describer.track(self.session, collected)
                 promote_to_oldest()
             collected += self.step()
             return SeekResult(False, collected, many=skipped >= REPORTED_FOLD)
@@ -418,9 +419,10 @@ class Replay:
         before = target - 1  # fold to the frame before, then step (for the change words)
         spare = self._take_spare(before)
         leftovers: list[object] = []
+        describer: ChangeDescriber | None = None
         with collector_paused():
             if spare is not None:
-                position, session = spare
+                position, session, describer = spare
             elif target and (found := self.checkpoints.packed_at_or_before(before)) is not None:
                 position, packed = found
                 started = time.perf_counter()
@@ -430,8 +432,9 @@ class Replay:
             else:
                 session, position = self._new_session(), 0
             started, skipped = time.perf_counter(), before - position
+            folded: list[Change] = []
             while position < before:
-                self._apply(session, position)
+                folded += self._apply(session, position)
                 position += 1
             if skipped > 0:
                 self._fold_took(skipped, time.perf_counter() - started)
@@ -439,7 +442,11 @@ class Replay:
         self._retire(self.session, leftovers)
         self.session = session
         self.position = position
-        self.describer.sync(session)
+        if describer is None:  # a restore: every status is read again
+            describer = ChangeDescriber.of(session)
+        else:  # the restore made ahead came with its words' values: moved on
+            describer.track(session, folded)
+        self.describer = describer
         self.changes, self.descriptions = [], []
         if position < target:
             self.step()
@@ -563,13 +570,14 @@ class Replay:
                 if index % 256 == 0 and stop():
                     return False
                 self._apply(session, index)
+            describer = ChangeDescriber.of(session)  # here, not on the UI thread
             promote_to_oldest()
-        self._keep_spare(position, session)
+        self._keep_spare(position, session, describer)
         return True
 
-    def _keep_spare(self, position: int, session: Session) -> None:
+    def _keep_spare(self, position: int, session: Session, describer: ChangeDescriber) -> None:
         with self._spare_lock:
-            unused, self._spare = self._spare, (position, session)
+            unused, self._spare = self._spare, (position, session, describer)
         if unused is not None:  # made for a cursor that moved on: freed like a replaced state
             self._retire(unused[1])
 
@@ -589,7 +597,7 @@ class Replay:
             spare = self._spare
         return spare[0] if spare is not None and spare[0] <= before else 0
 
-    def _take_spare(self, before: int) -> tuple[int, Session] | None:
+    def _take_spare(self, before: int) -> tuple[int, Session, ChangeDescriber] | None:
         """The restore made ahead, when it is at or before ``before`` and no
         farther from it than the checkpoint a restore would use."""
         with self._spare_lock:
