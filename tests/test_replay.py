@@ -12,7 +12,7 @@ import pytest
 from reducer.decode import decode_line
 from reducer.replay import ChangeDescriber, Pacer, Replay, ReplayFrame, merge_frames, pace
 from reducer.replay.pacing import EVEN_STEP_S, faster, skip_gaps, slower
-from reducer.replay.player import Checkpoints
+from reducer.replay.player import _PLAN_RATIO, Checkpoints
 from reducer.session import Session
 from conftest import FIXTURES
 from viewer.replay_source import load_recording
@@ -225,9 +225,9 @@ def test_a_builder_snapshots_only_where_thinning_is_not_expected_to_drop_it() ->
             every = cps.planned_interval(frames) if plan else cps.interval
             if position % every == 0 or position == frames - 1:
                 taken += 1
-                raw = 2_000 + position  # uncompressed; packed ~3.7x smaller
+                raw = 2_000 + position  # uncompressed; packed as much smaller as planned
                 cps.snapshot_taken(position, raw)
-                cps.add(position, bytes(raw * 10 // 37), packed=True)
+                cps.add(position, bytes(int(raw / _PLAN_RATIO)), packed=True)
         return cps, taken
 
     planned, taken = build(plan=True)
@@ -236,7 +236,7 @@ def test_a_builder_snapshots_only_where_thinning_is_not_expected_to_drop_it() ->
     assert taken - len(planned) <= 2 < taken_before - len(thinned)
     assert len(planned) >= len(thinned)
     step = max(b - a for a, b in zip(planned.positions, planned.positions[1:])) // 2
-    finer = sum((2_000 + p) * 10 // 37 for p in range(step, frames - 1, step))
+    finer = sum(int((2_000 + p) / _PLAN_RATIO) for p in range(step, frames - 1, step))
     assert finer > budget  # half the planned spacing would not have fitted
 
 

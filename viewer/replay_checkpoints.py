@@ -65,8 +65,8 @@ def _child(replay: Replay, fd: int) -> None:
     # so no snapshot is taken where the parent would drop it
     grid = Checkpoints(replay.checkpoints.interval, replay.checkpoints.budget_bytes,
                        replay.checkpoints.last_position)
-    # zlib lets go of the interpreter lock while it compresses: a thread packs
-    # and writes each snapshot while the fold goes on to the next one
+    # Zstandard lets go of the interpreter lock while it compresses: a thread
+    # packs and writes each snapshot while the fold goes on to the next one
     ready: queue.Queue[tuple[int, bytes] | None] = queue.Queue(1)
     failed: list[BaseException] = []
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import io
 import pickle
 from collections import Counter
-from contextlib import nullcontext
 from functools import partial
 from sys import intern
 from typing import Any, Callable, NamedTuple, Never, assert_never
@@ -362,24 +361,22 @@ class Kernel:
                 cancelled: Callable[[], bool] | None = None,
                 leftovers: list[Any] | None = None) -> Any:
         """The state saved by :meth:`checkpoint`. ``packed``: the snapshot as
-        :func:`zlib.compress` left it (as replay keeps them), inflated a piece
-        at a time as it is read (:class:`~reducer.fold.snapshot.Inflating`);
-        other threads run between pieces, and ``cancelled`` is asked before
+        :func:`~reducer.fold.snapshot.pack` left it (as replay keeps them),
+        read by the unpickler a frame at a time (:class:`~reducer.fold.snapshot.Inflating`):
+        other threads run between frames, and ``cancelled`` is asked before
         each: once it says so the restore stops with :class:`EOFError`.
         ``leftovers``: the unpickler is put there instead of freed (its memo
         holds every object read: ~30 ms to let go of at 100 MB), for the
         caller to drop after the screen is drawn."""
         if packed:
-            from .snapshot import Inflating, quick_handover
+            from .snapshot import Inflating
 
             reader: Any = Inflating(snapshot, cancelled)
-            handover: Any = quick_handover()
         else:
-            reader, handover = io.BytesIO(snapshot), nullcontext()
+            reader = io.BytesIO(snapshot)
         unpickler = pickle.Unpickler(reader)
         try:
-            with handover:
-                state, links = unpickler.load()
+            state, links = unpickler.load()
         finally:
             reader.close()
         if leftovers is not None:
