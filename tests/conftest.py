@@ -57,6 +57,20 @@ def fold_file(path: str | Path) -> Feed:
     return load_path(ref_path(path))
 
 
+def replay_words(path: Path) -> list[list[str]]:
+    """The replay inspector's words for each frame of ``path`` (index
+    ``position - 1``), stepping from the first: what any other way to a
+    frame must say too."""
+    from viewer.replay_source import load_recording
+
+    replay = load_recording(path).replay()
+    out = []
+    while replay.position < len(replay):
+        replay.step()
+        out.append(replay.descriptions)
+    return out
+
+
 def fold_until(path: str | Path, line_no: int) -> Session:
     """The session after the lines ``1..line_no`` of one file (no sub-agent files)."""
     feed = Feed()

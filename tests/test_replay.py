@@ -14,7 +14,7 @@ from reducer.replay import ChangeDescriber, Pacer, Replay, ReplayFrame, merge_fr
 from reducer.replay.pacing import EVEN_STEP_S, faster, skip_gaps, slower
 from reducer.replay.player import _PLAN_RATIO, Checkpoints
 from reducer.session import Session
-from conftest import FIXTURES
+from conftest import FIXTURES, replay_words
 from viewer.replay_source import load_recording
 
 STREAM = FIXTURES / "captures" / "stream"
@@ -270,15 +270,6 @@ def test_a_jump_to_the_end_restores_the_frame_before_and_steps_once() -> None:
 # --- change records in words --------------------------------------------------------------
 
 
-def _descriptions(path: Path) -> list[list[str]]:
-    replay = load_recording(path).replay()
-    out = []
-    while replay.position < len(replay):
-        replay.step()
-        out.append(replay.descriptions)
-    return out
-
-
 _ALL_RECORDINGS = sorted(p for p in FIXTURES.rglob("*.jsonl") if "subagents" not in p.parts)
 
 
@@ -297,21 +288,21 @@ def test_the_values_words_compare_against_follow_the_change_records_exactly() ->
 
 
 def test_a_task_ending_is_told_as_a_status_change() -> None:
-    words = [line for frame in _descriptions(STREAM / "06_background_bash.jsonl") for line in frame]
+    words = [line for frame in replay_words(STREAM / "06_background_bash.jsonl") for line in frame]
     assert "task b0q8… running → completed" in words
     assert any(line.startswith("task b0q8… started (local_bash)") for line in words)
     assert any(line.startswith("cost +$0.0172") for line in words)
 
 
 def test_a_compaction_is_told_with_its_token_counts() -> None:
-    words = [line for frame in _descriptions(STREAM / "10_compact_manual.jsonl") for line in frame]
+    words = [line for frame in replay_words(STREAM / "10_compact_manual.jsonl") for line in frame]
     assert "compaction (manual): 1,225 → 2,787 tokens" in words
 
 
 def test_a_failed_tool_call_is_told() -> None:
     path = next(p for p in sorted((FIXTURES / "forge").rglob("*.jsonl"))
                 if b'"is_error":true' in p.read_bytes() and b'"tool_result"' in p.read_bytes())
-    words = [line for frame in _descriptions(path) for line in frame]
+    words = [line for frame in replay_words(path) for line in frame]
     assert any(line.startswith("tool call ") and " failed" in line for line in words), path
 
 

@@ -11,7 +11,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from conftest import FIXTURES
+from conftest import FIXTURES, replay_words
 from reducer.replay import Replay
 from reducer.replay import player
 from reducer.replay.player import release
@@ -79,25 +79,14 @@ def _replay(path: Path) -> Replay:
     return replay
 
 
-def _stepped_words(path: Path) -> list[list[str]]:
-    """The inspector's words for each frame (index ``position - 1``), stepping
-    from the first: what any other way to a frame must say too."""
-    replay = load_recording(path).replay()
-    out = []
-    while replay.position < len(replay):
-        replay.step()
-        out.append(replay.descriptions)
-    return out
-
-
 @pytest.mark.parametrize("path", RECORDINGS, ids=lambda p: p.name)
-def test_restoring_a_packed_checkpoint_piece_by_piece_gives_the_same_state(path: Path) -> None:
+def test_restoring_a_packed_checkpoint_cancellably_gives_the_same_state(path: Path) -> None:
     replay = _replay(path)
     for position in replay.checkpoints.positions:
         snapshot = replay.checkpoints.at_or_before(position)[1]
         packed = replay.checkpoints.packed_at_or_before(position)[1]
-        in_bursts = Session.restore(packed, packed=True, cancelled=lambda: False)
-        assert _state(in_bursts) == _state(Session.restore(snapshot)) \
+        cancellable = Session.restore(packed, packed=True, cancelled=lambda: False)
+        assert _state(cancellable) == _state(Session.restore(snapshot)) \
             == _state(_fresh(replay, position)), position
 
 
@@ -107,7 +96,7 @@ def test_stepping_back_from_a_restore_made_ahead_is_exact(
         path: Path, margin: int, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(player, "SPARE_MARGIN", margin)  # folded on to there from its checkpoint
     replay = _replay(path)
-    words = _stepped_words(path)
+    words = replay_words(path)
     n = len(replay)
     replay.seek(n)
     served = 0
@@ -320,7 +309,7 @@ def test_a_far_seek_forward_folds_on_when_that_is_cheaper_than_a_restore(
     monkeypatch.setattr(Session, "restore",
                         staticmethod(lambda *a, **k: restores.append(1) or real(*a, **k)))
     replay = _replay(SUBAGENT_SESSION)
-    words = _stepped_words(SUBAGENT_SESSION)
+    words = replay_words(SUBAGENT_SESSION)
     n = len(replay)
     assert n > 3 * replay.checkpoints.interval
     for fold_rate, restore_rate, restored in ((1e-9, 1.0, False), (1.0, 1e-12, True)):
