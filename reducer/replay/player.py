@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from ..collector import collector_paused, promote_to_oldest
-from ..fold.snapshot import pack as pack_snapshot, unpack
+from ..fold.snapshot import pack, unpack  # (pack: how a checkpoint is kept)
 from ..session import Session
 from ..state import Change
 from .describe import ChangeDescriber
@@ -54,8 +54,8 @@ transcript view is then better off comparing itself with the state again
 (measuring each new item at once: ~25 µs each, ~70 ms for 6,000 frames)."""
 _FOLD_RATE = 12e-6
 """Seconds to fold a frame, until measured (a 100 MB session: 10–15 µs)."""
-_RESTORE_RATE = 50e-9
-"""Seconds to restore a byte of packed checkpoint, until measured (~50 ms per MB)."""
+_RESTORE_RATE = 80e-9
+"""Seconds to restore a byte of packed checkpoint, until measured (~80 ms per MB)."""
 _TARGET_CHECKPOINTS = 64
 _BUDGET_SHARE = 0.5
 """Checkpoints may take this share of the recording's bytes (compressed)."""
@@ -97,11 +97,6 @@ def dismantle(session: Session, burst: int = 2048) -> Iterator[None]:
 
 Buffer = bytes | bytearray | memoryview | mmap.mmap
 """What a checkpoint is kept in (a reader may hand over a memory map of its own)."""
-
-
-def pack(snapshot: Buffer) -> bytes:
-    """A checkpoint as :class:`Checkpoints` stores it (Zstandard: ~4.8× smaller)."""
-    return pack_snapshot(snapshot)
 
 
 _PLAN_RATIO = 4.8
