@@ -360,7 +360,7 @@ class Replay:
             if skipped:
                 self._fold_took(skipped, time.perf_counter() - started)
                 # the words compare the last frame with the one before it
-                self.describer.track(self.session, collected)
+                self.describer.catch_up(self.session, collected)
                 promote_to_oldest()
             collected += self.step()
             return SeekResult(False, collected, many=skipped >= REPORTED_FOLD)
@@ -440,7 +440,7 @@ class Replay:
         if describer is None:  # a restore: every status is read again
             describer = ChangeDescriber.of(session)
         else:  # the restore made ahead came with its words' values: moved on
-            describer.track(session, folded)
+            describer.catch_up(session, folded)
         self.describer = describer
         self.changes, self.descriptions = [], []
         if position < target:
