@@ -12,7 +12,7 @@ import pytest
 from reducer.decode import decode_line
 from reducer.replay import ChangeDescriber, Pacer, Replay, ReplayFrame, merge_frames, pace
 from reducer.replay.pacing import EVEN_STEP_S, faster, skip_gaps, slower
-from reducer.replay.player import _PLAN_RATIO, Checkpoints
+from reducer.replay.player import _PLAN_RATIO, Checkpoints, _restore_checkpoint, pack
 from reducer.session import Session
 from conftest import FIXTURES, replay_words
 from viewer.replay_source import load_recording
@@ -286,6 +286,24 @@ def test_the_values_words_compare_against_follow_the_change_records_exactly() ->
             whole = ChangeDescriber.of(replay.session)
             assert vars(tracked) == vars(whole), (path.name, index + 1)
 
+
+
+def test_a_checkpoint_keeps_the_values_words_compare_against() -> None:
+    """A checkpoint is taken with the describer's values (a restore then need
+    not read every status again): restored, they equal a reading of the
+    restored state, at every checkpoint of every recording in the fixtures,
+    and a checkpoint taken without them gives none."""
+    for path in _ALL_RECORDINGS:
+        replay = load_recording(path).replay(interval=16)
+        list(replay.build_checkpoints())
+        for position in replay.checkpoints.positions + [replay.checkpoints.last_position]:
+            found = replay.checkpoints.packed_at_or_before(position)
+            if found is None:
+                continue
+            session, describer = _restore_checkpoint(found[1])
+            assert describer is not None, (path.name, position)
+            assert vars(describer) == vars(ChangeDescriber.of(session)), (path.name, position)
+    assert _restore_checkpoint(pack(Session().checkpoint()))[1] is None
 
 def test_a_task_ending_is_told_as_a_status_change() -> None:
     words = [line for frame in replay_words(STREAM / "06_background_bash.jsonl") for line in frame]

@@ -25,10 +25,11 @@ RECORDINGS = [STREAM / "06_background_bash.jsonl", STREAM / "07_hooks.jsonl",
               STREAM / "10_compact_manual.jsonl", SUBAGENT_SESSION]
 
 
-_CACHES = frozenset({"_open_calls", "tool"})
+_CACHES = frozenset({"_open_calls", "tool", "_changes"})
 """Kept lazily, not compared: the session's open calls (pruned whenever
-``activity`` is read: compared through it) and a call's canonical tool (built
-by the views on first use)."""
+``activity`` is read: compared through it), a call's canonical tool (built
+by the views on first use), and the change records of the last entry folded
+(which the fold hands to whoever folded it; a snapshot leaves them out)."""
 
 
 def _state(session: Session) -> Any:
@@ -173,14 +174,14 @@ async def test_in_the_app_a_step_back_after_a_rest_restores_nothing_on_the_ui_th
     from viewer.replay_app import ReplayApp
 
     restores: list[tuple[str, bool]] = []
-    real = Session.restore
+    real = Session.restore_with_extra  # (what a seek restores with)
 
-    def spy(snapshot: bytes, *, cancelled: Any = None, **kwargs: Any) -> Session:
+    def spy(snapshot: bytes, *, cancelled: Any = None, **kwargs: Any) -> tuple[Session, Any]:
         in_bursts = cancelled is not None  # a worker's restore: it can be stopped
         restores.append((threading.current_thread().name, in_bursts))
         return real(snapshot, cancelled=cancelled, **kwargs)
 
-    monkeypatch.setattr(Session, "restore", staticmethod(spy))
+    monkeypatch.setattr(Session, "restore_with_extra", staticmethod(spy))
     path = STREAM / "06_background_bash.jsonl"
     rec = load_recording(path)
     replay = rec.replay(interval=4)
@@ -257,9 +258,9 @@ def test_thinned_checkpoints_are_the_same_built_here_or_in_a_child_and_none_is_w
     taken: list[int] = []
     real = Session.checkpoint
 
-    def counted(self: Session) -> bytes:
+    def counted(self: Session, extra: Any = None) -> bytes:
         taken.append(self.lines)
-        return real(self)
+        return real(self, extra)
 
     here = rec.replay(interval=2, budget_bytes=40_000)
     there = rec.replay(interval=2, budget_bytes=40_000)
@@ -305,8 +306,8 @@ def test_a_restore_made_ahead_stops_when_told() -> None:
 def test_a_far_seek_forward_folds_on_when_that_is_cheaper_than_a_restore(
         monkeypatch: pytest.MonkeyPatch) -> None:
     restores: list[int] = []
-    real = Session.restore
-    monkeypatch.setattr(Session, "restore",
+    real = Session.restore_with_extra  # (what a seek restores with)
+    monkeypatch.setattr(Session, "restore_with_extra",
                         staticmethod(lambda *a, **k: restores.append(1) or real(*a, **k)))
     replay = _replay(SUBAGENT_SESSION)
     words = replay_words(SUBAGENT_SESSION)
@@ -351,8 +352,8 @@ def test_a_restore_made_ahead_for_where_the_user_points_serves_a_seek_there(
     assert replay.wants_spare() and replay.prepare_spare()
     assert not replay.wants_spare()
     restores: list[int] = []
-    real = Session.restore
-    monkeypatch.setattr(Session, "restore",
+    real = Session.restore_with_extra  # (what a seek restores with)
+    monkeypatch.setattr(Session, "restore_with_extra",
                         staticmethod(lambda *a, **k: restores.append(1) or real(*a, **k)))
     replay.seek(target)
     assert not restores and replay._spare is None  # taken: only a few frames folded
@@ -373,8 +374,8 @@ async def test_in_the_app_a_click_where_the_pointer_rested_restores_nothing_on_t
     list(replay.build_checkpoints())
     app = ReplayApp(rec, replay=replay, build_checkpoints=False, label="session")
     restores: list[str] = []
-    real = Session.restore
-    monkeypatch.setattr(Session, "restore", staticmethod(
+    real = Session.restore_with_extra  # (what a seek restores with)
+    monkeypatch.setattr(Session, "restore_with_extra", staticmethod(
         lambda *a, **k: restores.append(threading.current_thread().name) or real(*a, **k)))
     async with app.run_test(size=(120, 36)) as pilot:
         app.go_to(len(replay))

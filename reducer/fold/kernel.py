@@ -211,7 +211,8 @@ class Kernel:
         self._cost_last = 0.0
         self.result_usage = Totals()
         self.assistant_usage = Totals()
-        self._usage_by_message: dict[tuple[str, str | None], Totals] = {}
+        self._usage_by_message: dict[tuple[str, str | None], tuple[int, int, int, int]] = {}
+        """(message id, request id) → the :attr:`Totals.counts` last counted for it."""
         self.model_usage: dict[str, dict[str, Any]] = {}
         self.context_window: int | None = None
         self.context_tokens: int | None = None
@@ -307,8 +308,18 @@ class Kernel:
             return Activity("awaiting_permission", found.id, found.name)
         return Activity("running", found.id, found.name)
 
-    def checkpoint(self) -> bytes:
-        """A snapshot of the whole state (for replay seeking).
+    def __getstate__(self) -> dict[str, Any]:
+        """What a snapshot keeps: everything but the change records of the
+        last entry folded (``_fold`` gives each entry the list it appends to)."""
+        state = self.__dict__.copy()
+        state["_changes"] = []
+        return state
+
+    def checkpoint(self, extra: Any = None) -> bytes:
+        """A snapshot of the whole state (for replay seeking), and of ``extra``:
+        something derived from the state that a restore would otherwise
+        derive again (pickled with it, it shares the state's objects; see
+        :meth:`restore_with_extra`).
 
         The state classes pickle as ``(class, field tuple)``, which cannot hold
         a cycle: the back references of calls and hook runs to their cards are
@@ -317,7 +328,7 @@ class Kernel:
         for owner, _ in links:
             owner.item = None
         try:
-            return pickle.dumps((self, links), protocol=pickle.HIGHEST_PROTOCOL)
+            return pickle.dumps((self, links, extra), protocol=pickle.HIGHEST_PROTOCOL)
         finally:
             for owner, item in links:
                 owner.item = item
@@ -360,7 +371,16 @@ class Kernel:
     def restore(snapshot: Any, *, packed: bool = False,
                 cancelled: Callable[[], bool] | None = None,
                 leftovers: list[Any] | None = None) -> Any:
-        """The state saved by :meth:`checkpoint`. ``packed``: the snapshot as
+        """The state saved by :meth:`checkpoint` (see :meth:`restore_with_extra`)."""
+        return Kernel.restore_with_extra(snapshot, packed=packed, cancelled=cancelled,
+                                         leftovers=leftovers)[0]
+
+    @staticmethod
+    def restore_with_extra(snapshot: Any, *, packed: bool = False,
+                           cancelled: Callable[[], bool] | None = None,
+                           leftovers: list[Any] | None = None) -> tuple[Any, Any]:
+        """The state saved by :meth:`checkpoint`, and the ``extra`` saved with
+        it. ``packed``: the snapshot as
         :func:`~reducer.fold.snapshot.pack` left it (as replay keeps them),
         read by the unpickler a frame at a time (:class:`~reducer.fold.snapshot.Inflating`):
         other threads run between frames, and ``cancelled`` is asked before
@@ -376,14 +396,14 @@ class Kernel:
             reader = io.BytesIO(snapshot)
         unpickler = pickle.Unpickler(reader)
         try:
-            state, links = unpickler.load()
+            state, links, extra = unpickler.load()
         finally:
             reader.close()
         if leftovers is not None:
             leftovers.append(unpickler)
         for owner, item in links:
             owner.item = item
-        return state
+        return state, extra
 
     def agent_for(self, agent_id: str) -> Agent:
         """The agent with this id, created (as a sub-agent) if new."""

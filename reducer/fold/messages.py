@@ -11,7 +11,7 @@ import re
 from typing import Any
 
 from .. import frames as F
-from ..state import MAIN, Item, PromptItem, TextItem, ThinkingItem
+from ..state import MAIN, Item, PromptItem, TextItem, ThinkingItem, Totals
 from .kernel import Kernel, block_text, usage_totals
 
 __all__ = ["Messages", "NON_PROMPT_MARKERS"]
@@ -56,12 +56,12 @@ class Messages(Kernel):
             new = usage_totals(msg.usage)
             old = self._usage_by_message.get(key)
             if old is not None:
-                agent.output_tokens -= old.output_tokens
-            self._usage_by_message[key] = new
+                agent.output_tokens -= old[1]
+            self._usage_by_message[key] = new.counts
             agent.output_tokens += new.output_tokens
             if agent_id == MAIN:  # main loop only, like result.usage
                 if old is not None:
-                    self.assistant_usage.add(old, -1)
+                    self.assistant_usage.add(Totals(*old), -1)
                 self.assistant_usage.add(new)
                 self.context_tokens = (new.input_tokens + new.cache_creation_input_tokens
                                        + new.cache_read_input_tokens + new.output_tokens)

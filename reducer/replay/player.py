@@ -31,6 +31,7 @@ import time
 from bisect import bisect_right
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..collector import collector_paused, promote_to_oldest
 from ..fold.snapshot import pack, unpack  # (pack: how a checkpoint is kept)
@@ -97,6 +98,14 @@ def dismantle(session: Session, burst: int = 2048) -> Iterator[None]:
 
 Buffer = bytes | bytearray | memoryview | mmap.mmap
 """What a checkpoint is kept in (a reader may hand over a memory map of its own)."""
+
+
+def _restore_checkpoint(packed: Buffer, **options: Any) -> tuple[Session, ChangeDescriber | None]:
+    """A kept checkpoint's state, and the describer synced with it that
+    :meth:`Replay.snapshots` saved with it (``None`` from a checkpoint taken
+    without one). ``options`` go to ``Session.restore_with_extra``."""
+    session, extra = Session.restore_with_extra(packed, packed=True, **options)
+    return session, extra if isinstance(extra, ChangeDescriber) else None
 
 
 _PLAN_RATIO = 4.8
@@ -421,7 +430,7 @@ class Replay:
             elif target and (found := self.checkpoints.packed_at_or_before(before)) is not None:
                 position, packed = found
                 started = time.perf_counter()
-                session = Session.restore(packed, packed=True, leftovers=leftovers)
+                session, describer = _restore_checkpoint(packed, leftovers=leftovers)
                 took = time.perf_counter() - started
                 self._restore_rate += (took / max(len(packed), 1) - self._restore_rate) / 2
             else:
@@ -437,9 +446,9 @@ class Replay:
         self._retire(self.session, leftovers)
         self.session = session
         self.position = position
-        if describer is None:  # a restore: every status is read again
+        if describer is None:  # a fresh state: every status is read
             describer = ChangeDescriber.of(session)
-        else:  # the restore made ahead came with its words' values: moved on
+        else:  # the checkpoint or the restore made ahead came with its words' values: moved on
             describer.catch_up(session, folded)
         self.describer = describer
         self.changes, self.descriptions = [], []
@@ -552,20 +561,26 @@ class Replay:
         def stop() -> bool:
             return cancelled() or self._spare_cancelled()
 
+        describer: ChangeDescriber | None = None
+        folded: list[Change] = []
         with collector_paused():
             if found is None:
                 start, session = 0, self._new_session()
             else:
                 try:
-                    start, session = found[0], Session.restore(found[1], packed=True,
-                                                               cancelled=stop)
+                    session, describer = _restore_checkpoint(found[1], cancelled=stop)
                 except EOFError:
                     return False
+                start = found[0]
             for index in range(start, position):
                 if index % 256 == 0 and stop():
                     return False
-                self._apply(session, index)
-            describer = ChangeDescriber.of(session)  # here, not on the UI thread
+                folded += self._apply(session, index)
+            # here, not on the UI thread
+            if describer is None:
+                describer = ChangeDescriber.of(session)
+            else:
+                describer.catch_up(session, folded)
             promote_to_oldest()
         self._keep_spare(position, session, describer)
         return True
@@ -621,7 +636,8 @@ class Replay:
             position = index + 1
             if (position % grid.planned_interval(n) == 0 and position < n) or position == n - 1:
                 with collector_paused():
-                    snapshot = session.checkpoint()
+                    # with the describer's values: a restore need not read them again
+                    snapshot = session.checkpoint(ChangeDescriber.of(session))
                 grid.snapshot_taken(position, len(snapshot))
                 yield position, snapshot
 
