@@ -401,7 +401,6 @@ class Turn(msgspec.Struct, eq=False):
     num_turns: int | None = None
     cost_usd: float | None = None
     usage: Totals = msgspec.field(default_factory=Totals)
-    model_usage: dict[str, Any] = msgspec.field(default_factory=dict)
     thinking_tokens: int = 0
     tool_calls: int = 0
     failed_calls: int = 0

@@ -35,8 +35,9 @@ class Hooks(Kernel):
         elif isinstance(e, F.HookResponse):
             hook.status = word(e.outcome) or ("success" if e.exit_code in (0, None) else "error")
             hook.exit_code = e.exit_code
-            hook.output = e.output or ""
             hook.stdout = e.stdout or ""
+            # mostly the same text as stdout: one string, not two (a restore makes each)
+            hook.output = hook.stdout if e.output == e.stdout else e.output or ""
             hook.stderr = e.stderr or ""
         self._changed("hook", key=e.hook_id)
         self._touch(hook.item)

@@ -105,8 +105,7 @@ class Turns(Kernel):
         turn.usage = usage
         self.result_usage.add(usage)
         if e.modelUsage:
-            self.model_usage = e.modelUsage
-            turn.model_usage = e.modelUsage
+            self.model_usage = e.modelUsage  # (a turn's own is in its result: end_line)
             for mu in e.modelUsage.values():
                 window = mu.get("contextWindow") if isinstance(mu, dict) else None
                 if window:
