@@ -283,3 +283,39 @@ async def test_items_a_seek_compares_later_are_measured_again_when_they_changed(
                    for item, height, measured in zip(items, view._heights, view._measured)
                    if measured is None)
         assert view.virtual_size.height == view._index.total == sum(view._heights)
+
+
+async def test_presses_queued_while_a_step_is_taken_go_there_in_one_seek(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A held ``←`` queues presses faster than a step back restores a big
+    session: the presses queued by the time a step is taken are one seek to
+    where they all lead (before, one seek each: 40 presses took 14.6 s at
+    100 MB); a jump pressed after steps still waiting wins over them."""
+    from textual import events
+
+    app = _app(SUBAGENT_SESSION)
+    seeks: list[int] = []
+    real_seek = app.replay.seek
+
+    def seek(target: int):
+        seeks.append(target)
+        return real_seek(target)
+
+    async with app.run_test(size=SIZE) as pilot:
+        n = len(app.replay)
+        app.go_to(n - 2)
+        await pilot.pause()
+        monkeypatch.setattr(app.replay, "seek", seek)
+        for key in ("left",) * 5 + ("right",):
+            app.post_message(events.Key(key, None))
+        await pilot.pause()
+        assert app.replay.position == n - 6 and seeks == [n - 6]
+        assert f"frame {n - 6:,}/{n:,}" in str(app.screen.query_one("#replay-bar", Static).content)
+        seeks.clear()
+        for key in ("left", "left", "end", "left"):
+            app.post_message(events.Key(key, None))
+        await pilot.pause()
+        assert app.replay.position == n - 1 and seeks == [n, n - 1]
+        seeks.clear()
+        await pilot.press("left")  # one press alone: one step, at once
+        assert app.replay.position == n - 2 and seeks == [n - 2]

@@ -169,6 +169,8 @@ class ReplayApp(CctvApp):
         self._caught_up_from = 1
         """Where the cursor was when that seek was asked for: the app goes
         there when the fold is done only if the cursor has not moved since."""
+        self._steps_pending = 0
+        """Frames ``←`` / ``→`` asked for that are not taken yet (see :meth:`action_step`)."""
         if start > CATCH_UP_FRAMES:
             self.catching_up = start
             start = 1
@@ -263,7 +265,9 @@ class ReplayApp(CctvApp):
         """Show the state as of frame ``position`` (1-based), forward or back.
         A seek expected to take longer than :data:`LONG_SEEK_S` (the
         checkpoints near it are not built yet) folds in a worker, and the bar
-        says where it is going meanwhile; the UI stays live."""
+        says where it is going meanwhile; the UI stays live. Steps not taken
+        yet are dropped: this is where the user went after them."""
+        self._steps_pending = 0
         if not self.playing and self.replay.seek_cost(position) > LONG_SEEK_S:
             if self.catching_up != position:  # (else a worker already goes there)
                 self._go_later(position)
@@ -403,8 +407,20 @@ class ReplayApp(CctvApp):
         self._flush_panels()
 
     def action_step(self, delta: int) -> None:
+        """``delta`` frames on or back, taken with the steps asked for before
+        this one was handled: a held key queues presses faster than a step
+        back restores a big session (~0.1 s), and the cursor then goes once
+        to where they all lead, not once per press (which lagged for seconds
+        after the key was let go)."""
         self.playing = False
-        self.go_to(max(self.replay.position + delta, 1))
+        if not self._steps_pending:
+            self.call_later(self._take_steps)  # after the presses queued by now
+        self._steps_pending += delta
+
+    def _take_steps(self) -> None:
+        delta = self._steps_pending
+        if delta:
+            self.go_to(max(self.replay.position + delta, 1))
 
     def action_first_frame(self) -> None:
         self.playing = False
