@@ -287,7 +287,6 @@ def test_the_values_words_compare_against_follow_the_change_records_exactly() ->
             assert vars(tracked) == vars(whole), (path.name, index + 1)
 
 
-
 def test_a_checkpoint_keeps_the_values_words_compare_against() -> None:
     """A checkpoint is taken with the describer's values (a restore then need
     not read every status again): restored, they equal a reading of the
@@ -304,6 +303,7 @@ def test_a_checkpoint_keeps_the_values_words_compare_against() -> None:
             assert describer is not None, (path.name, position)
             assert vars(describer) == vars(ChangeDescriber.of(session)), (path.name, position)
     assert _restore_checkpoint(pack(Session().checkpoint()))[1] is None
+
 
 def test_a_task_ending_is_told_as_a_status_change() -> None:
     words = [line for frame in replay_words(STREAM / "06_background_bash.jsonl") for line in frame]

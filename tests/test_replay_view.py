@@ -10,6 +10,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from textual import events
 from textual.widgets import Static
 
 import viewer.replay_app as replay_app
@@ -291,13 +292,11 @@ async def test_presses_queued_while_a_step_is_taken_go_there_in_one_seek(
     session: the presses queued by the time a step is taken are one seek to
     where they all lead (before, one seek each: 40 presses took 14.6 s at
     100 MB); a jump pressed after steps still waiting wins over them."""
-    from textual import events
-
     app = _app(SUBAGENT_SESSION)
     seeks: list[int] = []
     real_seek = app.replay.seek
 
-    def seek(target: int):
+    def seek(target: int) -> player.SeekResult:
         seeks.append(target)
         return real_seek(target)
 
