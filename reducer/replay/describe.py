@@ -4,8 +4,9 @@
 (task, call and hook statuses, cost, activity) as of the frame before, so it
 can say "task b0q8… running → completed" and "cost +$0.0123". Folding on
 without words keeps them from the change records (:meth:`ChangeDescriber.track`,
-what the records touched only); a restored state is read whole
-(:meth:`ChangeDescriber.sync`, every call, task and hook: ~10 ms at 100 MB).
+what the records touched only); a replay checkpoint keeps them with the state
+it restores; a state without them is read whole (:meth:`ChangeDescriber.sync`,
+every call, task and hook: ~10 ms at 100 MB).
 """
 
 from __future__ import annotations

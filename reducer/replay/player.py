@@ -108,6 +108,17 @@ def _restore_checkpoint(packed: Buffer, **options: Any) -> tuple[Session, Change
     return session, extra if isinstance(extra, ChangeDescriber) else None
 
 
+def _words_values(session: Session, describer: ChangeDescriber | None,
+                  folded: list[Change]) -> ChangeDescriber:
+    """The describer for ``session``: the one its checkpoint or restore made
+    ahead came with, moved on over the records ``folded`` since; for a fresh
+    state (``None``), every status read."""
+    if describer is None:
+        return ChangeDescriber.of(session)
+    describer.catch_up(session, folded)
+    return describer
+
+
 _PLAN_RATIO = 4.8
 """:meth:`Checkpoints.planned_interval` expects snapshots to compress this much
 (the best seen: expecting too much only makes a snapshot or two more than
@@ -436,9 +447,11 @@ class Replay:
             else:
                 session, position = self._new_session(), 0
             started, skipped = time.perf_counter(), before - position
-            folded: list[Change] = []
+            folded: list[Change] = []  # (for a describer to move on: none for a fresh state)
             while position < before:
-                folded += self._apply(session, position)
+                changes = self._apply(session, position)
+                if describer is not None:
+                    folded += changes
                 position += 1
             if skipped > 0:
                 self._fold_took(skipped, time.perf_counter() - started)
@@ -446,11 +459,7 @@ class Replay:
         self._retire(self.session, leftovers)
         self.session = session
         self.position = position
-        if describer is None:  # a fresh state: every status is read
-            describer = ChangeDescriber.of(session)
-        else:  # the checkpoint or the restore made ahead came with its words' values: moved on
-            describer.catch_up(session, folded)
-        self.describer = describer
+        self.describer = _words_values(session, describer, folded)
         self.changes, self.descriptions = [], []
         if position < target:
             self.step()
@@ -575,14 +584,12 @@ class Replay:
             for index in range(start, position):
                 if index % 256 == 0 and stop():
                     return False
-                folded += self._apply(session, index)
-            # here, not on the UI thread
-            if describer is None:
-                describer = ChangeDescriber.of(session)
-            else:
-                describer.catch_up(session, folded)
+                changes = self._apply(session, index)
+                if describer is not None:
+                    folded += changes
+            words = _words_values(session, describer, folded)  # here, not on the UI thread
             promote_to_oldest()
-        self._keep_spare(position, session, describer)
+        self._keep_spare(position, session, words)
         return True
 
     def _keep_spare(self, position: int, session: Session, describer: ChangeDescriber) -> None:
