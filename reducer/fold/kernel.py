@@ -13,6 +13,7 @@ from __future__ import annotations
 import io
 import pickle
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from functools import partial
 from sys import intern
 from typing import Any, Callable, NamedTuple, Never, assert_never
@@ -315,7 +316,7 @@ class Kernel:
         state["_changes"] = []
         return state
 
-    def checkpoint(self, extra: Any = None) -> bytes:
+    def checkpoint(self, extra: Any = None, shared: Mapping[int, int] | None = None) -> bytes:
         """A snapshot of the whole state (for replay seeking), and of ``extra``:
         something derived from the state that a restore would otherwise
         derive again (pickled with it, it shares the state's objects; see
@@ -323,12 +324,22 @@ class Kernel:
 
         The state classes pickle as ``(class, field tuple)``, which cannot hold
         a cycle: the back references of calls and hook runs to their cards are
-        left out of the state and pickled after it as ``(owner, card)`` pairs."""
+        left out of the state and pickled after it as ``(owner, card)`` pairs.
+
+        ``shared`` maps ``id(obj)`` of objects a restore takes from a pool
+        instead of building them to their index there (see
+        :mod:`reducer.replay.pool`): each is pickled as that index (a
+        persistent id), and their back references are the pool's own."""
         links = self.back_links()
         for owner, _ in links:
             owner.item = None
         try:
-            return pickle.dumps((self, links, extra), protocol=pickle.HIGHEST_PROTOCOL)
+            if not shared:
+                return pickle.dumps((self, links, extra), protocol=pickle.HIGHEST_PROTOCOL)
+            kept = [(owner, item) for owner, item in links if id(owner) not in shared]
+            out = io.BytesIO()
+            _SharingPickler(out, shared).dump((self, kept, extra))
+            return out.getvalue()
         finally:
             for owner, item in links:
                 owner.item = item
@@ -370,15 +381,17 @@ class Kernel:
     @staticmethod
     def restore(snapshot: Any, *, packed: bool = False,
                 cancelled: Callable[[], bool] | None = None,
-                leftovers: list[Any] | None = None) -> Any:
+                leftovers: list[Any] | None = None,
+                shared: Sequence[Any] | None = None) -> Any:
         """The state saved by :meth:`checkpoint` (see :meth:`restore_with_extra`)."""
         return Kernel.restore_with_extra(snapshot, packed=packed, cancelled=cancelled,
-                                         leftovers=leftovers)[0]
+                                         leftovers=leftovers, shared=shared)[0]
 
     @staticmethod
     def restore_with_extra(snapshot: Any, *, packed: bool = False,
                            cancelled: Callable[[], bool] | None = None,
-                           leftovers: list[Any] | None = None) -> tuple[Any, Any]:
+                           leftovers: list[Any] | None = None,
+                           shared: Sequence[Any] | None = None) -> tuple[Any, Any]:
         """The state saved by :meth:`checkpoint`, and the ``extra`` saved with
         it. ``packed``: the snapshot as
         :func:`~reducer.fold.snapshot.pack` left it (as replay keeps them),
@@ -387,7 +400,9 @@ class Kernel:
         each: once it says so the restore stops with :class:`EOFError`.
         ``leftovers``: the unpickler is put there instead of freed (its memo
         holds every object read: ~30 ms to let go of at 100 MB), for the
-        caller to drop after the screen is drawn."""
+        caller to drop after the screen is drawn. ``shared``: the pool a
+        checkpoint taken with ``shared`` indexes into (its objects are taken
+        from there, not built)."""
         if packed:
             from .snapshot import Inflating
 
@@ -395,6 +410,8 @@ class Kernel:
         else:
             reader = io.BytesIO(snapshot)
         unpickler = pickle.Unpickler(reader)
+        if shared is not None:
+            unpickler.persistent_load = shared.__getitem__  # type: ignore[assignment]
         try:
             state, links, extra = unpickler.load()
         finally:
@@ -703,6 +720,17 @@ class Kernel:
 
     def _nothing(self, e: F.Entry, agent: str) -> None:
         """Control responses, keep-alives, metadata rows and blank lines draw nothing."""
+
+
+class _SharingPickler(pickle.Pickler):
+    """Pickles the objects ``shared`` names (by ``id``) as their index there."""
+
+    def __init__(self, file: io.BytesIO, shared: Mapping[int, int]) -> None:
+        super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
+        self._index = shared.get
+
+    def persistent_id(self, obj: Any) -> int | None:
+        return self._index(id(obj))
 
 
 def _unhandled(session: Kernel, entry: Never, agent: str) -> None:
