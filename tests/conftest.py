@@ -11,6 +11,8 @@ two ways to fold one.
   ``line_no`` of one file, folded as a live reader would have them.
 - ``recording`` (parametrised fixture): every ``*.jsonl`` under ``forge/`` and
   ``captures/``, ``.stdin.jsonl`` and sub-agent files included.
+- ``state_graph(session)``: the whole state as plain data, which objects are
+  shared included (to tell a restored state from a freshly folded one).
 
 Relative paths given to the helpers are taken inside ``FIXTURES``.
 
@@ -68,6 +70,69 @@ def replay_words(path: Path) -> list[list[str]]:
     while replay.position < len(replay):
         replay.step()
         out.append(replay.descriptions)
+    return out
+
+
+_LAZY = frozenset({"_open_calls", "tool", "_changes"})
+"""Kept lazily, not compared by :func:`state_graph`: the session's open calls
+(pruned whenever ``activity`` is read), a call's canonical tool (built by the
+views on first use), and the change records of the last entry folded."""
+
+
+def state_graph(session: Session) -> list[Any]:
+    """The whole state of ``session`` as plain tokens: every field, slot and
+    entry (private ones too), and for each mutable object (a state object,
+    list, dict or set) the number it got when first met, so two states
+    compare equal only when their values are the same *and* the same places
+    share one object (a call in ``calls`` is the call its card draws)."""
+    import msgspec
+
+    out: list[Any] = []
+    numbers: dict[int, int] = {}
+    keep: list[Any] = []  # walked objects stay alive, so their ids stay unique
+
+    def walk(obj: Any) -> None:
+        if obj is None or isinstance(obj, (str, int, float, bytes, bool)):
+            out.append(obj)
+            return
+        if isinstance(obj, msgspec.Raw):
+            out.append(("raw", bytes(obj)))
+            return
+        if type(obj) is tuple:  # immutable: its values only
+            out.append("(")
+            for value in obj:
+                walk(value)
+            out.append(")")
+            return
+        seen = numbers.get(id(obj))
+        if seen is not None:
+            out.append(("@", seen))
+            return
+        numbers[id(obj)] = len(numbers)
+        keep.append(obj)
+        out.append(("#", type(obj).__name__))
+        if isinstance(obj, dict):
+            for key, value in obj.items():
+                walk(key)
+                walk(value)
+        elif isinstance(obj, list) or (isinstance(obj, tuple) and hasattr(obj, "_fields")):
+            for value in obj:
+                walk(value)
+        elif isinstance(obj, (set, frozenset)):
+            out.append(sorted(map(repr, obj)))
+        else:
+            if isinstance(obj, msgspec.Struct):
+                names = [f for f in obj.__struct_fields__]
+            else:
+                names = sorted(vars(obj))
+            for name in names:
+                if name not in _LAZY:
+                    out.append(name)
+                    walk(getattr(obj, name))
+        out.append(")")
+
+    walk(session)
+    out.append(session.activity)
     return out
 
 

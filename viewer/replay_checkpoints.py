@@ -6,10 +6,14 @@ stepping in. A forked child folds and pickles on its own (at a lower
 priority), and a thread of the child compresses each checkpoint and writes it
 to a pipe meanwhile; the child snapshots only where thinning is not expected
 to drop the snapshot
-(:meth:`~reducer.replay.player.Checkpoints.planned_interval`). The parent only
-reads the pipe (which releases the lock) and keeps what arrives. The child's
-session is freed when it exits, so the parent's memory grows by the
-compressed checkpoints only.
+(:meth:`~reducer.replay.player.Checkpoints.planned_interval`). Once every frame
+is folded, the child sends the final state's units (the pool the later
+checkpoints index into, see :mod:`reducer.replay.pool`), folds again and
+sends each kept checkpoint once more, taken with those units as pool
+indexes: smaller, and restored several times faster. The parent only reads
+the pipe (which releases the lock), keeps what arrives, and unpickles the
+pool once. The child's sessions are freed when it exits, so the parent's
+memory grows by the compressed checkpoints and the pool only.
 Where ``fork`` is unavailable (or fails) the thread builds them itself.
 """
 
@@ -25,11 +29,13 @@ import threading
 from collections.abc import Callable, Iterator
 
 from reducer.replay import Replay
-from reducer.replay.player import Checkpoints, pack
+from reducer.replay.player import PLAIN, POOL, POOLED, Checkpoints, pack
+from reducer.replay.pool import UnitPool
 
 __all__ = ["build_checkpoints"]
 
-_HEADER = struct.Struct("<QQ")
+_HEADER = struct.Struct("<QQQ")
+"""Before each piece: its kind (``PLAIN``, ``POOL``, ``POOLED``), position and size."""
 
 
 def _read_exactly(fd: int, size: int, *, mapped: bool = False) -> bytearray | mmap.mmap | None:
@@ -67,18 +73,19 @@ def _child(replay: Replay, fd: int) -> None:
                        replay.checkpoints.last_position)
     # Zstandard lets go of the interpreter lock while it compresses: a thread
     # packs and writes each snapshot while the fold goes on to the next one
-    ready: queue.Queue[tuple[int, bytes] | None] = queue.Queue(1)
+    ready: queue.Queue[tuple[int, int, bytes] | None] = queue.Queue(1)
     failed: list[BaseException] = []
 
     def pack_and_write() -> None:
         try:
             with os.fdopen(fd, "wb", buffering=0) as out:
                 while (item := ready.get()) is not None:
-                    position, snapshot = item
-                    data = pack(snapshot)
-                    del item, snapshot
-                    grid.add(position, data, packed=True)
-                    out.write(_HEADER.pack(position, len(data)))
+                    kind, position, pickled = item
+                    data = pack(pickled)
+                    del item, pickled
+                    if kind == PLAIN:  # (the pooled ones only replace them)
+                        grid.add(position, data, packed=True)
+                    out.write(_HEADER.pack(kind, position, len(data)))
                     out.write(data)
         except BaseException as exc:  # the pipe closed: the parent stopped reading
             failed.append(exc)
@@ -88,9 +95,9 @@ def _child(replay: Replay, fd: int) -> None:
     writer = threading.Thread(target=pack_and_write, name="cctv-pack")
     writer.start()
     try:
-        for position, snapshot in replay.snapshots(grid, lambda: bool(failed)):
-            ready.put((position, snapshot))
-            del snapshot
+        for piece in replay.checkpoint_pieces(grid, lambda: bool(failed)):
+            ready.put(piece)
+            del piece
     finally:
         ready.put(None)
         writer.join()
@@ -134,11 +141,18 @@ def build_checkpoints(replay: Replay, cancelled: Callable[[], bool] = lambda: Fa
             if header is None:
                 finished = True
                 break
-            position, size = _HEADER.unpack(header)
-            data = _read_exactly(read_fd, size, mapped=True)
+            kind, position, size = _HEADER.unpack(header)
+            data = _read_exactly(read_fd, size, mapped=kind != POOL)
             if data is None:
                 break
-            if checkpoints.add(position, data, packed=True):
+            if kind == POOL:  # every frame folded: the pool the next pieces index into
+                try:
+                    checkpoints.add_pool(UnitPool.load(data, cancelled=cancelled))
+                except EOFError:  # cancelled
+                    break
+                checkpoints.complete = True
+            elif checkpoints.add_pooled(position, data, packed=True) if kind == POOLED \
+                    else checkpoints.add(position, data, packed=True):
                 yield position
     finally:
         os.close(read_fd)
@@ -150,6 +164,6 @@ def build_checkpoints(replay: Replay, cancelled: Callable[[], bool] = lambda: Fa
             finished = finished and os.waitstatus_to_exitcode(status) == 0
         on_child(None)
     if finished:
-        checkpoints.complete = True
+        checkpoints.complete = checkpoints.pooled = True
     elif not cancelled():  # the child failed: build what is missing here
         yield from replay.build_checkpoints(cancelled)

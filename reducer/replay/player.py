@@ -8,15 +8,22 @@ user already steps). Seeking restores the nearest checkpoint at or before the
 target and folds the frames in between, or goes on from the current state
 when that is measured to cost less.
 
-Restoring a big session costs ~0.2 s per 100 MB of recording (the state is
-~700k objects, and building them is the cost, whatever the format): so a
-caller can have the restore a step back (or a click where the user points,
-:attr:`Replay.aim`) would need made ahead, off the UI thread
+The builder folds every frame twice: the first pass takes plain
+checkpoints, ready as it goes; once it has the final state, the second
+takes each kept checkpoint again with the transcript units that equal
+their final selves as indexes into a pool of those units
+(:mod:`reducer.replay.pool`), which replaces the plain one. Restoring a
+plain checkpoint builds the whole state (at the end of 100 MB of
+stream-json ~600k objects, 0.1–0.2 s); a pooled one builds only the units
+that will still change and the tables that hold the rest (30–50 ms).
+A caller can also have the restore a step back (or a click where the user
+points, :attr:`Replay.aim`) would need made ahead, off the UI thread
 (:meth:`Replay.prepare_spare`), and a seek that finds it ready only folds.
 The state a restore replaces is not freed during the seek: it waits for the
 caller to free it in a worker, a burst at a time (:meth:`Replay.free_retired`);
 older ones than the last two are released (:func:`release`, their cycles
-broken, so reference counting frees them at once). What a restore builds goes
+broken, so reference counting frees them at once; the pool's units, which
+the states share, are left whole). What a restore builds goes
 to the collector's oldest generation unexamined
 (:func:`~reducer.collector.promote_to_oldest`): neither costs a pass of the
 cyclic collector over the whole heap after the key.
@@ -28,21 +35,25 @@ import math
 import mmap
 import threading
 import time
-from bisect import bisect_right
-from collections.abc import Callable, Iterator, Sequence
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Container, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..collector import collector_paused, promote_to_oldest
-from ..fold.snapshot import pack, unpack  # (pack: how a checkpoint is kept)
+from ..fold.snapshot import pack  # (how a checkpoint is kept)
 from ..session import Session
 from ..state import Change
 from .describe import ChangeDescriber
 from .frames import ReplayFrame
 from .markers import Markers
 from .pacing import Timeline, pace
+from .pool import PoolPlan, UnitPool
 
 __all__ = ["Checkpoints", "Replay", "SeekResult", "dismantle", "pack", "release"]
+
+PLAIN, POOL, POOLED = 0, 1, 2
+"""The kinds of piece a checkpoint builder makes (:meth:`Replay.checkpoint_pieces`)."""
 
 _MIN_INTERVAL = 64
 SPARE_MARGIN = 256
@@ -62,24 +73,28 @@ _BUDGET_SHARE = 0.5
 """Checkpoints may take this share of the recording's bytes (compressed)."""
 
 
-def release(session: Session) -> None:
+def release(session: Session, shared: Container[int] = frozenset()) -> None:
     """Break the reference cycles of a state that is no longer needed (a tool
     call and its card, a hook run and its chip point at each other), so that
     reference counting frees it as soon as the last reference goes, instead of
     a full collection over the whole heap some time later (each restore drops
-    one such state). It can still be read, not folded on."""
+    one such state). It can still be read, not folded on. ``shared``: the
+    ``id`` of calls and hook runs other states share (a checkpoint pool's,
+    :attr:`~reducer.replay.pool.UnitPool.owners`), left as they are."""
     for owner, _ in session.back_links():
-        owner.item = None
+        if id(owner) not in shared:
+            owner.item = None
 
 
-def dismantle(session: Session, burst: int = 2048) -> Iterator[None]:
+def dismantle(session: Session, burst: int = 2048,
+              shared: Container[int] = frozenset()) -> Iterator[None]:
     """Free a state no longer needed a burst at a time, yielding between bursts
     (a worker thread running it lets the others run): at 100 MB a state is
     ~700k objects, ~150 ms to free in one go. Its cycles are broken first
-    (as :func:`release` does), ``burst`` at a time, then the tables it made
+    (as :func:`release` does, ``shared`` left alone), ``burst`` at a time, then the tables it made
     itself (:meth:`~reducer.fold.kernel.Kernel.own_tables`) are emptied
     ``burst`` entries at a time; the rest goes with the last reference."""
-    links = session.back_links()
+    links = [link for link in session.back_links() if id(link[0]) not in shared]
     yield
     for start in range(0, len(links), burst):
         for owner, _ in links[start:start + burst]:
@@ -100,11 +115,33 @@ Buffer = bytes | bytearray | memoryview | mmap.mmap
 """What a checkpoint is kept in (a reader may hand over a memory map of its own)."""
 
 
-def _restore_checkpoint(packed: Buffer, **options: Any) -> tuple[Session, ChangeDescriber | None]:
+class Pooled:
+    """A kept checkpoint whose units equal to their final selves are indexes
+    into ``pool`` (see :mod:`reducer.replay.pool`)."""
+
+    __slots__ = ("data", "pool")
+
+    def __init__(self, data: Buffer, pool: UnitPool) -> None:
+        self.data = data
+        self.pool = pool
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+
+Kept = Buffer | Pooled
+"""A checkpoint as :class:`Checkpoints` keeps it (:func:`pack`-ed)."""
+
+
+def _restore_checkpoint(kept: Kept, **options: Any) -> tuple[Session, ChangeDescriber | None]:
     """A kept checkpoint's state, and the describer synced with it that
     :meth:`Replay.snapshots` saved with it (``None`` from a checkpoint taken
     without one). ``options`` go to ``Session.restore_with_extra``."""
-    session, extra = Session.restore_with_extra(packed, packed=True, **options)
+    if type(kept) is Pooled:
+        session, extra = Session.restore_with_extra(kept.data, packed=True,
+                                                    shared=kept.pool.objects, **options)
+    else:
+        session, extra = Session.restore_with_extra(kept, packed=True, **options)
     return session, extra if isinstance(extra, ChangeDescriber) else None
 
 
@@ -138,12 +175,16 @@ class Checkpoints:
         self.budget_bytes = budget_bytes
         self.positions: list[int] = []
         """The grid's positions (the one at :attr:`last_position` is apart)."""
-        self._snapshots: list[Buffer] = []
+        self._snapshots: list[Kept] = []
         self.last_position = last_position
         """The frame before the last: a jump to the end restores the state
         there and steps once, so it is kept apart from the grid, whatever
         thinning does (0: none)."""
-        self._last: Buffer | None = None
+        self._last: Kept | None = None
+        self.pool: UnitPool | None = None
+        """The final state's units, once the builder has folded every frame:
+        checkpoints added by :meth:`add_pooled` take those equal to their
+        final selves from it (:mod:`reducer.replay.pool`)."""
         self._first_interval = self._plan = interval
         self._taken: tuple[tuple[int, int], tuple[int, int]] = ((0, 0), (0, 0))
         """(position, uncompressed bytes) of the latest two snapshots a builder took."""
@@ -151,6 +192,9 @@ class Checkpoints:
         self.bytes = 0
         self.complete = False
         """Every checkpoint the frames call for has been built."""
+        self.pooled = False
+        """... and taken again with the final units as :attr:`pool` indexes
+        (the builder is done)."""
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -181,6 +225,30 @@ class Checkpoints:
             while self.bytes > self.budget_bytes and len(self.positions) > 1:
                 self._thin()
         return True
+
+    def add_pool(self, pool: UnitPool) -> None:
+        """The pool the checkpoints :meth:`add_pooled` keeps index into."""
+        self.pool = pool
+
+    def add_pooled(self, position: int, snapshot: Buffer, *, packed: bool = False) -> bool:
+        """Replace the checkpoint at ``position`` with ``snapshot``, the same
+        state taken with its final units as indexes into :attr:`pool`
+        (:meth:`~reducer.replay.pool.PoolPlan.checkpoint`): smaller, and
+        restored without building them. Returns whether it was kept (there
+        was one at ``position`` to replace)."""
+        assert self.pool is not None, "add_pool first"
+        kept = Pooled(snapshot if packed else pack(snapshot), self.pool)
+        with self._lock:
+            if position == self.last_position and self._last is not None:
+                self.bytes += len(kept) - len(self._last)
+                self._last = kept
+                return True
+            i = bisect_left(self.positions, position)
+            if i == len(self.positions) or self.positions[i] != position:
+                return False
+            self.bytes += len(kept) - len(self._snapshots[i])
+            self._snapshots[i] = kept
+            return True
 
     def snapshot_taken(self, position: int, size: int) -> None:
         """A builder took a snapshot of ``size`` bytes (uncompressed) after
@@ -231,13 +299,13 @@ class Checkpoints:
         self._snapshots = [self._snapshots[i] for i in keep]
         self.bytes = sum(map(len, self._snapshots)) + (len(self._last) if self._last else 0)
 
-    def at_or_before(self, position: int) -> tuple[int, bytes] | None:
-        """The latest checkpoint taken at or before ``position`` (uncompressed)."""
+    def state_at_or_before(self, position: int) -> tuple[int, Session] | None:
+        """The state of the latest checkpoint taken at or before ``position``, restored."""
         found = self.packed_at_or_before(position)
-        return None if found is None else (found[0], unpack(found[1]))
+        return None if found is None else (found[0], _restore_checkpoint(found[1])[0])
 
-    def packed_at_or_before(self, position: int) -> tuple[int, Buffer] | None:
-        """That checkpoint as kept (for ``Session.restore(..., packed=True)``)."""
+    def packed_at_or_before(self, position: int) -> tuple[int, Kept] | None:
+        """The latest checkpoint taken at or before ``position``, as kept."""
         with self._lock:
             if self._last is not None and self.last_position <= position:
                 return self.last_position, self._last
@@ -310,6 +378,8 @@ class Replay:
         """Called between bursts of a restore made ahead, on its thread: a
         caller blocks there while its UI thread is busy (so the two do not
         share the interpreter lock while a key is handled)."""
+        self._former_owners: frozenset[int] = frozenset()
+        """The shared owners of the pools of checkpoints :meth:`grow` dropped."""
 
     def _new_checkpoints(self) -> Checkpoints:
         frames = self.frames
@@ -329,7 +399,18 @@ class Replay:
         self.timeline = timeline or pace(frames)
         self.markers = markers or Markers(frames)
         self._timed = self.timeline.source == "timestamps"
+        self._former_owners = frozenset(self._shared_owners)
         self.checkpoints = self._new_checkpoints()
+
+    @property
+    def _shared_owners(self) -> Container[int]:
+        """The ``id`` of the calls and hook runs of the checkpoints' pool (and
+        of any earlier one), which every state restored from it shares: a
+        state a seek left behind is freed around them."""
+        pool = self.checkpoints.pool
+        if pool is None:
+            return self._former_owners
+        return pool.owners | self._former_owners if self._former_owners else pool.owners
 
     def __len__(self) -> int:
         return len(self.frames)
@@ -481,7 +562,7 @@ class Replay:
             overflow, self._retired = self._retired[:-keep], self._retired[-keep:]
             del self._leftovers[:-keep]
         for old in overflow:  # nobody frees them: at once, without the collector
-            release(old)
+            release(old, self._shared_owners)
 
     @property
     def retired(self) -> int:
@@ -502,7 +583,7 @@ class Replay:
                 if not self._retired:
                     return freed
                 session = self._retired.pop(0)
-            for _ in dismantle(session):
+            for _ in dismantle(session, shared=self._shared_owners):
                 between()
             del session
             freed += 1
@@ -627,14 +708,15 @@ class Replay:
 
     # --- checkpoints -------------------------------------------------------------------
 
-    def snapshots(self, grid: Checkpoints,
-                  cancelled: Callable[[], bool] = lambda: False) -> Iterator[tuple[int, bytes]]:
-        """Fold every frame once more on a private session and yield
+    def snapshots(self, grid: Checkpoints, cancelled: Callable[[], bool] = lambda: False,
+                  session: Session | None = None) -> Iterator[tuple[int, bytes]]:
+        """Fold every frame once more on a private session (``session``, a new
+        one by default) and yield
         ``(position, Session.checkpoint())`` on ``grid``'s
         :meth:`~Checkpoints.planned_interval`, and at the frame before the
         last (the state the user steps through is not touched); each size
         taken is told to ``grid``, which plans from it."""
-        session = self._new_session()
+        session = self._new_session() if session is None else session
         n = len(self.frames)
         for index in range(n):
             if cancelled():
@@ -648,15 +730,63 @@ class Replay:
                 grid.snapshot_taken(position, len(snapshot))
                 yield position, snapshot
 
+    def pooled_snapshots(self, plan: PoolPlan, positions: Sequence[int],
+                         cancelled: Callable[[], bool] = lambda: False
+                         ) -> Iterator[tuple[int, bytes]]:
+        """Fold every frame once more on a private session and yield
+        ``(position, plan.checkpoint(...))`` at each of ``positions``: the
+        checkpoints :meth:`Checkpoints.add_pooled` keeps."""
+        session = self._new_session()
+        wanted = set(positions)
+        for index in range(max(wanted, default=0)):
+            if cancelled():
+                return
+            self._apply(session, index)
+            if index + 1 in wanted:
+                with collector_paused():
+                    snapshot = plan.checkpoint(session, ChangeDescriber.of(session))
+                yield index + 1, snapshot
+
+    def checkpoint_pieces(self, grid: Checkpoints, cancelled: Callable[[], bool] = lambda: False
+                          ) -> Iterator[tuple[int, int, bytes]]:
+        """Everything a checkpoint builder makes, in order, as ``(kind,
+        position, pickled bytes)``: the :meth:`snapshots` (``PLAIN``); once
+        every frame is folded, the final state's units (``POOL``, position 0:
+        see :mod:`reducer.replay.pool`); then each checkpoint ``grid`` kept
+        again, with those units as pool indexes (``POOLED``)."""
+        session = self._new_session()
+        taken: list[int] = []
+        for position, snapshot in self.snapshots(grid, cancelled, session):
+            taken.append(position)
+            yield PLAIN, position, snapshot
+        if cancelled():
+            return
+        with collector_paused():
+            plan = PoolPlan(session)
+            pool = plan.pickled()
+        del session
+        yield POOL, 0, pool
+        del pool
+        # the positions taken that thinning has not dropped by now (a builder
+        # whose grid lags behind takes a few more, which are not kept)
+        again = [p for p in taken if p % grid.interval == 0 or p == grid.last_position]
+        for position, snapshot in self.pooled_snapshots(plan, again, cancelled):
+            yield POOLED, position, snapshot
+
     def build_checkpoints(self, cancelled: Callable[[], bool] = lambda: False) -> Iterator[int]:
-        """Fill :attr:`checkpoints` from :meth:`snapshots`; yields each position
-        kept. Meant for a worker thread."""
+        """Fill :attr:`checkpoints` from :meth:`checkpoint_pieces`; yields each
+        position kept (again when its pooled checkpoint replaces it). Meant
+        for a worker thread."""
         checkpoints = self.checkpoints
-        for position, snapshot in self.snapshots(checkpoints, cancelled):
-            if checkpoints.add(position, snapshot):
+        for kind, position, data in self.checkpoint_pieces(checkpoints, cancelled):
+            if kind == POOL:
+                checkpoints.add_pool(UnitPool.load(data, packed=False))
+                checkpoints.complete = True
+            elif checkpoints.add_pooled(position, data) if kind == POOLED \
+                    else checkpoints.add(position, data):
                 yield position
         if not cancelled():
-            checkpoints.complete = True
+            checkpoints.complete = checkpoints.pooled = True
 
     # --- time and markers -----------------------------------------------------------------
 
