@@ -148,7 +148,7 @@ def bench_pure(path: Path, seeks: int) -> None:
     print(f"  back from the end to  " + " · ".join(by_pos))
 
 
-async def bench_app(path: Path, rest: float, tasks: bool = False) -> None:
+async def bench_app(path: Path, rest: float, tasks: bool = False, rounds: int = 5) -> None:
     from viewer.replay_app import ReplayApp
 
     t0 = time.perf_counter()
@@ -182,7 +182,7 @@ async def bench_app(path: Path, rest: float, tasks: bool = False) -> None:
         t0 = time.perf_counter()
         await _jump_while_building(app, pilot)
         steps_while_building = 0
-        while not app.replay.checkpoints.complete and time.perf_counter() - t0 < 300:
+        while not app.replay.checkpoints.pooled and time.perf_counter() - t0 < 300:
             await pilot.press("right")
             steps_while_building += 1
             await pilot.pause(0.05)
@@ -192,7 +192,7 @@ async def bench_app(path: Path, rest: float, tasks: bool = False) -> None:
         if tasks:
             await pilot.press("t")
             await pilot.pause()
-        timings, seeks = await _key_to_screen(app, pilot, rest)
+        timings, seeks = await _key_to_screen(app, pilot, rest, rounds)
     for name, values in timings.items():
         print(f"  app key→screen {name:<27} {_ms(values)}")
     print("  of which (p50 / max): the pure seek in the app · the app's overhead on top of it")
@@ -251,7 +251,7 @@ async def _jump_while_building(app, pilot) -> None:
         await pilot.pause(0.2)
 
 
-async def _key_to_screen(app, pilot, rest: float
+async def _key_to_screen(app, pilot, rest: float, rounds: int
                          ) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
     """Key to screen: from the key (or the timeline click's seek) until the
     first screen update after the seek returned, each after ``rest`` seconds
@@ -306,7 +306,7 @@ async def _key_to_screen(app, pilot, rest: float
         seeks: dict[str, list[float]] = {name: [] for name in timings}
         rng = random.Random(11)
         n = len(app.replay)
-        for _ in range(5):
+        for _ in range(rounds):
             await timed("end", press("end"))
             await timed("← at the end", press("left"))
             await timed("home", press("home"))
@@ -354,6 +354,9 @@ def main() -> None:
     ap.add_argument("--app-only", action="store_true",
                     help="only the in-app timings (no pure seeks, no --emit)")
     ap.add_argument("--tasks", action="store_true", help="in the app, show the tasks panel")
+    ap.add_argument("--rounds", type=int, default=5,
+                    help="in the app, rounds of the keys and clicks timed (each round: 1 end, "
+                         "2 forward clicks, 1 backward click, ...)")
     ap.add_argument("--rest", type=float, default=1.5,
                     help="seconds on a frame before each timed key (default 1.5)")
     ns = ap.parse_args()
@@ -367,7 +370,7 @@ def main() -> None:
     if not ns.app_only:
         bench_pure(path, ns.seeks)
     if not ns.no_app:
-        asyncio.run(bench_app(path, ns.rest, ns.tasks))
+        asyncio.run(bench_app(path, ns.rest, ns.tasks, ns.rounds))
     if not ns.app_only:
         bench_emit(path)
 
