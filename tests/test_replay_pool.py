@@ -11,9 +11,10 @@ import pytest
 
 from conftest import FIXTURES, state_graph
 from reducer.replay import Replay
-from reducer.replay.player import Pooled, _restore_checkpoint
-from reducer.replay.pool import PoolPlan, signature
+from reducer.replay.player import PLAIN, POOL, Pooled, _restore_checkpoint
+from reducer.replay.pool import PoolPlan, UnitPool, signature
 from reducer.session import Session
+from reducer.state import HookRun
 from viewer.replay_source import load_recording
 
 STREAM = FIXTURES / "captures" / "stream"
@@ -124,3 +125,38 @@ def test_a_unit_that_changes_later_is_not_shared_before_it_does() -> None:
                 if hook is not None:
                     assert (id(item) in shared) == (hook.status != "running"), position
                     assert (id(hook) in shared) == (id(item) in shared)
+
+
+def test_after_a_builder_that_stopped_half_way_states_from_both_pools_stay_exact() -> None:
+    """A checkpoint child that dies in its second pass is followed by a build
+    here: its pool replaces the first one, while checkpoints (and states)
+    taken from the first one are still in use."""
+    replay = load_recording(STREAM / "07_hooks.jsonl").replay(interval=4)
+    checkpoints = replay.checkpoints
+    pooled = 0
+    for kind, position, data in replay.checkpoint_pieces(checkpoints):
+        if kind == PLAIN:
+            checkpoints.add(position, data)
+        elif kind == POOL:
+            checkpoints.add_pool(UnitPool.load(data, packed=False))
+        elif checkpoints.add_pooled(position, data):
+            pooled += 1
+            if pooled == len(checkpoints.positions) // 2:
+                break  # the child died here
+    first = checkpoints.pool
+    n = len(replay)
+    served = max(p for p in checkpoints.positions
+                 if type(checkpoints.packed_at_or_before(p)[1]) is Pooled)
+    assert any(o.item is not None for o in first.objects if isinstance(o, HookRun))
+    replay.seek(served + 1)  # restored from the first pool
+    replay.prepare_spare()  # so is the restore made ahead
+    list(replay.build_checkpoints())  # what the app does when the child failed
+    assert checkpoints.pool is not first and checkpoints.pooled
+    first_before = [signature(o) if hasattr(o, "version") else None for o in first.objects]
+    links_before = [getattr(o, "item", None) for o in first.objects]
+    for target in [n // 2, 2, n - 1, 3, n, 1, n // 3]:
+        replay.seek(target)
+        replay.free_retired()
+        assert state_graph(replay.session) == state_graph(_fresh(replay, target)), target
+    assert [signature(o) if hasattr(o, "version") else None for o in first.objects] == first_before
+    assert [getattr(o, "item", None) for o in first.objects] == links_before

@@ -185,6 +185,10 @@ class Checkpoints:
         """The final state's units, once the builder has folded every frame:
         checkpoints added by :meth:`add_pooled` take those equal to their
         final selves from it (:mod:`reducer.replay.pool`)."""
+        self.shared_owners: frozenset[int] = frozenset()
+        """The :attr:`~reducer.replay.pool.UnitPool.owners` of every pool
+        added (a builder that failed half-way is followed by another, whose
+        pool replaces the first; states restored from both may be alive)."""
         self._first_interval = self._plan = interval
         self._taken: tuple[tuple[int, int], tuple[int, int]] = ((0, 0), (0, 0))
         """(position, uncompressed bytes) of the latest two snapshots a builder took."""
@@ -228,7 +232,10 @@ class Checkpoints:
 
     def add_pool(self, pool: UnitPool) -> None:
         """The pool the checkpoints :meth:`add_pooled` keeps index into."""
-        self.pool = pool
+        with self._lock:
+            self.pool = pool
+            self.shared_owners = self.shared_owners | pool.owners if self.shared_owners \
+                else pool.owners
 
     def add_pooled(self, position: int, snapshot: Buffer, *, packed: bool = False) -> bool:
         """Replace the checkpoint at ``position`` with ``snapshot``, the same
@@ -407,10 +414,8 @@ class Replay:
         """The ``id`` of the calls and hook runs of the checkpoints' pool (and
         of any earlier one), which every state restored from it shares: a
         state a seek left behind is freed around them."""
-        pool = self.checkpoints.pool
-        if pool is None:
-            return self._former_owners
-        return pool.owners | self._former_owners if self._former_owners else pool.owners
+        owners = self.checkpoints.shared_owners
+        return owners | self._former_owners if self._former_owners else owners
 
     def __len__(self) -> int:
         return len(self.frames)
