@@ -9,8 +9,10 @@ Prints:
 * first frame — decoding the file, the markers and pacing, and frame 1 shown
   (what the user waits for before they can step);
 * checkpoints — the worker's time to build them (a forked child folds and
-  pickles, as in the app), how many, every how many frames, their compressed
-  bytes and the RSS they add to this process, against the file size; in the
+  pickles, as in the app, twice: the second pass shares the final state's
+  units, see reducer/replay/pool.py), how many, every how many frames, their
+  compressed bytes and the RSS they and their pool add to this process,
+  against the file size; in the
   app, ``end`` pressed while they are being built (the fold runs in a worker:
   the key to the next screen, and to the end's);
 * pure seek — :meth:`Replay.seek` to random targets, backward and forward,
