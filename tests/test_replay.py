@@ -12,7 +12,7 @@ import pytest
 from reducer.decode import decode_line
 from reducer.replay import ChangeDescriber, Pacer, Replay, ReplayFrame, merge_frames, pace
 from reducer.replay.pacing import EVEN_STEP_S, faster, skip_gaps, slower
-from reducer.replay.player import _PLAN_RATIO, Checkpoints, _restore_checkpoint, pack
+from reducer.replay.checkpoints import _PLAN_RATIO, Checkpoints, pack, restore_checkpoint
 from reducer.session import Session
 from conftest import FIXTURES, replay_words, state_graph
 from viewer.replay_source import load_recording
@@ -299,10 +299,10 @@ def test_a_checkpoint_keeps_the_values_words_compare_against() -> None:
             found = replay.checkpoints.packed_at_or_before(position)
             if found is None:
                 continue
-            session, describer = _restore_checkpoint(found[1])
+            session, describer = restore_checkpoint(found[1])
             assert describer is not None, (path.name, position)
             assert vars(describer) == vars(ChangeDescriber.of(session)), (path.name, position)
-    assert _restore_checkpoint(pack(Session().checkpoint()))[1] is None
+    assert restore_checkpoint(pack(Session().checkpoint()))[1] is None
 
 
 def test_a_task_ending_is_told_as_a_status_change() -> None:

@@ -11,7 +11,7 @@ import pytest
 
 from conftest import FIXTURES, state_graph
 from reducer.replay import Replay
-from reducer.replay.player import PLAIN, POOL, Pooled, _restore_checkpoint
+from reducer.replay.checkpoints import PLAIN, POOL, Pooled, restore_checkpoint
 from reducer.replay.pool import PoolPlan, UnitPool, signature
 from reducer.session import Session
 from reducer.state import HookRun
@@ -77,10 +77,10 @@ def test_every_kept_checkpoint_is_pooled_and_restores_what_a_fresh_fold_gives(pa
     for position in positions:
         found = checkpoints.packed_at_or_before(position)
         assert found is not None and found[0] == position and type(found[1]) is Pooled
-        restored, _ = _restore_checkpoint(found[1])
+        restored, _ = restore_checkpoint(found[1])
         assert state_graph(restored) == state_graph(_fresh(replay, position)), position
     # the state at the frame before the last takes nearly every unit from the pool
-    end, _ = _restore_checkpoint(checkpoints.packed_at_or_before(len(replay))[1])
+    end, _ = restore_checkpoint(checkpoints.packed_at_or_before(len(replay))[1])
     pool = {id(obj) for obj in checkpoints.pool.objects}
     items = [item for agent in end.agents.values() for item in agent.items]
     shared = sum(id(item) in pool for item in items)

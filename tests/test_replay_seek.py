@@ -14,6 +14,7 @@ import pytest
 from conftest import FIXTURES, replay_words, state_graph
 from reducer.replay import Replay
 from reducer.replay import player
+from reducer.replay.checkpoints import restore_checkpoint
 from reducer.replay.player import release
 from reducer.session import Session
 from viewer.replay_source import load_recording
@@ -85,7 +86,7 @@ def test_restoring_a_packed_checkpoint_cancellably_gives_the_same_state(path: Pa
     replay = _replay(path)
     for position in replay.checkpoints.positions:
         kept = replay.checkpoints.packed_at_or_before(position)[1]
-        cancellable = player._restore_checkpoint(kept, cancelled=lambda: False)[0]
+        cancellable = restore_checkpoint(kept, cancelled=lambda: False)[0]
         assert state_graph(cancellable) \
             == state_graph(replay.checkpoints.state_at_or_before(position)[1]) \
             == state_graph(_fresh(replay, position)), position
@@ -296,7 +297,7 @@ def test_a_restore_made_ahead_stops_when_told() -> None:
     replay.seek(len(replay))
     kept = replay.checkpoints.packed_at_or_before(len(replay))[1]
     with pytest.raises(EOFError):
-        player._restore_checkpoint(kept, cancelled=lambda: True)
+        restore_checkpoint(kept, cancelled=lambda: True)
     replay.stop_spare()
     assert not replay.prepare_spare() and replay._spare is None
     replay.seek(len(replay) - 1)  # seeking still works, restoring itself

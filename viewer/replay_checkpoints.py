@@ -6,7 +6,7 @@ stepping in. A forked child folds and pickles on its own (at a lower
 priority), and a thread of the child compresses each checkpoint and writes it
 to a pipe meanwhile; the child snapshots only where thinning is not expected
 to drop the snapshot
-(:meth:`~reducer.replay.player.Checkpoints.planned_interval`). Once every frame
+(:meth:`~reducer.replay.checkpoints.Checkpoints.planned_interval`). Once every frame
 is folded, the child sends the final state's units (the pool the later
 checkpoints index into, see :mod:`reducer.replay.pool`), folds again and
 sends each kept checkpoint once more, taken with those units as pool
@@ -29,7 +29,7 @@ import threading
 from collections.abc import Callable, Iterator
 
 from reducer.replay import Replay
-from reducer.replay.player import PLAIN, POOL, POOLED, Checkpoints, pack
+from reducer.replay.checkpoints import PLAIN, POOL, POOLED, Checkpoints, pack
 from reducer.replay.pool import UnitPool
 
 __all__ = ["build_checkpoints"]

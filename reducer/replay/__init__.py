@@ -9,6 +9,8 @@
 * :mod:`.player` — the :class:`Replay`: a :class:`~reducer.session.Session`
   at any frame, by restoring the nearest checkpoint (or one restored ahead)
   and folding on;
+* :mod:`.checkpoints` — how checkpoints are kept and read back;
+  :mod:`.pool` — the final state's units they share;
 * :mod:`.describe` — what a frame's change records mean, in words.
 """
 
@@ -16,7 +18,8 @@ from .describe import ChangeDescriber
 from .frames import AgentFile, ReplayFrame, merge_frames, row_time
 from .markers import MARKER_KINDS, MarkerKind, Markers, frame_markers
 from .pacing import EVEN_STEP_S, IDLE_GAP_S, IDLE_KEPT_S, Pacer, PacingSource, Timeline, pace
-from .player import Checkpoints, Replay
+from .checkpoints import Checkpoints
+from .player import Replay
 
 __all__ = [
     "AgentFile", "ReplayFrame", "merge_frames", "row_time",

@@ -1,7 +1,7 @@
 """A session at any frame: checkpoints of the fold, restored and folded on.
 
 :class:`Replay` holds the frames, a :class:`~reducer.session.Session` as of
-the current frame, and :class:`Checkpoints` (``Session.checkpoint()`` every
+the current frame, and its :class:`~reducer.replay.checkpoints.Checkpoints` (``Session.checkpoint()`` every
 ``interval`` frames and at the frame before the last, built by
 :meth:`Replay.build_checkpoints`, which a caller runs in a worker while the
 user already steps). Seeking restores the nearest checkpoint at or before the
@@ -32,28 +32,22 @@ cyclic collector over the whole heap after the key.
 from __future__ import annotations
 
 import math
-import mmap
 import threading
 import time
-from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Container, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from ..collector import collector_paused, promote_to_oldest
-from ..fold.snapshot import pack  # (how a checkpoint is kept)
 from ..session import Session
 from ..state import Change
+from .checkpoints import PLAIN, POOL, POOLED, Checkpoints, restore_checkpoint
 from .describe import ChangeDescriber
 from .frames import ReplayFrame
 from .markers import Markers
 from .pacing import Timeline, pace
 from .pool import PoolPlan, UnitPool
 
-__all__ = ["Checkpoints", "Replay", "SeekResult", "dismantle", "pack", "release"]
-
-PLAIN, POOL, POOLED = 0, 1, 2
-"""The kinds of piece a checkpoint builder makes (:meth:`Replay.checkpoint_pieces`)."""
+__all__ = ["Replay", "SeekResult", "dismantle", "release"]
 
 _MIN_INTERVAL = 64
 SPARE_MARGIN = 256
@@ -111,40 +105,6 @@ def dismantle(session: Session, burst: int = 2048,
             yield
 
 
-Buffer = bytes | bytearray | memoryview | mmap.mmap
-"""What a checkpoint is kept in (a reader may hand over a memory map of its own)."""
-
-
-class Pooled:
-    """A kept checkpoint whose units equal to their final selves are indexes
-    into ``pool`` (see :mod:`reducer.replay.pool`)."""
-
-    __slots__ = ("data", "pool")
-
-    def __init__(self, data: Buffer, pool: UnitPool) -> None:
-        self.data = data
-        self.pool = pool
-
-    def __len__(self) -> int:
-        return len(self.data)
-
-
-Kept = Buffer | Pooled
-"""A checkpoint as :class:`Checkpoints` keeps it (:func:`pack`-ed)."""
-
-
-def _restore_checkpoint(kept: Kept, **options: Any) -> tuple[Session, ChangeDescriber | None]:
-    """A kept checkpoint's state, and the describer synced with it that
-    :meth:`Replay.snapshots` saved with it (``None`` from a checkpoint taken
-    without one). ``options`` go to ``Session.restore_with_extra``."""
-    if type(kept) is Pooled:
-        session, extra = Session.restore_with_extra(kept.data, packed=True,
-                                                    shared=kept.pool.objects, **options)
-    else:
-        session, extra = Session.restore_with_extra(kept, packed=True, **options)
-    return session, extra if isinstance(extra, ChangeDescriber) else None
-
-
 def _words_values(session: Session, describer: ChangeDescriber | None,
                   folded: list[Change]) -> ChangeDescriber:
     """The describer for ``session``: the one its checkpoint or restore made
@@ -154,180 +114,6 @@ def _words_values(session: Session, describer: ChangeDescriber | None,
         return ChangeDescriber.of(session)
     describer.catch_up(session, folded)
     return describer
-
-
-_PLAN_RATIO = 4.8
-""":meth:`Checkpoints.planned_interval` expects snapshots to compress this much
-(the best seen: expecting too much only makes a snapshot or two more than
-thinning keeps)."""
-
-
-class Checkpoints:
-    """Compressed fold snapshots by frame position, kept under a byte budget.
-
-    When the budget is exceeded every other snapshot is dropped and the
-    interval doubles, so memory stays bounded whatever the session's length.
-    The snapshot at :attr:`last_position` is kept apart from that grid.
-    Safe to fill from one thread while another reads."""
-
-    def __init__(self, interval: int, budget_bytes: int, last_position: int = 0) -> None:
-        self.interval = interval
-        self.budget_bytes = budget_bytes
-        self.positions: list[int] = []
-        """The grid's positions (the one at :attr:`last_position` is apart)."""
-        self._snapshots: list[Kept] = []
-        self.last_position = last_position
-        """The frame before the last: a jump to the end restores the state
-        there and steps once, so it is kept apart from the grid, whatever
-        thinning does (0: none)."""
-        self._last: Kept | None = None
-        self.pool: UnitPool | None = None
-        """The final state's units, once the builder has folded every frame:
-        checkpoints added by :meth:`add_pooled` take those equal to their
-        final selves from it (:mod:`reducer.replay.pool`)."""
-        self.shared_owners: frozenset[int] = frozenset()
-        """The :attr:`~reducer.replay.pool.UnitPool.owners` of every pool
-        added (a builder that failed half-way is followed by another, whose
-        pool replaces the first; states restored from both may be alive)."""
-        self._first_interval = self._plan = interval
-        self._taken: tuple[tuple[int, int], tuple[int, int]] = ((0, 0), (0, 0))
-        """(position, uncompressed bytes) of the latest two snapshots a builder took."""
-        self._replan = False
-        self.bytes = 0
-        self.complete = False
-        """Every checkpoint the frames call for has been built."""
-        self.pooled = False
-        """... and taken again with the final units as :attr:`pool` indexes
-        (the builder is done)."""
-        self._lock = threading.Lock()
-
-    def __len__(self) -> int:
-        return len(self.positions) + (self._last is not None)
-
-    def add(self, position: int, snapshot: Buffer, *, packed: bool = False) -> bool:
-        """Keep ``snapshot`` (a :meth:`Session.checkpoint`, or its
-        :func:`pack` when ``packed``) taken after ``position`` frames, when the
-        position is on the current grid or is :attr:`last_position`; positions
-        must grow from call to call. Returns whether it was kept."""
-        if position == self.last_position:
-            data = snapshot if packed else pack(snapshot)
-            with self._lock:
-                if self._last is not None:
-                    return False
-                self._last = data
-                self.bytes += len(data)
-                while self.bytes > self.budget_bytes and len(self.positions) > 1:
-                    self._thin()
-            return True
-        if position % self.interval or (self.positions and position <= self.positions[-1]):
-            return False  # off the grid thinned since it was asked for, or already there
-        data = snapshot if packed else pack(snapshot)
-        with self._lock:
-            self.positions.append(position)
-            self._snapshots.append(data)
-            self.bytes += len(data)
-            while self.bytes > self.budget_bytes and len(self.positions) > 1:
-                self._thin()
-        return True
-
-    def add_pool(self, pool: UnitPool) -> None:
-        """The pool the checkpoints :meth:`add_pooled` keeps index into."""
-        with self._lock:
-            self.pool = pool
-            self.shared_owners = self.shared_owners | pool.owners if self.shared_owners \
-                else pool.owners
-
-    def add_pooled(self, position: int, snapshot: Buffer, *, packed: bool = False) -> bool:
-        """Replace the checkpoint at ``position`` with ``snapshot``, the same
-        state taken with its final units as indexes into :attr:`pool`
-        (:meth:`~reducer.replay.pool.PoolPlan.checkpoint`): smaller, and
-        restored without building them. Returns whether it was kept (there
-        was one at ``position`` to replace)."""
-        assert self.pool is not None, "add_pool first"
-        kept = Pooled(snapshot if packed else pack(snapshot), self.pool)
-        with self._lock:
-            if position == self.last_position and self._last is not None:
-                self.bytes += len(kept) - len(self._last)
-                self._last = kept
-                return True
-            i = bisect_left(self.positions, position)
-            if i == len(self.positions) or self.positions[i] != position:
-                return False
-            self.bytes += len(kept) - len(self._snapshots[i])
-            self._snapshots[i] = kept
-            return True
-
-    def snapshot_taken(self, position: int, size: int) -> None:
-        """A builder took a snapshot of ``size`` bytes (uncompressed) after
-        ``position`` frames (for :meth:`planned_interval`)."""
-        self._taken = (self._taken[1], (position, size))
-        self._replan = True
-
-    def planned_interval(self, frames: int) -> int:
-        """The interval a builder folding ``frames`` frames takes its next
-        snapshots at: the grid thinning is expected to end with, i.e. the
-        finest one (a power of two times the first interval) whose snapshots,
-        with the one at the frame before the last, are expected to fit the
-        budget, so that the builder does not pickle (half a second at the end
-        of a 100 MB session) what thinning would drop. Snapshots are expected
-        to keep growing as the latest two did, and to compress
-        :data:`_PLAN_RATIO` times. The plan depends on the snapshots' own
-        sizes only, so a builder in a child process takes the same ones. If
-        it falls short, thinning still keeps the budget (a snapshot too many
-        costs time, never memory)."""
-        if not self._replan:
-            return self._plan
-        self._replan = False
-        (p1, s1), (p2, s2) = self._taken
-        if not p1 or frames <= p2 + 1:
-            return self._plan
-        growth = max((s2 - s1) / (p2 - p1), 0.0)
-        end = frames - 1  # the frame before the last has a checkpoint of its own
-
-        def size(position: float) -> float:
-            return max(s2 + growth * (position - p2), 0.0) / _PLAN_RATIO
-
-        interval = self._first_interval
-        while True:
-            count = (end - 1) // interval  # the grid's positions before the end
-            if not count or count * size(interval * (count + 1) / 2) + size(end) \
-                    <= self.budget_bytes:
-                break
-            interval *= 2
-        self._plan = interval
-        return interval
-
-    def _thin(self) -> None:
-        self.interval *= 2
-        keep = [i for i, pos in enumerate(self.positions) if pos % self.interval == 0]
-        if len(keep) == len(self.positions):  # positions off the grid: keep every other
-            keep = keep[1::2]
-        self.positions = [self.positions[i] for i in keep]
-        self._snapshots = [self._snapshots[i] for i in keep]
-        self.bytes = sum(map(len, self._snapshots)) + (len(self._last) if self._last else 0)
-
-    def state_at_or_before(self, position: int) -> tuple[int, Session] | None:
-        """The state of the latest checkpoint taken at or before ``position``, restored."""
-        found = self.packed_at_or_before(position)
-        return None if found is None else (found[0], _restore_checkpoint(found[1])[0])
-
-    def packed_at_or_before(self, position: int) -> tuple[int, Kept] | None:
-        """The latest checkpoint taken at or before ``position``, as kept."""
-        with self._lock:
-            if self._last is not None and self.last_position <= position:
-                return self.last_position, self._last
-            i = bisect_right(self.positions, position) - 1
-            if i < 0:
-                return None
-            return self.positions[i], self._snapshots[i]
-
-    def latest_at_or_before(self, position: int) -> int:
-        """The position of that checkpoint (0 when there is none)."""
-        with self._lock:
-            if self._last is not None and self.last_position <= position:
-                return self.last_position
-            i = bisect_right(self.positions, position) - 1
-            return self.positions[i] if i >= 0 else 0
 
 
 @dataclass(slots=True)
@@ -527,7 +313,7 @@ class Replay:
             elif target and (found := self.checkpoints.packed_at_or_before(before)) is not None:
                 position, packed = found
                 started = time.perf_counter()
-                session, describer = _restore_checkpoint(packed, leftovers=leftovers)
+                session, describer = restore_checkpoint(packed, leftovers=leftovers)
                 took = time.perf_counter() - started
                 self._restore_rate += (took / max(len(packed), 1) - self._restore_rate) / 2
             else:
@@ -663,7 +449,7 @@ class Replay:
                 start, session = 0, self._new_session()
             else:
                 try:
-                    session, describer = _restore_checkpoint(found[1], cancelled=stop)
+                    session, describer = restore_checkpoint(found[1], cancelled=stop)
                 except EOFError:
                     return False
                 start = found[0]
