@@ -29,8 +29,7 @@ import threading
 from collections.abc import Callable, Iterator
 
 from reducer.replay import Replay
-from reducer.replay.checkpoints import PLAIN, POOL, POOLED, Checkpoints, pack
-from reducer.replay.pool import UnitPool
+from reducer.replay.checkpoints import PLAIN, POOL, Checkpoints, pack
 
 __all__ = ["build_checkpoints"]
 
@@ -145,14 +144,11 @@ def build_checkpoints(replay: Replay, cancelled: Callable[[], bool] = lambda: Fa
             data = _read_exactly(read_fd, size, mapped=kind != POOL)
             if data is None:
                 break
-            if kind == POOL:  # every frame folded: the pool the next pieces index into
-                try:
-                    checkpoints.add_pool(UnitPool.load(data, cancelled=cancelled))
-                except EOFError:  # cancelled
-                    break
-                checkpoints.complete = True
-            elif checkpoints.add_pooled(position, data, packed=True) if kind == POOLED \
-                    else checkpoints.add(position, data, packed=True):
+            try:
+                kept = checkpoints.take(kind, position, data, packed=True, cancelled=cancelled)
+            except EOFError:  # cancelled while the pool loaded
+                break
+            if kept:
                 yield position
     finally:
         os.close(read_fd)

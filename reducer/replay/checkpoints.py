@@ -14,6 +14,7 @@ from __future__ import annotations
 import mmap
 import threading
 from bisect import bisect_left, bisect_right
+from collections.abc import Callable
 from typing import Any
 
 from ..fold.snapshot import pack
@@ -94,8 +95,11 @@ class Checkpoints:
         final selves from it (:mod:`reducer.replay.pool`)."""
         self.shared_owners: frozenset[int] = frozenset()
         """The :attr:`~reducer.replay.pool.UnitPool.owners` of every pool
-        added (a builder that failed half-way is followed by another, whose
-        pool replaces the first; states restored from both may be alive)."""
+        added, and of the checkpoints these replace
+        (:meth:`~reducer.replay.player.Replay.grow`): states restored from
+        any of them may be alive, and freeing a state leaves these whole (a
+        builder that failed half-way is followed by another, whose pool
+        replaces the first)."""
         self._first_interval = self._plan = interval
         self._taken: tuple[tuple[int, int], tuple[int, int]] = ((0, 0), (0, 0))
         """(position, uncompressed bytes) of the latest two snapshots a builder took."""
@@ -136,6 +140,22 @@ class Checkpoints:
             while self.bytes > self.budget_bytes and len(self.positions) > 1:
                 self._thin()
         return True
+
+    def take(self, kind: int, position: int, data: Buffer, *, packed: bool = False,
+             cancelled: Callable[[], bool] | None = None) -> bool:
+        """Keep one piece a builder made
+        (:meth:`~reducer.replay.player.Replay.checkpoint_pieces`): a
+        :data:`PLAIN` checkpoint (:meth:`add`), a :data:`POOLED` one
+        (:meth:`add_pooled`), or the :data:`POOL`, loaded (``EOFError`` once
+        ``cancelled``), which also says every checkpoint is built. Returns
+        whether a checkpoint was kept at ``position``."""
+        if kind == POOL:
+            self.add_pool(UnitPool.load(data, packed=packed, cancelled=cancelled))
+            self.complete = True
+            return False
+        if kind == POOLED:
+            return self.add_pooled(position, data, packed=packed)
+        return self.add(position, data, packed=packed)
 
     def add_pool(self, pool: UnitPool) -> None:
         """The pool the checkpoints :meth:`add_pooled` keeps index into."""

@@ -1,8 +1,9 @@
 """A session at any frame: checkpoints of the fold, restored and folded on.
 
 :class:`Replay` holds the frames, a :class:`~reducer.session.Session` as of
-the current frame, and its :class:`~reducer.replay.checkpoints.Checkpoints` (``Session.checkpoint()`` every
-``interval`` frames and at the frame before the last, built by
+the current frame, and its :class:`~reducer.replay.checkpoints.Checkpoints`
+(``Session.checkpoint()`` every ``interval`` frames and at the frame before
+the last, built by
 :meth:`Replay.build_checkpoints`, which a caller runs in a worker while the
 user already steps). Seeking restores the nearest checkpoint at or before the
 target and folds the frames in between, or goes on from the current state
@@ -45,7 +46,7 @@ from .describe import ChangeDescriber
 from .frames import ReplayFrame
 from .markers import Markers
 from .pacing import Timeline, pace
-from .pool import PoolPlan, UnitPool
+from .pool import PoolPlan
 
 __all__ = ["Replay", "SeekResult", "dismantle", "release"]
 
@@ -171,8 +172,6 @@ class Replay:
         """Called between bursts of a restore made ahead, on its thread: a
         caller blocks there while its UI thread is busy (so the two do not
         share the interpreter lock while a key is handled)."""
-        self._former_owners: frozenset[int] = frozenset()
-        """The shared owners of the pools of checkpoints :meth:`grow` dropped."""
 
     def _new_checkpoints(self) -> Checkpoints:
         frames = self.frames
@@ -192,16 +191,9 @@ class Replay:
         self.timeline = timeline or pace(frames)
         self.markers = markers or Markers(frames)
         self._timed = self.timeline.source == "timestamps"
-        self._former_owners = frozenset(self._shared_owners)
-        self.checkpoints = self._new_checkpoints()
-
-    @property
-    def _shared_owners(self) -> Container[int]:
-        """The ``id`` of the calls and hook runs of the checkpoints' pool (and
-        of any earlier one), which every state restored from it shares: a
-        state a seek left behind is freed around them."""
-        owners = self.checkpoints.shared_owners
-        return owners | self._former_owners if self._former_owners else owners
+        dropped, self.checkpoints = self.checkpoints, self._new_checkpoints()
+        # states restored from the dropped ones' pool may still be alive
+        self.checkpoints.shared_owners = dropped.shared_owners
 
     def __len__(self) -> int:
         return len(self.frames)
@@ -353,7 +345,7 @@ class Replay:
             overflow, self._retired = self._retired[:-keep], self._retired[-keep:]
             del self._leftovers[:-keep]
         for old in overflow:  # nobody frees them: at once, without the collector
-            release(old, self._shared_owners)
+            release(old, self.checkpoints.shared_owners)
 
     @property
     def retired(self) -> int:
@@ -374,7 +366,7 @@ class Replay:
                 if not self._retired:
                     return freed
                 session = self._retired.pop(0)
-            for _ in dismantle(session, shared=self._shared_owners):
+            for _ in dismantle(session, shared=self.checkpoints.shared_owners):
                 between()
             del session
             freed += 1
@@ -570,11 +562,7 @@ class Replay:
         for a worker thread."""
         checkpoints = self.checkpoints
         for kind, position, data in self.checkpoint_pieces(checkpoints, cancelled):
-            if kind == POOL:
-                checkpoints.add_pool(UnitPool.load(data, packed=False))
-                checkpoints.complete = True
-            elif checkpoints.add_pooled(position, data) if kind == POOLED \
-                    else checkpoints.add(position, data):
+            if checkpoints.take(kind, position, data):
                 yield position
         if not cancelled():
             checkpoints.complete = checkpoints.pooled = True
