@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES
+from conftest import FIXTURES, state_graph
 from reducer.replay import Replay
 from reducer.replay.player import dismantle
-from test_replay_seek import _fresh, _state
+from test_replay_seek import _fresh
 from viewer.replay_source import load_recording
 
 STREAM = FIXTURES / "captures" / "stream"
@@ -37,14 +37,14 @@ def test_a_seek_leaves_the_state_it_replaced_for_later_and_freeing_it_changes_no
     end_state = weakref.ref(replay.session)
     replay.seek(2)  # a restore: the end state waits to be freed
     assert replay.retired == 1 and end_state() is not None
-    shown = _state(replay.session)
+    shown = state_graph(replay.session)
     gc.collect()
     assert replay.free_retired() == 1 and replay.retired == 0
     assert end_state() is None  # freed by reference counting: no cycle was left
     assert gc.collect() == 0
-    assert _state(replay.session) == shown == _state(_fresh(replay, 2))
+    assert state_graph(replay.session) == shown == state_graph(_fresh(replay, 2))
     replay.seek(n - 1)  # and the replay goes on as before
-    assert _state(replay.session) == _state(_fresh(replay, n - 1))
+    assert state_graph(replay.session) == state_graph(_fresh(replay, n - 1))
 
 
 def test_only_the_last_two_replaced_states_wait_the_older_are_released_at_once() -> None:
@@ -71,7 +71,7 @@ def test_dismantle_frees_a_state_in_bursts_and_leaves_it_empty() -> None:
     assert all(not a.items for a in session.agents.values()) or not session.agents
 
 
-def test_a_restore_made_ahead_that_was_never_used_is_freed_like_a_replaced_state() -> None:
+def test_a_restore_made_ahead_that_was_never_used_is_freed_like_a_replacedstate_graph() -> None:
     replay = _replay(SUBAGENT_SESSION)
     n = len(replay)
     replay.seek(n)
@@ -98,4 +98,4 @@ def test_freeing_a_state_folded_from_the_frames_leaves_the_frames_whole(path: Pa
     replay.seek(1)  # a restore: the folded state is left behind
     assert replay.free_retired() == 1
     replay.seek(n)
-    assert _state(replay.session) == _state(_fresh(_replay(path), n))
+    assert state_graph(replay.session) == state_graph(_fresh(_replay(path), n))

@@ -8,7 +8,6 @@ import threading
 from pathlib import Path
 from typing import Any
 
-import msgspec
 import pytest
 
 from conftest import FIXTURES, replay_words, state_graph
@@ -26,48 +25,6 @@ RECORDINGS = [STREAM / "06_background_bash.jsonl", STREAM / "07_hooks.jsonl",
               STREAM / "10_compact_manual.jsonl", SUBAGENT_SESSION]
 
 
-_CACHES = frozenset({"_open_calls", "tool", "_changes"})
-"""Kept lazily, not compared: the session's open calls (pruned whenever
-``activity`` is read: compared through it), a call's canonical tool (built
-by the views on first use), and the change records of the last entry folded
-(which the fold hands to whoever folded it; a snapshot leaves them out)."""
-
-
-def _state(session: Session) -> Any:
-    """The whole state of a session as plain data (see :func:`_deep`)."""
-    return _deep(session), session.activity
-
-
-def _deep(obj: Any, path: tuple[int, ...] = ()) -> Any:
-    """An object as plain data (every slot, field and entry), so two states
-    compare equal only when they are the same; a reference back to an object
-    on the way down (a call's card pointing at the call) is a marker."""
-    if obj is None or isinstance(obj, (str, int, float, bytes)):
-        return obj
-    if id(obj) in path:
-        return ("<back>", type(obj).__name__)
-    path = (*path, id(obj))
-    if isinstance(obj, msgspec.Raw):
-        return ("raw", bytes(obj))
-    if isinstance(obj, msgspec.Struct):
-        return (type(obj).__name__, tuple(_deep(getattr(obj, f), path)
-                                          for f in obj.__struct_fields__ if f not in _CACHES))
-    if isinstance(obj, dict):
-        return ("dict", tuple((_deep(k, path), _deep(v, path)) for k, v in obj.items()))
-    if isinstance(obj, (list, tuple)):
-        return (type(obj).__name__, tuple(_deep(v, path) for v in obj))
-    if isinstance(obj, (set, frozenset)):
-        return ("set", tuple(sorted(map(repr, obj))))
-    names: list[str] = []
-    for cls in type(obj).__mro__:
-        names += [n for n in getattr(cls, "__slots__", ()) if n not in names]
-    fields = {n: _deep(getattr(obj, n), path) for n in names
-              if hasattr(obj, n) and n not in _CACHES}
-    if hasattr(obj, "__dict__"):
-        fields |= {k: _deep(v, path) for k, v in vars(obj).items() if k not in _CACHES}
-    return (type(obj).__name__, tuple(sorted(fields.items())))
-
-
 def _fresh(replay: Replay, position: int) -> Session:
     session = replay._new_session()
     for index in range(position):
@@ -82,7 +39,7 @@ def _replay(path: Path) -> Replay:
 
 
 @pytest.mark.parametrize("path", RECORDINGS, ids=lambda p: p.name)
-def test_restoring_a_packed_checkpoint_cancellably_gives_the_same_state(path: Path) -> None:
+def test_restoring_a_packed_checkpoint_cancellably_gives_the_samestate_graph(path: Path) -> None:
     replay = _replay(path)
     for position in replay.checkpoints.positions:
         kept = replay.checkpoints.packed_at_or_before(position)[1]
@@ -108,7 +65,7 @@ def test_stepping_back_from_a_restore_made_ahead_is_exact(
         result = replay.seek(replay.position - 1)
         served += made and replay._spare is None
         assert result.restored
-        assert _state(replay.session) == _state(_fresh(replay, replay.position)), replay.position
+        assert state_graph(replay.session) == state_graph(_fresh(replay, replay.position)), replay.position
         assert replay.descriptions == words[replay.position - 1], replay.position
     assert served >= len(replay.checkpoints) - 1  # every checkpoint's span was served ahead
 
@@ -121,11 +78,11 @@ def test_a_restore_made_ahead_is_left_for_a_seek_it_does_not_fit() -> None:
     spare_at = replay._spare[0]
     replay.seek(2)  # before the spare: restored from its own checkpoint
     assert replay._spare is not None and replay._spare[0] == spare_at
-    assert _state(replay.session) == _state(_fresh(replay, 2))
+    assert state_graph(replay.session) == state_graph(_fresh(replay, 2))
     replay.seek(spare_at + 2)  # forward, after it: folding on from here is no worse
     replay.seek(spare_at + 1)  # back again, just after it: the spare serves
     assert replay._spare is None
-    assert _state(replay.session) == _state(_fresh(replay, spare_at + 1))
+    assert state_graph(replay.session) == state_graph(_fresh(replay, spare_at + 1))
 
 
 @pytest.mark.parametrize("job", ["prepare_spare", "free_retired"])
@@ -139,7 +96,7 @@ def test_a_worker_making_a_restore_ahead_or_freeing_what_seeks_left_while_steppi
         worker.start()
         replay.seek(target)  # races the worker: it takes the spare, or frees the state before
         worker.join()
-        assert _state(replay.session) == _state(_fresh(replay, target)), target
+        assert state_graph(replay.session) == state_graph(_fresh(replay, target)), target
     replay.free_retired()
     assert replay.retired == 0
 
@@ -206,7 +163,7 @@ async def test_in_the_app_a_step_back_after_a_rest_restores_nothing_on_the_ui_th
         assert replay.position == end - 1
         title = str(app.screen.query_one("#tasks-title").content)
         assert "1 running · 0 finished" in title
-        assert _state(replay.session) == _state(_fresh(replay, end - 1))
+        assert state_graph(replay.session) == state_graph(_fresh(replay, end - 1))
 
 
 # --- the first frame before the whole file is read -------------------------------------------
@@ -227,12 +184,12 @@ def test_a_transcript_with_sub_agents_opens_on_its_head() -> None:
     assert head.frames[-1].agent is None
     replay = head.replay(interval=4)
     replay.seek(len(head.frames))
-    at_head = _state(replay.session)
+    at_head = state_graph(replay.session)
     head.take_rest(head.read_rest(), replay)
     assert head.complete and _frames(replay.frames) == _frames(full.frames)
-    assert _state(replay.session) == at_head
+    assert state_graph(replay.session) == at_head
     replay.seek(len(replay))
-    assert _state(replay.session) == _state(_fresh(full.replay(), len(replay)))
+    assert state_graph(replay.session) == state_graph(_fresh(full.replay(), len(replay)))
 
 
 def test_from_a_line_reads_a_head_through_that_line() -> None:
@@ -289,7 +246,7 @@ def test_near_the_start_the_restore_made_ahead_is_the_one_the_end_needs() -> Non
     assert replay.checkpoints.positions[-1] < replay._spare[0] == n - 1
     result = replay.seek(n)  # `end`: the restore made ahead only steps once
     assert result.restored and replay._spare is None
-    assert _state(replay.session) == _state(_fresh(replay, n))
+    assert state_graph(replay.session) == state_graph(_fresh(replay, n))
 
 
 def test_a_restore_made_ahead_stops_when_told() -> None:
@@ -301,7 +258,7 @@ def test_a_restore_made_ahead_stops_when_told() -> None:
     replay.stop_spare()
     assert not replay.prepare_spare() and replay._spare is None
     replay.seek(len(replay) - 1)  # seeking still works, restoring itself
-    assert _state(replay.session) == _state(_fresh(replay, len(replay) - 1))
+    assert state_graph(replay.session) == state_graph(_fresh(replay, len(replay) - 1))
 
 
 def test_a_far_seek_forward_folds_on_when_that_is_cheaper_than_a_restore(
@@ -321,7 +278,7 @@ def test_a_far_seek_forward_folds_on_when_that_is_cheaper_than_a_restore(
             replay._fold_rate, replay._restore_rate = fold_rate, restore_rate
             replay.seek(target)  # from before the first checkpoint, on or by a restore
             assert bool(restores) == (restored and target - 2 > replay.checkpoints.interval)
-            assert _state(replay.session) == _state(_fresh(replay, target))
+            assert state_graph(replay.session) == state_graph(_fresh(replay, target))
             assert replay.descriptions == words[target - 1], target  # the same words
 
 
@@ -340,7 +297,7 @@ def test_a_long_fold_on_says_so_and_either_reports_every_change(
     short = replay.seek(9)
     assert not short.many and not short.restored
     assert short.changes == [c for r in records[5:] for c in r]
-    assert _state(replay.session) == _state(_fresh(replay, 9))
+    assert state_graph(replay.session) == state_graph(_fresh(replay, 9))
 
 
 def test_a_restore_made_ahead_for_where_the_user_points_serves_a_seek_there(
@@ -358,7 +315,7 @@ def test_a_restore_made_ahead_for_where_the_user_points_serves_a_seek_there(
                         staticmethod(lambda *a, **k: restores.append(1) or real(*a, **k)))
     replay.seek(target)
     assert not restores and replay._spare is None  # taken: only a few frames folded
-    assert _state(replay.session) == _state(_fresh(replay, target))
+    assert state_graph(replay.session) == state_graph(_fresh(replay, target))
     replay.aim = target  # pointing where the cursor is: back to what a step back needs
     assert replay._spare_plan() == (replay.checkpoints.latest_at_or_before(target - 2),
                                     max(replay.checkpoints.latest_at_or_before(target - 2),
@@ -397,4 +354,4 @@ async def test_in_the_app_a_click_where_the_pointer_rested_restores_nothing_on_t
         await pilot.pause()
         assert replay.position == target
         assert threading.main_thread().name not in restores
-        assert _state(replay.session) == _state(_fresh(replay, target))
+        assert state_graph(replay.session) == state_graph(_fresh(replay, target))
