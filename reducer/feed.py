@@ -107,9 +107,7 @@ class Feed:
         keep = self.keep_raw
         decoded = [decode_line(data, line_no, offset, keep) for line_no, offset, data in lines]
         kept += decoded
-        fold = self.session._fold
-        for entry in decoded:
-            fold(entry, agent, received_at, changes)
+        self.session._fold_all(decoded, agent, received_at, changes)
 
     def _fold_collapsing(self, lines: Iterable[RawLine], kept: list[Entry],
                          received_at: float | None, changes: list[Change],

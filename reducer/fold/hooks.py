@@ -16,7 +16,8 @@ class Hooks(Kernel):
 
     # --- hooks -------------------------------------------------------------------------
 
-    def _hook(self, e: F.HookStarted | F.HookProgress | F.HookResponse, agent: str) -> None:
+    def _hook_run(self, e: F.HookStarted | F.HookProgress | F.HookResponse, agent: str) -> HookRun:
+        """The run ``e`` reports on, made (with its chip) when this is its first frame."""
         hook = self.hooks.get(e.hook_id)
         if hook is None:
             hook = HookRun(e.hook_id, word(e.hook_name), word(e.hook_event), e.line_no,
@@ -27,20 +28,32 @@ class Hooks(Kernel):
             turn = self.current_turn
             if turn is not None:
                 turn.hooks.append(e.hook_id)
-        if isinstance(e, F.HookProgress):
-            hook.progress += 1
-            hook.stdout = e.stdout or hook.stdout
-            hook.stderr = e.stderr or hook.stderr
-            hook.output = e.output or hook.output
-        elif isinstance(e, F.HookResponse):
-            hook.status = word(e.outcome) or ("success" if e.exit_code in (0, None) else "error")
-            hook.exit_code = e.exit_code
-            hook.stdout = e.stdout or ""
-            # mostly the same text as stdout: one string, not two (a restore makes each)
-            hook.output = hook.stdout if e.output == e.stdout else e.output or ""
-            hook.stderr = e.stderr or ""
-        self._changed("hook", key=e.hook_id)
+        return hook
+
+    def _hook_touched(self, hook: HookRun) -> None:
+        self._changed("hook", None, -1, hook.hook_id)
         self._touch(hook.item)
+
+    def _hook_started(self, e: F.HookStarted, agent: str) -> None:
+        self._hook_touched(self._hook_run(e, agent))
+
+    def _hook_progress(self, e: F.HookProgress, agent: str) -> None:
+        hook = self._hook_run(e, agent)
+        hook.progress += 1
+        hook.stdout = e.stdout or hook.stdout
+        hook.stderr = e.stderr or hook.stderr
+        hook.output = e.output or hook.output
+        self._hook_touched(hook)
+
+    def _hook_response(self, e: F.HookResponse, agent: str) -> None:
+        hook = self._hook_run(e, agent)
+        hook.status = word(e.outcome) or ("success" if e.exit_code in (0, None) else "error")
+        hook.exit_code = e.exit_code
+        hook.stdout = e.stdout or ""
+        # mostly the same text as stdout: one string, not two (a restore makes each)
+        hook.output = hook.stdout if e.output == e.stdout else e.output or ""
+        hook.stderr = e.stderr or ""
+        self._hook_touched(hook)
 
     def _stop_hook_summary(self, e: F.StopHookSummary, agent: str) -> None:
         self.stop_summaries += 1
@@ -71,7 +84,7 @@ class Hooks(Kernel):
         turn = self.current_turn
         if turn is not None:
             turn.hooks.append(hook_id)
-        self._changed("hook", key=hook_id)
+        self._changed("hook", None, -1, hook_id)
 
     def _attachment(self, e: F.Attachment, agent: str) -> None:
         att = e.attachment
@@ -87,7 +100,7 @@ class Hooks(Kernel):
             self.hooks[hook_id] = hook
             hook.item = HookItem(agent, e.line_no, hook.turn, hook=hook)
             self._add(hook.item)
-            self._changed("hook", key=hook_id)
+            self._changed("hook", None, -1, hook_id)
         elif att.type == "queued_command":
             if isinstance(att.prompt, str) and "<task-notification>" in att.prompt \
                     and self._task_note(att.prompt, e.line_no):

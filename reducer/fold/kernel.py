@@ -3,7 +3,7 @@
 Everything a handler module needs and nothing about any one frame kind:
 :class:`Kernel` holds the session state, adds and touches items (each one a
 :class:`~reducer.state.Change`), and decides once per entry which agent and
-which source file it belongs to (:meth:`Kernel._where`). The handlers live in
+which source file it belongs to (:meth:`Kernel._fold`). The handlers live in
 the sibling modules (messages, tools, tasks, hooks, turns, chain) and the
 ``{kind: handler}`` table in :mod:`reducer.fold.session`.
 """
@@ -122,6 +122,8 @@ class _Route(NamedTuple):
     kind: str | None
     """The class's :attr:`~reducer.frames.Entry.kind_key` when it is the same
     for every entry of the class; ``None``: ask the entry."""
+    parented: bool
+    """The class has a ``parent_tool_use_id`` (a sub-agent's frame names its agent there)."""
 
 
 _ROUTES: dict[type, _Route] = {}
@@ -129,14 +131,20 @@ _ROUTES: dict[type, _Route] = {}
 
 def _route(cls: type, handlers: dict[type, Handler]) -> _Route:
     """The route of ``cls``, made and kept on first use."""
-    fixed = cls.kind if getattr(cls, "kind_key") is _CONSTANT_KIND_KEY else None
-    route = _Route(handlers.get(cls, _unhandled), cls in _ROWS, cls in _MESSAGE_ROWS, fixed)
+    fixed = _SYSTEM_KINDS.get(cls) or (
+        cls.kind if getattr(cls, "kind_key") is _CONSTANT_KIND_KEY else None)
+    route = _Route(handlers.get(cls, _unhandled), cls in _ROWS, cls in _MESSAGE_ROWS, fixed,
+                   "parent_tool_use_id" in getattr(cls, "__struct_fields__", ()))
     _ROUTES[cls] = route
     return route
 
 
 _CONSTANT_KIND_KEY = F.Entry.__dict__["kind_key"]
 """The base ``kind_key`` (the class's ``kind``): a class that keeps it counts under one key."""
+
+_SYSTEM_KINDS = {cls: f"system/{name}" for name, cls in F.SYSTEM_SUBTYPES.items()}
+"""The kind key of each system subtype's class: the decoder makes an entry of
+that class only from a frame of that subtype (``SystemOther`` has many)."""
 
 
 class Kernel:
@@ -471,32 +479,51 @@ class Kernel:
               changes: list[Change]) -> None:
         """:meth:`apply`, appending the change records to ``changes`` (so a
         batch of lines shares one list instead of making and joining one each)."""
-        cls = type(entry)
-        route = _ROUTES.get(cls) or _route(cls, self._handlers)
+        self._fold_all((entry,), agent, received_at, changes)
+
+    def _fold_all(self, entries: Sequence[F.Entry], agent: str | None, received_at: float | None,
+                  changes: list[Change]) -> None:
+        """:meth:`_fold` for each of ``entries`` in turn, all of one source and
+        one arrival time: what is the same for the whole batch is set once."""
         if agent is None:
-            self.lines += 1
-            where = MAIN
+            self.lines += len(entries)
+            source = MAIN
         else:
-            self.agent_file_lines += 1
-            where = agent
-        self.kinds[route.kind or entry.kind_key] += 1
+            self.agent_file_lines += len(entries)
+            source = agent
         self._now = received_at
         self._changes = changes
-        self._source = where
-        try:
-            if route.row:
+        self._source = source
+        kinds = self.kinds
+        routes = _ROUTES
+        for entry in entries:
+            cls = type(entry)
+            route = routes.get(cls) or _route(cls, self._handlers)
+            kinds[route.kind or entry.kind_key] += 1
+            where = source
+            try:
                 if agent is None:
-                    where = self._where(entry, True)
-                self._row(entry, agent, route.message_row)
-            else:
-                if agent is None:
-                    where = self._where(entry, False)
-                if cls is F.Result:
+                    # the agent, decided once: the sub-agent its parent_tool_use_id
+                    # names, else that of an on-disk sidechain row, else the main one
+                    parent = entry.parent_tool_use_id if route.parented else None
+                    if parent:
+                        where = parent
+                    elif route.row and entry.isSidechain:
+                        where = self._sidechain_agent(entry)
+                if route.row:
+                    if entry.version is not None or entry.parentUuid is not None \
+                            or entry.sessionId is not None:
+                        self._row(entry, agent, route.message_row)
+                    elif route.message_row:  # a wire message: only its session id to note
+                        sid = entry.session_id
+                        if sid != self.session_id:
+                            self._session_seen(sid)
+                elif cls is F.Result:
                     self._session_seen(entry.session_id)
-            route.handler(self, entry, where)
-        except Exception as exc:  # the fold must never take the viewer down
-            self._problem(where, entry.line_no, "malformed", entry.kind_key,
-                          f"cctv could not fold this frame: {type(exc).__name__}: {exc}")
+                route.handler(self, entry, where)
+            except Exception as exc:  # the fold must never take the viewer down
+                self._problem(where, entry.line_no, "malformed", entry.kind_key,
+                              f"cctv could not fold this frame: {type(exc).__name__}: {exc}")
 
     def _row(self, e: F._Row, forced: str | None, message_row: bool) -> None:
         """What every on-disk row and wire message says about the session, before
@@ -517,19 +544,12 @@ class Kernel:
             if sid != self.session_id:
                 self._session_seen(sid)
 
-    def _where(self, e: F.Entry, row: bool) -> str:
-        """The agent an entry of the main source belongs to, decided once (an
-        entry of a sub-agent file belongs to that sub-agent): the sub-agent its
-        ``parent_tool_use_id`` names, else the sub-agent of an on-disk sidechain
-        row, else the main agent. ``row``: the entry is a message row."""
-        parent = getattr(e, "parent_tool_use_id", None)
-        if parent:
-            return parent
-        if row and e.isSidechain:  # type: ignore[attr-defined]
-            if e.agentId:
-                return self.agent_file_ids.get(e.agentId, "agent-" + e.agentId)
-            return self._inline_agent(e)
-        return MAIN
+    def _sidechain_agent(self, e: F._Row) -> str:
+        """The sub-agent an on-disk sidechain row of the main file belongs to:
+        the one its ``agentId`` names, else (CLI 1.0.x) an inline one."""
+        if e.agentId:
+            return self.agent_file_ids.get(e.agentId, "agent-" + e.agentId)
+        return self._inline_agent(e)
 
     def _inline_agent(self, e: F._Row) -> str:
         """CLI 1.0.x wrote a sub-agent's rows into the main file as ``isSidechain``

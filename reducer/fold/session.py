@@ -52,9 +52,9 @@ HANDLERS: dict[type, Handler] = {
     F.TaskNotification: Session._task_notification,
     F.BackgroundTasksChanged: Session._background_tasks,
     # hooks
-    F.HookStarted: Session._hook,
-    F.HookProgress: Session._hook,
-    F.HookResponse: Session._hook,
+    F.HookStarted: Session._hook_started,
+    F.HookProgress: Session._hook_progress,
+    F.HookResponse: Session._hook_response,
     F.StopHookSummary: Session._stop_hook_summary,
     F.Attachment: Session._attachment,
     # turns and session state
