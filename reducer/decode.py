@@ -67,7 +67,10 @@ def decode_line(data: bytes, line_no: int = 0, offset: int = 0, keep_raw: bool =
     The entry keeps ``data`` as its ``raw`` unless ``keep_raw`` is false (a
     reader that can read the line again from its offset)."""
     try:
-        entry = _decode(data)
+        if len(data) <= MAX_LINE_BYTES and data.isascii():  # nearly every line
+            entry = _decode_frame(data)
+        else:
+            entry = _refused(data) or _decode_frame(data)
     except RecursionError:  # msgspec's own limit, far past MAX_DEPTH
         entry = Malformed(reason=f"nested too deep (more than {MAX_DEPTH} levels)")
     except Exception as exc:  # pragma: no cover - defensive: msgspec should not raise others
@@ -154,19 +157,15 @@ _SYSTEM_HEAD_LEN = len(_SYSTEM_HEAD)
 _SYSTEM_BY_HEAD = {name.encode(): (name, dec) for name, dec in _SYSTEM_DECODERS.items()}
 
 
-def _decode(data: bytes) -> Entry:
+def _refused(data: bytes) -> Malformed | None:
+    """Why a line is not decoded at all (too long, or not UTF-8), else None."""
     if len(data) > MAX_LINE_BYTES:
         return Malformed(reason=f"line too long ({len(data):,} bytes; limit {MAX_LINE_BYTES:,})")
     if not data.isascii():
         # msgspec checks UTF-8 only in the strings it decodes, not in skipped
         # fields or Raw ones; a line is JSON only if all of it is UTF-8
-        bad = _not_utf8(data)
-        if bad is not None:
-            return bad
-    entry = _decode_frame(data)
-    if type(entry) is Assistant:
-        return _check_tool_inputs(entry)
-    return entry
+        return _not_utf8(data)
+    return None
 
 
 def _not_utf8(data: bytes) -> Malformed | None:
@@ -217,6 +216,8 @@ def _decode_frame(data: bytes) -> Entry:
         return _fallback(data, exc)
     except msgspec.DecodeError as exc:
         return _bad_json(data, exc)
+    if type(frame) is Assistant:
+        return _check_tool_inputs(frame)
     if type(frame) is System:
         decoder = _SYSTEM_DECODERS.get(frame.subtype)
         if decoder is None:
