@@ -361,6 +361,21 @@ class Totals(msgspec.Struct):
         self.cache_creation_input_tokens += sign * other.cache_creation_input_tokens
         self.cache_read_input_tokens += sign * other.cache_read_input_tokens
 
+    def add_counts(self, new: tuple[int, int, int, int],
+                   old: tuple[int, int, int, int] | None = None) -> None:
+        """Add :attr:`counts` ``new``, taking away ``old`` (what was added before
+        for the same message), without making a Totals of either."""
+        if old is None:
+            self.input_tokens += new[0]
+            self.output_tokens += new[1]
+            self.cache_creation_input_tokens += new[2]
+            self.cache_read_input_tokens += new[3]
+        else:
+            self.input_tokens += new[0] - old[0]
+            self.output_tokens += new[1] - old[1]
+            self.cache_creation_input_tokens += new[2] - old[2]
+            self.cache_read_input_tokens += new[3] - old[3]
+
     @property
     def counts(self) -> tuple[int, int, int, int]:
         """The four counters in field order (``Totals(*counts)`` makes them

@@ -4,6 +4,8 @@ attachments (disk), and stop-hook summaries; queued-command attachments.
 
 from __future__ import annotations
 
+from sys import intern
+
 from .. import frames as F
 from ..state import MAIN, HookItem, HookRun, StopSummaryItem
 from .kernel import Kernel, as_text, word
@@ -20,7 +22,7 @@ class Hooks(Kernel):
         """The run ``e`` reports on, made (with its chip) when this is its first frame."""
         hook = self.hooks.get(e.hook_id)
         if hook is None:
-            hook = HookRun(e.hook_id, word(e.hook_name), word(e.hook_event), e.line_no,
+            hook = HookRun(e.hook_id, intern(e.hook_name), intern(e.hook_event), e.line_no,
                            self._turn_index(agent))
             self.hooks[e.hook_id] = hook
             hook.item = HookItem(agent, e.line_no, hook.turn, hook=hook)

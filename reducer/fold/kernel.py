@@ -40,7 +40,8 @@ from ..state import (
     Turn,
 )
 
-__all__ = ["Kernel", "SUBAGENT_TOOLS", "MALFORMED_KEPT", "block_text", "usage_totals", "Handler",
+__all__ = ["Kernel", "SUBAGENT_TOOLS", "MALFORMED_KEPT", "block_text", "usage_totals", "usage_counts",
+           "Handler",
            "word"]
 
 MALFORMED_KEPT = 10_000
@@ -69,10 +70,13 @@ def usage_totals(u: F.Usage | None) -> Totals:
     """Token counters of an API ``usage`` object (``None`` fields read as 0)."""
     if u is None:
         return Totals()
-    return Totals(
-        u.input_tokens or 0, u.output_tokens or 0,
-        u.cache_creation_input_tokens or 0, u.cache_read_input_tokens or 0,
-    )
+    return Totals(*usage_counts(u))
+
+
+def usage_counts(u: F.Usage) -> tuple[int, int, int, int]:
+    """:func:`usage_totals` as the tuple :attr:`Totals.counts` (no Totals made)."""
+    return (u.input_tokens or 0, u.output_tokens or 0,
+            u.cache_creation_input_tokens or 0, u.cache_read_input_tokens or 0)
 
 
 def block_text(content: Any) -> str:

@@ -11,8 +11,8 @@ import re
 from typing import Any
 
 from .. import frames as F
-from ..state import MAIN, Item, PromptItem, TextItem, ThinkingItem, Totals
-from .kernel import Kernel, block_text, usage_totals
+from ..state import MAIN, Item, PromptItem, TextItem, ThinkingItem
+from .kernel import Kernel, block_text, usage_counts
 
 __all__ = ["Messages", "NON_PROMPT_MARKERS"]
 
@@ -51,26 +51,21 @@ class Messages(Kernel):
                     item.hidden = True
                     self._touch(item)
         # usage: once per (message id, request id), the latest frame's figures
-        key = (msg.id, e.request_id or e.requestId)
         if msg.usage is not None and msg.id:
-            new = usage_totals(msg.usage)
+            key = (msg.id, e.request_id or e.requestId)
+            new = usage_counts(msg.usage)
             old = self._usage_by_message.get(key)
-            if old is not None:
-                agent.output_tokens -= old[1]
-            self._usage_by_message[key] = new.counts
-            agent.output_tokens += new.output_tokens
+            self._usage_by_message[key] = new
+            agent.output_tokens += new[1] - old[1] if old is not None else new[1]
             if agent_id == MAIN:  # main loop only, like result.usage
-                if old is not None:
-                    self.assistant_usage.add(Totals(*old), -1)
-                self.assistant_usage.add(new)
-                self.context_tokens = (new.input_tokens + new.cache_creation_input_tokens
-                                       + new.cache_read_input_tokens + new.output_tokens)
+                self.assistant_usage.add_counts(new, old)
+                self.context_tokens = sum(new)
         mkey = (agent_id, msg.id)
         streamed = self._streaming.get(mkey)
         for block in msg.content:
             btype = block.type
             if btype == "text":
-                item = self._take_streamed(streamed, TextItem)
+                item = self._take_streamed(streamed, TextItem) if streamed else None
                 if item is not None:
                     item.text = block.text or ""
                     item.streaming = False
@@ -88,7 +83,7 @@ class Messages(Kernel):
                 tokens = self._pending_thinking
                 self._pending_thinking = 0
                 self.live_thinking_tokens = 0
-                item = self._take_streamed(streamed, ThinkingItem)
+                item = self._take_streamed(streamed, ThinkingItem) if streamed else None
                 if item is not None:
                     item.text = text or item.text
                     item.redacted = redacted and not item.text
