@@ -252,3 +252,30 @@ async def test_a_big_file_opens_on_its_head_and_takes_the_rest_behind() -> None:
         await pilot.press("end", "left")
         assert app.replay.position == 14
         assert "frame 14/15" in _text(app, "#replay-bar")
+
+
+def test_the_bar_says_the_checkpoints_are_being_taken_again_until_every_one_is() -> None:
+    """The builder's second pass (checkpoints taken again with the final units)
+    takes seconds on a big file: the bar counts it, then says nothing."""
+    from viewer.screens.replay import bar_text
+    from reducer.replay.checkpoints import PLAIN, POOL, POOLED
+
+    rec = load_recording(STREAM / "10_compact_manual.jsonl")
+    replay = rec.replay(interval=4)
+    app = ReplayApp(rec, replay=replay, build_checkpoints=False, label="x")
+    cps = replay.checkpoints
+    said: list[str] = []
+    for kind, position, data in replay.checkpoint_pieces(cps):
+        cps.take(kind, position, data)
+        said.append(bar_text(app))
+        if kind == PLAIN:
+            assert f"indexing {len(cps)} checkpoints…" in said[-1]
+        elif kind == POOL:
+            assert f"making seeks faster (0/{len(cps)})…" in said[-1]
+        else:
+            assert kind == POOLED
+            assert f"making seeks faster ({cps.pooled_count}/{len(cps)})…" in said[-1]
+    assert cps.pooled_count == len(cps) >= 3
+    cps.pooled = True  # what the builder says when it is done
+    assert "indexing" not in bar_text(app) and "seeks" not in bar_text(app)
+    assert bar_text(app, width=80).endswith("pace")  # nothing about checkpoints when narrow

@@ -115,6 +115,14 @@ class Checkpoints:
     def __len__(self) -> int:
         return len(self.positions) + (self._last is not None)
 
+    @property
+    def pooled_count(self) -> int:
+        """How many kept checkpoints index into the :attr:`pool` so far (while
+        the builder takes them again, after :attr:`complete`)."""
+        with self._lock:
+            return sum(type(kept) is Pooled for kept in self._snapshots) \
+                + (type(self._last) is Pooled)
+
     def add(self, position: int, snapshot: Buffer, *, packed: bool = False) -> bool:
         """Keep ``snapshot`` (a :meth:`Session.checkpoint`, or its
         :func:`pack` when ``packed``) taken after ``position`` frames, when the

@@ -62,8 +62,11 @@ def bar_text(app: ReplayApp, width: int = 200) -> str:
     cps = replay.checkpoints
     if not app.recording.complete:
         building = " · reading the rest of the file…" if wide else " · reading…"
-    elif cps.complete:
+    elif cps.pooled:
         building = ""
+    elif cps.complete:  # taken again with the final units: seeks get faster when done
+        building = (f" · making seeks faster ({cps.pooled_count}/{len(cps)})…" if wide
+                    else " · tuning seeks…")
     else:
         building = f" · indexing {len(cps)} checkpoints…" if wide else " · indexing…"
     if app.catching_up is not None:
