@@ -18,7 +18,6 @@ import pytest
 from textual.widgets import DataTable, Input, OptionList, Static
 from textual.widgets.data_table import ColumnKey
 
-from reducer.state import MAIN
 from viewer.app import BrowseOptions, CctvApp
 from viewer.cli import demo_path
 from viewer.index import SessionRow

@@ -18,7 +18,7 @@ import pytest
 from reducer.export_md import export_markdown
 from reducer.filters import ViewFilter
 from reducer.item_time import ItemTimes
-from reducer.state import MAIN, HookItem, PromptItem, TextItem, ThinkingItem, ToolItem
+from reducer.state import PromptItem, TextItem, ThinkingItem, ToolItem
 from reducer.views import bash_result, result_text
 from viewer.cli import main
 from viewer.loader import load_path

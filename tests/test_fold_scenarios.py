@@ -20,7 +20,7 @@ from reducer.session import Session
 from reducer.state import MAIN, ProblemItem
 from reducer.summary import summarize
 
-from conftest import FIXTURES, fold_file, fold_until
+from conftest import fold_file, fold_until
 
 FORGE = "forge/2.1.220/"
 STREAM = "captures/stream/"
@@ -262,7 +262,7 @@ def test_on_disk_subagent_file_is_folded_in() -> None:
     assert s.title == "Use a sub-agent to survey the project. [[subagent]]"
     # without the sub-agent file only the trunk is there
     from viewer.loader import load_path
-    from conftest import FIXTURES, ref_path
+    from conftest import ref_path
 
     bare = load_path(ref_path(PROJECT + "d7acffbd-7cff-4056-82e8-4364dc8df14a.jsonl"),
                      subagents=False).session
@@ -496,7 +496,7 @@ def test_permission_denial_seen_twice_is_counted_once() -> None:
     # The same denial announced by system/permission_denied (WIRE.md §3) and then listed in
     # the result's permission_denials: one denial, not two. Lines 1-19 of permission_deny.jsonl,
     # then a permission_denied frame for the Write, then line 20 (the result).
-    from conftest import FIXTURES, ref_path
+    from conftest import ref_path
 
     write = "toolu_01GZ7AAU1w1uFUgw3hTGSoJj"
     lines = ref_path(FORGE + "permission_deny.jsonl").read_bytes().splitlines()
@@ -782,7 +782,7 @@ def test_malformed_lines_in_the_middle_of_a_real_file(tmp_path: Path) -> None:
     # captures/stream/05_subagent.jsonl with garbage inserted after its lines 3 and 9 and a
     # truncated copy of line 1 at the end. In the new file the bad lines are 4, 11 and 12
     # (a non-UTF-8 line right after the second invalid one) and 20 (the cut last line).
-    from conftest import FIXTURES, ref_path
+    from conftest import ref_path
 
     src = ref_path(STREAM + "05_subagent.jsonl")
     lines = src.read_bytes().splitlines()

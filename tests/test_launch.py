@@ -6,7 +6,6 @@ import os
 import shutil
 from pathlib import Path
 
-import pytest
 
 from viewer.cli import demo_path, main
 from viewer.launch import _intro, build_source

@@ -13,14 +13,13 @@ import shutil
 import sys
 from pathlib import Path
 
-import pytest
 
 from reducer.state import NoticeItem
 from viewer.app import CctvApp
 from viewer.sources import CommandSource, FileTail
 from widgets.status_bar import StatusBar
 
-from conftest import FIXTURES, wait_for, screen_text
+from conftest import FIXTURES, wait_for
 
 STREAM = FIXTURES / "captures" / "stream"
 FAST = dict(debounce_ms=20, poll_timeout_ms=200)

@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from reducer.filters import KINDS, PRESETS, ViewFilter, next_preset, parse_hide
+from reducer.filters import PRESETS, ViewFilter, next_preset, parse_hide
 from reducer.item_time import Arrivals, ItemTimes, format_clock, parse_clock, parse_timestamp
-from reducer.state import MAIN, HookItem, NoticeItem, ThinkingItem, ToolItem
+from reducer.state import MAIN, HookItem, NoticeItem, ToolItem
 from reducer.views import is_error_item
 from viewer.app import CctvApp
 from viewer.loader import load_path
@@ -150,7 +149,7 @@ def test_filter_change_is_one_pass_and_drawing_stays_visible_only(monkeypatch) -
     and renders only what is on screen (O(visible))."""
     import widgets.transcript as transcript_module
     from reducer.session import Session
-    from reducer.state import Agent, HookRun, NoticeItem, TextItem
+    from reducer.state import HookRun, TextItem
 
     session = Session()
     items = session.agents[MAIN].items

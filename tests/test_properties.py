@@ -14,7 +14,6 @@ import functools
 import random
 from pathlib import Path
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

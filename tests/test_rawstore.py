@@ -20,7 +20,6 @@ from viewer.app import CctvApp
 from viewer.rawstore import RawStore, RawUnavailable, rereadable
 from viewer.screens.session import SessionScreen
 from viewer.sources import FileTail, StreamSource
-from widgets.transcript import TranscriptView
 
 from conftest import FIXTURES, recordings, wait_for
 from test_app import SUBAGENT_SESSION, PROJECT, STREAM

@@ -35,7 +35,6 @@ if TYPE_CHECKING:
 
     from .newest import NewestSession
     from .rawstore import RawStore
-    from .screens.session import SessionScreen
     from .source_state import SourceState
     from .sources import Source
 

@@ -8,7 +8,6 @@ as JSON does.
 from __future__ import annotations
 
 import json
-import sys
 import time
 from typing import TextIO
 
