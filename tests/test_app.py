@@ -276,3 +276,27 @@ async def test_a_pasted_million_line_prompt_expands_to_a_capped_body(tmp_path: P
         assert sum("pasted line" in row for row in rows) == EXPAND_LINES
         assert any(f"{1_000_000 - EXPAND_LINES:,} more lines · " in row and "(m: more · o: pager)"
                    in row for row in rows)
+
+
+@pytest.mark.parametrize("age_days, says", [(400, "idle"), (0, "requesting")])
+async def test_a_session_that_stopped_growing_long_ago_is_not_requesting(
+        tmp_path: Path, age_days: int, says: str) -> None:
+    """This CLI (mid-2025) wrote no stop reason: its last row, the model's
+    answer, reads as mid-turn. Written a year ago, the session is over (idle);
+    written just now, the answer may go on (requesting)."""
+    import time
+
+    src = (FIXTURES / "public" / "claude-code-log" / "real_projects"
+           / "-Users-dain-workspace-claude-code-log-sample"
+           / "b45ad5d8-81fb-4bcb-baba-19d9f503d731.jsonl")
+    path = tmp_path / src.name
+    shutil.copyfile(src, path)
+    then = time.time() - age_days * 86400
+    os.utime(path, (then, then))
+    app = CctvApp(FileTail(path), clock=None)
+    async with app.run_test(size=(160, 30)) as pilot:
+        await wait_for(pilot, lambda: app._live and "follow" in status_text(app))
+        await pilot.pause(0.1)
+        app.screen.refresh_panels()
+        assert status_text(app).split(" │ ")[0].endswith(says)
+        assert app.feed.session.activity.kind == "requesting"  # the fold's own word is kept

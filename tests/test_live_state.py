@@ -107,3 +107,28 @@ def test_exit_status_follows_the_command() -> None:
             state.apply(event, now=0.0)
         assert state.exit_status(quitting=True) == code
     assert SourceState("file").exit_status(quitting=True) == 0
+
+
+def test_a_file_last_written_long_ago_has_settled_and_one_that_grows_has_not() -> None:
+    import time
+
+    from viewer.source_state import SETTLED_AFTER_S
+
+    old = SourceState("file")
+    old.apply(S.Lines([]), 100.0)
+    old.output_seen(100.0)
+    old.apply(S.HistoryRead(12, modified=time.time() - 400 * 86400), 100.0)
+    assert old.settled(100.0)  # a year-old session is not "requesting" any more
+
+    fresh = SourceState("file")
+    fresh.output_seen(100.0)
+    fresh.apply(S.HistoryRead(12, modified=time.time()), 100.0)
+    assert not fresh.settled(100.0 + SETTLED_AFTER_S - 1)
+    assert fresh.settled(100.0 + SETTLED_AFTER_S + 1)
+    fresh.output_seen(500.0)  # it grew: live again
+    assert not fresh.settled(500.0 + 1)
+
+    for kind in ("pipe", "command"):  # only a file can be asked how old it is
+        other = SourceState(kind)
+        other.output_seen(100.0)
+        assert not other.settled(100.0 + 10 * SETTLED_AFTER_S)

@@ -11,6 +11,7 @@ on its own.
 from __future__ import annotations
 
 import signal
+import time
 from dataclasses import dataclass
 from typing import Literal, assert_never
 
@@ -45,6 +46,11 @@ TRANSIENT_S = 10.0
 """How long the status bar shows a one-off event (replaced, recreated, …)."""
 SILENT_AFTER_S = 2.0
 """A running command silent this long shows "waiting for output"."""
+SETTLED_AFTER_S = 120.0
+"""A followed file that has not grown for this long has settled: its status is
+what the session ended in (:func:`reducer.summary.final_status`), not what its
+last row would mean mid-turn (CLIs before 2.1 wrote no stop reason, so a
+finished session of theirs would read "requesting" for ever)."""
 
 
 @dataclass(slots=True)
@@ -101,6 +107,9 @@ class SourceState:
         self._middle: str | None = None
         """What an empty view says (waiting for the file, cannot read, ...)."""
         self._last_output = 0.0
+        self._grew_at: float | None = None
+        """When the input last grew (monotonic seconds; for the history read,
+        the file's modification time on that clock)."""
         self._announced_errors: set[str] = set()
         self._restart_note: str | None = None
         """The notice of the last event that started the input over."""
@@ -112,6 +121,7 @@ class SourceState:
     def output_seen(self, now: float) -> None:
         """Lines arrived."""
         self._last_output = now
+        self._grew_at = now
         self.lines_seen = True
         self.empty = False
         self._restart_note = None
@@ -141,8 +151,10 @@ class SourceState:
                 self.output_seen(now)
             case Progress(done=done, total=total):
                 self.loading = None if done >= total else (done, total)
-            case HistoryRead(lines=count):
+            case HistoryRead(lines=count, modified=modified):
                 self.loading = None
+                if modified is not None:  # its age, on the monotonic clock
+                    self._grew_at = now - max(0.0, time.time() - modified)
                 effect.history_in = True
                 self.empty = count == 0 and not self.lines_seen
                 if self._status is not None and self._status_until is None:
@@ -254,6 +266,11 @@ class SourceState:
                 self.ended = "ended"
 
     # --- what is shown --------------------------------------------------------------------
+
+    def settled(self, now: float) -> bool:
+        """A file read to its end that has not grown for :data:`SETTLED_AFTER_S`."""
+        return (self.kind == "file" and self.loading is None and self._grew_at is not None
+                and now - self._grew_at >= SETTLED_AFTER_S)
 
     def status(self, now: float) -> tuple[str, Level] | None:
         """The source's part of the status bar, if it has something to say."""

@@ -31,7 +31,7 @@ import sys
 import threading
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Literal, Protocol, cast, runtime_checkable
 
@@ -87,6 +87,9 @@ class HistoryRead:
     """The file's content up to its end is in: ``lines`` lines (0: an empty file)."""
 
     lines: int
+    modified: float | None = field(default=None, compare=False)
+    """When the file was last written (epoch seconds), if known: a session
+    last written long ago has settled, whatever its last row says."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -433,6 +436,13 @@ class FileTail:
         self._fd = None
         self._ident = None
 
+    def _modified(self) -> float | None:
+        """The open file's modification time (epoch seconds), if it can be read."""
+        try:
+            return os.fstat(self._fd).st_mtime if self._fd is not None else None
+        except OSError:
+            return None
+
     def _open(self) -> os.stat_result:
         """Open the path (the offset stays where it is); raises OSError."""
         fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
@@ -691,7 +701,7 @@ class FileTail:
                     if not self.follow:
                         if (last := self._flush()) is not None:
                             yield Lines([last])
-                    yield HistoryRead(self._splitter.line_no)
+                    yield HistoryRead(self._splitter.line_no, self._modified())
                     history = False
                     if not self.follow:
                         yield EndOfInput()

@@ -18,6 +18,8 @@ from textual.widgets import Static
 
 from reducer.format import compact_count, format_cost, format_duration, short_path
 from reducer.session import Session
+from reducer.state import Activity
+from reducer.summary import final_status
 
 from .safe_text import visible
 from .status_glyphs import BACKGROUND, ENDED, FOLLOW, IDLE, PAUSED, PROBLEM, STATUSES, THINKING, css
@@ -41,13 +43,18 @@ class _Part:
     """For the source label: its text, cut in the middle to fit what is left."""
 
 
-def _activity(session: Session, ended: str | None) -> Content:
+def _activity(session: Session, ended: str | None, settled: bool = False) -> Content:
     running = STATUSES["running"]
     if ended is not None:
         return Content.assemble((f"{ENDED.glyph} {ENDED.word}", css(ENDED.role, ENDED.bold)),
                                 (f" · {visible(ended, oneline=True)}" if ended else "",
                                  "$text-muted"))
     activity = session.activity
+    if settled and activity.kind == "requesting":
+        # the input has long stopped growing: what the session ended in
+        final = final_status(session)
+        if final != activity.kind:
+            activity = Activity(final)
     kind = activity.kind
     text = visible(activity.text, oneline=True)
     if kind == "idle":
@@ -96,12 +103,15 @@ _SOURCE_STYLES = {"information": "$text-primary", "warning": "bold $text-warning
 def status_parts(session: Session, *, source: str, following: bool, ended: str | None = None,
                  now: float | None = None,
                  loading: tuple[int, int] | None = None, filtered: str = "",
-                 source_state: tuple[str, str] | None = None) -> list[_Part]:
+                 source_state: tuple[str, str] | None = None,
+                 settled: bool = False) -> list[_Part]:
     """The fields of the bar, in display order, each with its priority;
     ``filtered`` says what the view hides (``"only errors"``), ``""`` for nothing;
-    ``source_state`` is what the source says now (text, level)."""
+    ``source_state`` is what the source says now (text, level); ``settled``: the
+    input has not grown for long (a session that looks mid-turn shows what it
+    ended in)."""
     parts: list[_Part] = [
-        _Part(0, 100, _activity(session, ended),
+        _Part(0, 100, _activity(session, ended, settled),
               short=Content.styled(f"{ENDED.glyph} {visible(ended, oneline=True)}",
                                    css(ENDED.role, ENDED.bold)) if ended else None),
         _Part(10, 70, Content.styled(_model(session), "bold")),
@@ -221,7 +231,8 @@ class StatusBar(Static):
     def update_state(self, session: Session, *, source: str, following: bool,
                      ended: str | None = None, now: float | None = None,
                      loading: tuple[int, int] | None = None, filtered: str = "",
-                     source_state: tuple[str, str] | None = None) -> None:
+                     source_state: tuple[str, str] | None = None,
+                     settled: bool = False) -> None:
         """Re-draw from ``session``.
 
         ``source`` labels the input (a path, ``"stdin"``, ``"cmd: …"``);
@@ -231,10 +242,11 @@ class StatusBar(Static):
         ``(bytes_done, bytes_total)`` while the initial read is under way;
         ``filtered`` says what the transcript's filter hides; ``source_state`` is
         what the source says now (text, level: information, warning or error),
-        e.g. ``("deleted · waiting for it to come back", "warning")``."""
+        e.g. ``("deleted · waiting for it to come back", "warning")``;
+        ``settled``: the input has not grown for long (see :func:`status_parts`)."""
         self._parts = status_parts(session, source=source, following=following, ended=ended,
                                    now=now, loading=loading, filtered=filtered,
-                                   source_state=source_state)
+                                   source_state=source_state, settled=settled)
         self._draw()
 
     @property

@@ -134,6 +134,7 @@ class SessionScreen(Screen[None]):
             loading=app.loading,
             filtered=self._view.filter.describe(),
             source_state=self._verdict() or app.source_state.status(ticks),
+            settled=app.source_state.settled(ticks),
         )
         if self.show_tasks:
             tasks.update_state(self.session, now=now)
