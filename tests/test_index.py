@@ -157,6 +157,26 @@ def test_sessions_json_has_exactly_the_documented_keys(projects: Path, capsys) -
     assert code == 0 and len(text.splitlines()) == len(rows)
 
 
+def test_sessions_are_listed_newest_activity_first_whatever_the_files_dates(
+        projects: Path, capsys) -> None:
+    """Every file of this tree has the same date (a copied or restored folder):
+    the list still follows the sessions' own last timestamps, as the browser
+    does, and the newest file date breaks a tie."""
+    code, out, _ = run_cli(["sessions", str(projects), "--json"], capsys)
+    rows = json.loads(out)
+    stamps = [r["last_activity"] or "" for r in rows]
+    assert stamps == sorted(stamps, reverse=True) and len(set(stamps)) > 5
+    # an older session touched now is not thereby the newest: its rows say when it was active
+    oldest = next(r for r in reversed(rows) if r["last_activity"])
+    os.utime(oldest["path"], None)
+    code, out, _ = run_cli(["sessions", str(projects), "--json"], capsys)
+    again = [r["session_id"] for r in json.loads(out)]
+    assert again.index(oldest["session_id"]) > again.index(rows[0]["session_id"])
+    # the text listing has the same order
+    code, text, _ = run_cli(["sessions", str(projects)], capsys)
+    assert [line.rsplit("[", 1)[1].rstrip("]") for line in text.splitlines()] == again
+
+
 def test_search_json_names_the_line_that_matched(projects: Path, capsys) -> None:
     code, out, _ = run_cli(["search", "Pydanctic", "--json"], capsys)
     hits = json.loads(out)

@@ -13,13 +13,13 @@ import sqlite3
 import time
 from pathlib import Path
 
-from .rows import SessionRow
+from .rows import SessionRow, activity_order
 from .refresh import Progress, RefreshReport, refresh
 from .scan import resolve_root
 from .store import MARKS, Hit, IndexClosed, IndexStore, damaged, index_file, locked
 
 __all__ = ["Hit", "IndexClosed", "LIVE_WINDOW_S", "MARKS", "SessionIndex", "SessionRow", "RefreshReport",
-           "resolve_root"]
+           "activity_order", "resolve_root"]
 
 LIVE_WINDOW_S = 300.0
 """A session written to within this many seconds is marked live."""

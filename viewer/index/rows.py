@@ -9,8 +9,8 @@ from typing import Any
 
 import msgspec
 
-__all__ = ["Extracted", "HEAD_BYTES", "SessionRow", "TAIL_BYTES", "TextRow", "read_marks",
-           "tail_digest"]
+__all__ = ["Extracted", "HEAD_BYTES", "SessionRow", "TAIL_BYTES", "TextRow", "activity_order",
+           "read_marks", "tail_digest"]
 
 TAIL_BYTES = 256
 """Bytes before the indexed end that must be unchanged for an append to be read as one."""
@@ -101,3 +101,10 @@ class Extracted(msgspec.Struct, kw_only=True):
     """Lines read (texts of lines up to here are in the index)."""
     tail: str
     """:func:`tail_digest` of the bytes just before ``indexed_bytes``."""
+
+
+def activity_order(row: SessionRow) -> tuple[str, float, str]:
+    """The sort key of "newest activity first" (reversed): the session's own
+    last timestamp, then the file's modification time (a copied or restored
+    folder has every file new; the rows' timestamps still tell their order)."""
+    return (row.last_activity or "", row.mtime, row.path)

@@ -25,7 +25,7 @@ from typing import Any
 import msgspec
 
 from ..paths import cache_dir
-from .rows import Extracted, SessionRow
+from .rows import Extracted, SessionRow, activity_order
 
 __all__ = ["Hit", "IndexClosed", "IndexStore", "StoredState", "cache_dir", "index_file"]
 
@@ -294,7 +294,7 @@ class IndexStore:
     def rows(self) -> list[SessionRow]:
         """Every session row, newest activity first."""
         rows = [_ROW_DECODER.decode(r[0]) for r in self.db.execute("SELECT row FROM sessions")]
-        rows.sort(key=lambda r: (r.mtime, r.path), reverse=True)
+        rows.sort(key=activity_order, reverse=True)
         return rows
 
     @_locked

@@ -38,7 +38,8 @@ from reducer.format import compact_count, format_cost, format_duration, human_by
 from widgets.safe_text import content, visible
 from widgets.status_glyphs import status
 
-from ..index import LIVE_WINDOW_S, MARKS, Hit, IndexClosed, SessionIndex, SessionRow
+from ..index import (LIVE_WINDOW_S, MARKS, Hit, IndexClosed, SessionIndex, SessionRow,
+                     activity_order)
 
 if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, RenderResult
@@ -91,8 +92,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("branch", "Branch", lambda r, now: _one_line(r.git_branch or "", 16),
            lambda r: r.git_branch or "", 16),
     Column("started", "Started", lambda r, now: _when(r.started), lambda r: r.started or "", 16),
-    Column("last", "Last activity", lambda r, now: _when(r.last_activity),
-           lambda r: r.last_activity or "", 16),
+    Column("last", "Last activity", lambda r, now: _when(r.last_activity), activity_order, 16),
     Column("duration", "Duration", lambda r, now: format_duration(r.duration_s),
            lambda r: r.duration_s or 0.0, 8),
     Column("prompts", "Prompts", lambda r, now: str(r.prompts), lambda r: r.prompts, 7),
