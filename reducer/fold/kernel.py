@@ -3,7 +3,7 @@
 Everything a handler module needs and nothing about any one frame kind:
 :class:`Kernel` holds the session state, adds and touches items (each one a
 :class:`~reducer.state.Change`), and decides once per entry which agent and
-which source file it belongs to (:meth:`Kernel._fold`). The handlers live in
+which source file it belongs to (:meth:`Kernel._fold_all`). The handlers live in
 the sibling modules (messages, tools, tasks, hooks, turns, chain) and the
 ``{kind: handler}`` table in :mod:`reducer.fold.session`.
 """
@@ -41,8 +41,7 @@ from ..state import (
 )
 
 __all__ = ["Kernel", "SUBAGENT_TOOLS", "MALFORMED_KEPT", "block_text", "usage_totals", "usage_counts",
-           "Handler",
-           "word"]
+           "Handler", "word"]
 
 MALFORMED_KEPT = 10_000
 """Malformed lines listed by line in :attr:`Kernel.malformed` (all are counted)."""
