@@ -50,10 +50,31 @@ def _parser(name: str, desc: str) -> argparse.ArgumentParser:
 # --- the subcommands ---------------------------------------------------------------------
 
 
+def _session_arg(word: str) -> str:
+    """A PATH argument as given; or, when no such file exists and ``word`` is a
+    session id or its first characters (as ``cctv sessions`` prints them), the
+    file of the one session under the projects folder it names. Naming
+    several is a usage error (exit 2)."""
+    if word == "-" or word.startswith("-") or Path(word).expanduser().exists():
+        return word
+    from .index.scan import sessions_by_id
+
+    found = sessions_by_id(word)
+    if not found:
+        return word
+    if len(found) > 1:
+        ids = ", ".join(p.stem for p in found[:4]) + (", …" if len(found) > 4 else "")
+        raise SystemExit(_error(f"'{word}' starts {len(found)} session ids ({ids}): "
+                                "give more of it"))
+    return str(found[0])
+
+
 def _viewer(name: str, args: list[str]) -> int:
     """Subcommands that open the terminal UI (tail, run, demo, a path)."""
     from .launch import launch
 
+    if name in ("", "tail") and args:  # a session named by its id opens like its path
+        args = [_session_arg(args[0]), *args[1:]]
     return launch([name, *args] if name else args)
 
 
@@ -74,7 +95,7 @@ def _check(name: str, args: list[str]) -> int:
     ns = p.parse_args(args)
     from .headless import run_check
 
-    return run_check(ns.paths, ns.json, sys.stdout, sys.stderr)
+    return run_check([_session_arg(path) for path in ns.paths], ns.json, sys.stdout, sys.stderr)
 
 
 def _summary(name: str, args: list[str]) -> int:
@@ -84,7 +105,7 @@ def _summary(name: str, args: list[str]) -> int:
     ns = p.parse_args(args)
     from .headless import run_summary
 
-    return run_summary(ns.path, ns.json, sys.stdout, sys.stderr)
+    return run_summary(_session_arg(ns.path), ns.json, sys.stdout, sys.stderr)
 
 
 def _export(name: str, args: list[str]) -> int:
@@ -98,6 +119,7 @@ def _export(name: str, args: list[str]) -> int:
     p.add_argument("--only-tool", metavar="NAME", help="only the calls of this tool")
     p.add_argument("--no-times", action="store_true", help="leave out each item's time")
     ns = p.parse_args(args)
+    ns.path = _session_arg(ns.path)
     from .export import run_export
 
     return run_export(ns.path, ns.output, hide=ns.hide, only_errors=ns.only_errors,
@@ -147,6 +169,7 @@ def _replay(name: str, args: list[str]) -> int:
     p.add_argument("--keep-idle", action="store_true",
                    help="do not shorten idle gaps longer than a few seconds")
     ns = p.parse_args(args)
+    ns.path = _session_arg(ns.path)
     if not 0.25 <= ns.speed <= 64:
         p.error("--speed must be between 0.25 and 64")
     if ns.from_line is not None and ns.from_line < 1:
@@ -246,6 +269,7 @@ def usage() -> str:
     rows = [
         ("cctv", "browse every saved session under ~/.claude/projects"),
         ("cctv PATH", "open a transcript (stream-json or on-disk) and follow it as it grows"),
+        ("cctv SESSION-ID", "the same for a saved session, by its id or the start of it"),
         ("cctv -", "read frames from standard input (also: claude -p … | cctv)"),
         *((c.usage, c.help) for c in COMMANDS.values()),
         ("cctv --version", "print the version"),
@@ -279,9 +303,12 @@ def _main(argv: list[str] | None) -> int:
     if command is not None:
         return command.run(word, args[1:])
     if word and not word.startswith("-") and not _looks_like_a_path(word):
-        close = difflib.get_close_matches(word, list(COMMANDS), n=1, cutoff=0.5)
-        hint = f" (did you mean 'cctv {close[0]}'?)" if close else " (cctv --help lists them)"
-        return _error(f"'{word}' is not a cctv command or a file{hint}")
+        path = _session_arg(word)
+        if path == word:
+            close = difflib.get_close_matches(word, list(COMMANDS), n=1, cutoff=0.5)
+            hint = f" (did you mean 'cctv {close[0]}'?)" if close else " (cctv --help lists them)"
+            return _error(f"'{word}' is not a cctv command, a file or a session id{hint}")
+        args = [path, *args[1:]]
     return _viewer("", args)
 
 

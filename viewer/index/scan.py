@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["SessionFile", "default_projects_dir", "resolve_root", "scan"]
+__all__ = ["SessionFile", "default_projects_dir", "resolve_root", "scan", "sessions_by_id"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,3 +124,33 @@ def scan(root: Path) -> list[SessionFile]:
             sig, sub_mtime = _signature(stats)
             found.append(SessionFile(entry.path, project, st.st_size, st.st_mtime_ns, sig, sub_mtime))
     return found
+
+
+_SESSION_ID = re.compile(r"[0-9a-fA-F][0-9a-fA-F-]{5,35}")
+"""A session id (a UUID), or the start of one: at least 6 characters."""
+
+
+def sessions_by_id(word: str, root: Path | None = None) -> list[Path] | None:
+    """The session files under ``root`` (default: the projects folder) whose
+    id is ``word`` or starts with it, sorted by path; ``None`` when ``word``
+    does not look like one (hex digits and dashes, 6 to 36 of them). What
+    ``cctv sessions`` prints, or the first characters of it, then opens a
+    session from any folder."""
+    if not _SESSION_ID.fullmatch(word):
+        return None
+    base = root if root is not None else default_projects_dir()
+    prefix = word.lower()
+    found: list[Path] = []
+    try:
+        projects = [e.path for e in os.scandir(base) if e.is_dir()]
+    except OSError:
+        return found
+    for project in projects:
+        try:
+            entries = list(os.scandir(project))
+        except OSError:
+            continue
+        found += (Path(e.path) for e in entries
+                  if e.name.endswith(".jsonl") and e.name.lower().startswith(prefix)
+                  and e.is_file())
+    return sorted(found)
