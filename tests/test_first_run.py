@@ -116,6 +116,7 @@ def test_every_subcommand_has_its_own_help(name: str) -> None:
     res = _cctv(name, "-h")
     assert res.returncode == 0, res.stderr
     assert f"cctv {name}" in res.stdout and res.stderr == ""
+    assert "cctv cctv" not in res.stdout  # (replay's usage line said it twice)
 
 
 @pytest.mark.parametrize(("word", "hint"), [("nosuchsub", "cctv --help"), ("summry", "did you mean 'cctv summary'?"),

@@ -50,6 +50,9 @@ def _parser(name: str, desc: str) -> argparse.ArgumentParser:
 # --- the subcommands ---------------------------------------------------------------------
 
 
+_PATH_HELP = "a session file, or a saved session's id (or its first 6+ characters)"
+
+
 def _session_arg(word: str) -> str:
     """A PATH argument as given; or, when no such file exists and ``word`` is a
     session id or its first characters (as ``cctv sessions`` prints them), the
@@ -90,7 +93,7 @@ def _viewer_with_help(desc: str, usage: str) -> Callable[[str, list[str]], int]:
 
 def _check(name: str, args: list[str]) -> int:
     p = _parser(name, "Decode files; report kinds, malformed lines and the round trip.")
-    p.add_argument("paths", nargs="+", metavar="PATH")
+    p.add_argument("paths", nargs="+", metavar="PATH", help=_PATH_HELP)
     p.add_argument("--json", action="store_true", help="machine-readable output")
     ns = p.parse_args(args)
     from .headless import run_check
@@ -100,7 +103,7 @@ def _check(name: str, args: list[str]) -> int:
 
 def _summary(name: str, args: list[str]) -> int:
     p = _parser(name, "Print the folded state of a session.")
-    p.add_argument("path", metavar="PATH")
+    p.add_argument("path", metavar="PATH", help=_PATH_HELP)
     p.add_argument("--json", action="store_true", help="machine-readable output")
     ns = p.parse_args(args)
     from .headless import run_summary
@@ -110,7 +113,7 @@ def _summary(name: str, args: list[str]) -> int:
 
 def _export(name: str, args: list[str]) -> int:
     p = _parser(name, "Write a session as Markdown (standard output unless -o).")
-    p.add_argument("path", metavar="PATH")
+    p.add_argument("path", metavar="PATH", help=_PATH_HELP)
     p.add_argument("--md", action="store_true", help="Markdown (the only format so far)")
     p.add_argument("-o", "--output", metavar="FILE", help="write here (default: stdout)")
     p.add_argument("--hide", default="", metavar="KINDS",
@@ -158,8 +161,8 @@ the rest read behind."""
 
 def _replay(name: str, args: list[str]) -> int:
     """``cctv replay``: the viewer paused at a frame, or ``--emit`` (headless)."""
-    p = _parser("cctv replay", "Replay a recorded session at its recorded pace.")
-    p.add_argument("path", metavar="PATH")
+    p = _parser(name, "Replay a recorded session at its recorded pace.")
+    p.add_argument("path", metavar="PATH", help=_PATH_HELP)
     p.add_argument("--speed", type=float, default=1.0, metavar="N",
                    help="speed factor, 0.25 to 64 (default 1)")
     p.add_argument("--from", dest="from_line", type=int, default=None, metavar="LINE",
