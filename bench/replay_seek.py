@@ -147,7 +147,7 @@ def bench_pure(path: Path, seeks: int) -> None:
         seek(n)
         target = max(1, int(n * share) - 1)
         by_pos.append(f"{int(share * 100)}%: {seek(target) * 1000:.0f} ms")
-    print(f"  back from the end to  " + " · ".join(by_pos))
+    print("  back from the end to  " + " · ".join(by_pos))
 
 
 async def bench_app(path: Path, rest: float, tasks: bool = False, rounds: int = 5) -> None:
