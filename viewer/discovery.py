@@ -24,7 +24,7 @@ from typing import Any
 from reducer.decode import Format, detect_format
 from reducer.fold.agents import not_a_subagent
 
-from .index.scan import default_projects_dir
+from .index.scan import default_projects_dir, session_files
 
 __all__ = [
     "HEAD_BYTES",
@@ -346,25 +346,6 @@ def _looks_like_uuid(text: str) -> bool:
 # --------------------------------------------------------------------------- listing
 
 
-def _session_files(root: Path) -> list[Path]:
-    """Every ``<project>/<session>.jsonl`` under ``root`` (no sub-agent files)."""
-    files: list[Path] = []
-    try:
-        projects = [p for p in root.iterdir() if p.is_dir()]
-    except OSError:
-        return files
-    for project in projects:
-        try:
-            entries = list(project.iterdir())
-        except OSError:
-            continue
-        for entry in entries:
-            name = entry.name
-            if name.endswith(".jsonl") and not name.startswith("agent-") and entry.is_file():
-                files.append(entry)
-    return files
-
-
 def _mtime(path: Path) -> float:
     try:
         return path.stat().st_mtime
@@ -375,7 +356,7 @@ def _mtime(path: Path) -> float:
 def list_sessions(root: Path | str | None = None) -> list[SessionInfo]:
     """All sessions under ``root`` (default :func:`projects_dir`), newest first by mtime."""
     base = Path(root) if root is not None else projects_dir()
-    infos = [read_session_info(p) for p in _session_files(base)]
+    infos = [read_session_info(p) for p in session_files(base)]
     infos.sort(key=lambda i: (i.mtime, str(i.path)), reverse=True)
     return infos
 
@@ -383,7 +364,7 @@ def list_sessions(root: Path | str | None = None) -> list[SessionInfo]:
 def latest_session(root: Path | str | None = None) -> Path | None:
     """The most recently written session file under ``root``, or ``None``."""
     base = Path(root) if root is not None else projects_dir()
-    files = _session_files(base)
+    files = session_files(base)
     if not files:
         return None
     return max(files, key=lambda p: (_mtime(p), str(p)))

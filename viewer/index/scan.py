@@ -14,7 +14,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["SessionFile", "default_projects_dir", "resolve_root", "scan", "sessions_by_id"]
+__all__ = ["SessionFile", "default_projects_dir", "resolve_root", "scan", "session_files",
+           "sessions_by_id"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +127,26 @@ def scan(root: Path) -> list[SessionFile]:
     return found
 
 
+def session_files(root: Path) -> list[Path]:
+    """Every ``<project>/<session>.jsonl`` under ``root`` (no sub-agent files),
+    by directory listings only (no signatures: see :func:`scan`)."""
+    files: list[Path] = []
+    try:
+        projects = [p for p in root.iterdir() if p.is_dir()]
+    except OSError:
+        return files
+    for project in projects:
+        try:
+            entries = list(project.iterdir())
+        except OSError:
+            continue
+        for entry in entries:
+            name = entry.name
+            if name.endswith(".jsonl") and not name.startswith("agent-") and entry.is_file():
+                files.append(entry)
+    return files
+
+
 _SESSION_ID = re.compile(r"[0-9a-fA-F][0-9a-fA-F-]{5,35}")
 """A session id (a UUID), or the start of one: at least 6 characters."""
 
@@ -138,19 +159,6 @@ def sessions_by_id(word: str, root: Path | None = None) -> list[Path] | None:
     session from any folder."""
     if not _SESSION_ID.fullmatch(word):
         return None
-    base = root if root is not None else default_projects_dir()
     prefix = word.lower()
-    found: list[Path] = []
-    try:
-        projects = [e.path for e in os.scandir(base) if e.is_dir()]
-    except OSError:
-        return found
-    for project in projects:
-        try:
-            entries = list(os.scandir(project))
-        except OSError:
-            continue
-        found += (Path(e.path) for e in entries
-                  if e.name.endswith(".jsonl") and e.name.lower().startswith(prefix)
-                  and e.is_file())
-    return sorted(found)
+    base = root if root is not None else default_projects_dir()
+    return sorted(p for p in session_files(base) if p.name.lower().startswith(prefix))
