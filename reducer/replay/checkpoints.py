@@ -258,8 +258,5 @@ class Checkpoints:
 
     def latest_at_or_before(self, position: int) -> int:
         """The position of that checkpoint (0 when there is none)."""
-        with self._lock:
-            if self._last is not None and self.last_position <= position:
-                return self.last_position
-            i = bisect_right(self.positions, position) - 1
-            return self.positions[i] if i >= 0 else 0
+        found = self.packed_at_or_before(position)
+        return 0 if found is None else found[0]
