@@ -30,11 +30,14 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+import checkout  # noqa: E402
 
-from viewer.app import CctvApp  # noqa: E402
-from viewer.sources import FileTail  # noqa: E402
-from widgets.transcript import TranscriptView  # noqa: E402
+checkout.use(ROOT)  # this checkout's code as the cctv package, installed or not
+
+from cctv.viewer.app import CctvApp  # noqa: E402
+from cctv.viewer.sources import FileTail  # noqa: E402
+from cctv.widgets.transcript import TranscriptView  # noqa: E402
 
 OUT = ROOT / "bench" / "out"
 REF = ROOT / "tests" / "fixtures"

@@ -21,7 +21,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+import checkout  # noqa: E402
+
+checkout.use(ROOT)  # this checkout's code as the cctv package, installed or not
 
 QUERIES = ("ref", "refactor", "refactor timeline", "please fix the tests", "rfctr")
 
@@ -47,8 +50,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--budget", type=float, default=10.0)
     args = ap.parse_args(argv)
     os.environ.setdefault("XDG_CACHE_HOME", tempfile.mkdtemp(prefix="cctv-bench-"))
-    from viewer.index import SessionIndex
-    from viewer.screens.browse import narrow
+    from cctv.viewer.index import SessionIndex
+    from cctv.viewer.screens.browse import narrow
 
     index = SessionIndex(args.projects)
     index.refresh()

@@ -44,6 +44,8 @@ import termios
 import time
 from pathlib import Path
 
+import checkout
+
 REPO = Path(__file__).resolve().parents[1]
 SIZE = (160, 48)
 
@@ -60,7 +62,7 @@ def _default_tree() -> Path:
 def _env(repo: Path, cache: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("TEXTUAL")}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
-    env.update(XDG_CACHE_HOME=str(cache), PYTHONPATH=str(repo), TERM="xterm-256color",
+    env.update(XDG_CACHE_HOME=str(cache), PYTHONPATH=str(checkout.import_root(repo)), TERM="xterm-256color",
                COLUMNS=str(SIZE[0]), LINES=str(SIZE[1]))
     return env
 
@@ -71,7 +73,7 @@ def prepare(repo: Path, projects: Path, cache: Path) -> int:
     subprocess.run([sys.executable, "-m", "compileall", "-q",
                     *(str(repo / p) for p in ("viewer", "reducer", "widgets"))],
                    check=True, env=_env(repo, cache))
-    res = subprocess.run([sys.executable, "-m", "viewer.cli", "sessions", str(projects), "--json"],
+    res = subprocess.run([sys.executable, "-m", "cctv.viewer.cli", "sessions", str(projects), "--json"],
                          capture_output=True, check=True, cwd=repo, env=_env(repo, cache))
     return len(json.loads(res.stdout))
 
@@ -96,7 +98,7 @@ def one_run(repo: Path, projects: Path, cache: Path, marker: bytes, timeout: flo
     if pid == 0:  # the child: a terminal of SIZE, then cctv
         fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", SIZE[1], SIZE[0], 0, 0))
         os.chdir(repo)
-        os.execve(sys.executable, [sys.executable, *python, "-m", "viewer.cli", "browse",
+        os.execve(sys.executable, [sys.executable, *python, "-m", "cctv.viewer.cli", "browse",
                                    str(projects)], env)
     seen = b""
     shown = quit_at = None

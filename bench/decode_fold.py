@@ -40,6 +40,8 @@ import sys
 import time
 from pathlib import Path
 
+import checkout
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 OUT = HERE / "out"
@@ -76,8 +78,8 @@ def _floor(path: str) -> dict:
 
 
 def _decode(path: str) -> dict:
-    from reducer.decode import decode_line
-    from reducer.lines import LineSplitter
+    from cctv.reducer.decode import decode_line
+    from cctv.reducer.lines import LineSplitter
 
     t0 = time.perf_counter()
     with open(path, "rb") as fh:
@@ -95,7 +97,7 @@ def _decode(path: str) -> dict:
 
 
 def _fold(path: str) -> dict:
-    from reducer.feed import Feed, read_file_lines
+    from cctv.reducer.feed import Feed, read_file_lines
 
     step = int(os.environ.get("CCTV_BENCH_SLICE", "0"))
     t0 = time.perf_counter()
@@ -123,7 +125,7 @@ _RUN = {"floor": _floor, "decode": _decode, "fold": _fold}
 
 def measure(name: str, path: str) -> dict:
     """One measurement in this process: its figures plus the peak RSS it added."""
-    import reducer.feed  # noqa: F401  (imports are not part of the measurement)
+    import cctv.reducer.feed  # noqa: F401  (imports are not part of the measurement)
     import msgspec  # noqa: F401
 
     base = _maxrss()
@@ -136,7 +138,7 @@ def measure(name: str, path: str) -> dict:
 def _child(name: str, path: str, slice_lines: int = 0) -> dict:
     env = dict(os.environ)
     env["CCTV_BENCH_SLICE"] = str(slice_lines)
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    env["PYTHONPATH"] = os.pathsep.join([str(checkout.import_root(REPO)), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     proc = subprocess.run(
         [sys.executable, str(Path(__file__).resolve()), "--measure", name, path],
         capture_output=True, text=True, env=env, check=False,
@@ -232,8 +234,8 @@ def profile(name: str, path: Path, top: int) -> None:
     import cProfile
     import pstats
 
-    sys.path.insert(0, str(REPO))  # the measurements' children get it through PYTHONPATH
-    import reducer.feed  # noqa: F401
+    checkout.use(REPO)  # the measurements' children get it through PYTHONPATH
+    import cctv.reducer.feed  # noqa: F401
 
     prof = cProfile.Profile()
     prof.enable()

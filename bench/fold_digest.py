@@ -28,12 +28,15 @@ import msgspec
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
+import checkout  # noqa: E402
+
+checkout.use(REPO)  # this checkout's code as the cctv package, installed or not
 sys.path.insert(0, str(HERE))
 
 from build_big import DEFAULT_REF, build  # noqa: E402
 
-from reducer.feed import Feed, read_file_lines  # noqa: E402
+from cctv.reducer.feed import Feed, read_file_lines  # noqa: E402
 
 
 class _Walker:
@@ -116,7 +119,7 @@ def digest_file(path: Path, batch_lines: int = 1,
                 out.append(repr(tuple(ch)))
             out.append("\n")
     if feed.session.format == "transcript":
-        from viewer.loader import load_subagents
+        from cctv.viewer.loader import load_subagents
 
         load_subagents(feed, path)
     out.append("entries:")

@@ -42,7 +42,10 @@ import zlib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+import checkout  # noqa: E402
+
+checkout.use(ROOT)  # this checkout's code as the cctv package, installed or not
 
 OUT = ROOT / "bench" / "out" / "giant"
 BASE = ROOT / "tests" / "fixtures" / "captures" / "stream" / "01_simple_text.jsonl"
@@ -126,10 +129,10 @@ def _reset_peak() -> None:
 
 
 async def run_case(case: str) -> dict:
-    from viewer.app import CctvApp
-    from viewer.screens.raw import RawScreen
-    from viewer.sources import FileTail
-    from widgets.transcript import TranscriptView
+    from cctv.viewer.app import CctvApp
+    from cctv.viewer.screens.raw import RawScreen
+    from cctv.viewer.sources import FileTail
+    from cctv.widgets.transcript import TranscriptView
 
     path = build(case)
     giant_line = _longest_line(path)

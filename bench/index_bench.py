@@ -46,7 +46,10 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
+import checkout  # noqa: E402
+
+checkout.use(REPO)  # this checkout's code as the cctv package, installed or not
 sys.path.insert(0, str(REPO / "bench"))
 
 import build_big  # noqa: E402
@@ -156,7 +159,7 @@ import time
 t0 = time.perf_counter()
 import asyncio, sys
 from pathlib import Path
-from viewer.app import BrowseOptions, CctvApp
+from cctv.viewer.app import BrowseOptions, CctvApp
 
 async def main():
     app = CctvApp(None, clock=None, browse=BrowseOptions(Path(sys.argv[1])))
@@ -200,8 +203,8 @@ def main(argv: list[str] | None = None) -> int:
     figures["lines"] = int(res.stdout or 0)
 
     cache = Path(tempfile.mkdtemp(prefix="cctv-bench-cache-"))
-    env = dict(os.environ, XDG_CACHE_HOME=str(cache), PYTHONPATH=str(REPO))
-    first, res = _run([py, "-m", "viewer.cli", "sessions", str(projects), "--json"], env)
+    env = dict(os.environ, XDG_CACHE_HOME=str(cache), PYTHONPATH=str(checkout.import_root(REPO)))
+    first, res = _run([py, "-m", "cctv.viewer.cli", "sessions", str(projects), "--json"], env)
     assert res.returncode == 0, res.stderr.decode()
     rows = json.loads(res.stdout)
     figures["first_index_s"] = round(first, 2)
@@ -209,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
     figures["rows"] = len(rows)
     figures["index_mb"] = round(sum(f.stat().st_size for f in (cache / "cctv").iterdir()) / 1e6, 1)
 
-    again, res = _run([py, "-m", "viewer.cli", "sessions", str(projects), "--json"], env)
+    again, res = _run([py, "-m", "cctv.viewer.cli", "sessions", str(projects), "--json"], env)
     figures["reopen_sessions_json_s"] = round(again, 3)
     figures["reopen_vs_first"] = round(again / first, 3)
     shown, res = _run([py, "-c", _FIRST_SCREEN, str(projects), str(len(rows))], env)
@@ -217,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
     figures["reopen_first_screen_s"] = round(float(res.stdout.decode().strip().splitlines()[-1]), 3)
 
     # one session grown: 1 MB of its own kind appended to the biggest one
-    from viewer.index import SessionIndex  # noqa: E402
+    from cctv.viewer.index import SessionIndex  # noqa: E402
 
     os.environ["XDG_CACHE_HOME"] = str(cache)
     index = SessionIndex(projects)
@@ -259,7 +262,7 @@ def main(argv: list[str] | None = None) -> int:
             t0 = time.perf_counter()
             hits = index.search(word)
             times.append(time.perf_counter() - t0)
-        cli, res = _run([py, "-m", "viewer.cli", "search", word, str(projects), "--json"], env)
+        cli, res = _run([py, "-m", "cctv.viewer.cli", "search", word, str(projects), "--json"], env)
         grep, gres = _run(["grep", "-rlF", word.split()[0], str(projects)])
         searches[word] = {"hits": len(hits), "in_app_ms": round(min(times) * 1000, 1),
                           "cli_s": round(cli, 3), "grep_rlF_s": round(grep, 3),

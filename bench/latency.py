@@ -20,9 +20,14 @@ import threading
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 
-from viewer.sources import FileTail, Lines, Live  # noqa: E402
+import checkout  # noqa: E402
+
+
+checkout.use(Path(__file__).resolve().parents[1])  # this checkout's code as the cctv package, installed or not
+
+from cctv.viewer.sources import FileTail, Lines, Live  # noqa: E402
 
 
 def _writer(path: Path, n: int, interval: float, start: threading.Event) -> None:

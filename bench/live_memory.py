@@ -19,10 +19,15 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 
-from viewer.app import CctvApp  # noqa: E402
-from viewer.sources import CommandSource  # noqa: E402
+import checkout  # noqa: E402
+
+
+checkout.use(Path(__file__).resolve().parents[1])  # this checkout's code as the cctv package, installed or not
+
+from cctv.viewer.app import CctvApp  # noqa: E402
+from cctv.viewer.sources import CommandSource  # noqa: E402
 
 STDERR_50MB = ("import sys\n"
                "line = 'warning: ' + 'x' * 90 + '\\n'\n"

@@ -20,14 +20,17 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+import checkout  # noqa: E402
 
-from reducer.export_md import export_markdown  # noqa: E402
-from reducer.filters import PRESETS, ViewFilter  # noqa: E402
-from reducer.item_time import ItemTimes  # noqa: E402
-from viewer.app import CctvApp  # noqa: E402
-from viewer.loader import load_path  # noqa: E402
-from widgets.transcript import TranscriptView  # noqa: E402
+checkout.use(ROOT)  # this checkout's code as the cctv package, installed or not
+
+from cctv.reducer.export_md import export_markdown  # noqa: E402
+from cctv.reducer.filters import PRESETS, ViewFilter  # noqa: E402
+from cctv.reducer.item_time import ItemTimes  # noqa: E402
+from cctv.viewer.app import CctvApp  # noqa: E402
+from cctv.viewer.loader import load_path  # noqa: E402
+from cctv.widgets.transcript import TranscriptView  # noqa: E402
 
 OUT = ROOT / "bench" / "out"
 

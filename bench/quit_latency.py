@@ -31,7 +31,7 @@ def one_run(path: Path) -> tuple[float, float]:
     if pid == 0:
         os.chdir(ROOT)
         os.environ["TERM"] = "xterm-256color"
-        os.execv(sys.executable, [sys.executable, "-m", "viewer.cli", str(path)])
+        os.execv(sys.executable, [sys.executable, "-m", "cctv.viewer.cli", str(path)])
     seen = b""
     painted = None
     quit_at = None

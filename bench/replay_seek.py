@@ -46,11 +46,14 @@ from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+import checkout  # noqa: E402
 
-from viewer.replay_checkpoints import build_checkpoints  # noqa: E402
-from viewer.replay_emit import emit, plan_emit  # noqa: E402
-from viewer.replay_source import load_recording  # noqa: E402
+checkout.use(ROOT)  # this checkout's code as the cctv package, installed or not
+
+from cctv.viewer.replay_checkpoints import build_checkpoints  # noqa: E402
+from cctv.viewer.replay_emit import emit, plan_emit  # noqa: E402
+from cctv.viewer.replay_source import load_recording  # noqa: E402
 
 OUT = ROOT / "bench" / "out"
 
@@ -151,7 +154,7 @@ def bench_pure(path: Path, seeks: int) -> None:
 
 
 async def bench_app(path: Path, rest: float, tasks: bool = False, rounds: int = 5) -> None:
-    from viewer.replay_app import ReplayApp
+    from cctv.viewer.replay_app import ReplayApp
 
     t0 = time.perf_counter()
     rec = load_recording(path, head_bytes=4 << 20)  # as `cctv replay PATH` opens it

@@ -18,15 +18,18 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+import checkout  # noqa: E402
+
+checkout.use(ROOT)  # this checkout's code as the cctv package, installed or not
 
 from rich.console import Console  # noqa: E402
 from rich.text import Text  # noqa: E402
 
-from reducer.safe import visible  # noqa: E402
-from viewer.loader import load_path  # noqa: E402
-from widgets.render_items import Palette, RenderContext, render_item  # noqa: E402
-from widgets.safe_text import safe_text  # noqa: E402
+from cctv.reducer.safe import visible  # noqa: E402
+from cctv.viewer.loader import load_path  # noqa: E402
+from cctv.widgets.render_items import Palette, RenderContext, render_item  # noqa: E402
+from cctv.widgets.safe_text import safe_text  # noqa: E402
 
 DEMO = ROOT / "viewer" / "demo" / "demo_session.jsonl"
 

@@ -22,11 +22,14 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+import checkout  # noqa: E402
+
+checkout.use(ROOT)  # this checkout's code as the cctv package, installed or not
 sys.path.insert(0, str(ROOT / "bench"))
 
-from reducer.feed import Feed, read_file_lines  # noqa: E402
-from widgets.task_rows import TaskRowCache, task_rows  # noqa: E402
+from cctv.reducer.feed import Feed, read_file_lines  # noqa: E402
+from cctv.widgets.task_rows import TaskRowCache, task_rows  # noqa: E402
 
 
 def main(argv: list[str]) -> int:

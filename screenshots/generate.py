@@ -17,11 +17,14 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+import checkout  # noqa: E402
 
-from viewer.app import CctvApp  # noqa: E402
-from viewer.cli import demo_path  # noqa: E402
-from viewer.loader import load_path  # noqa: E402
+checkout.use(ROOT)  # this checkout's code as the cctv package, installed or not
+
+from cctv.viewer.app import CctvApp  # noqa: E402
+from cctv.viewer.cli import demo_path  # noqa: E402
+from cctv.viewer.loader import load_path  # noqa: E402
 
 REFERENCE = ROOT / "tests" / "fixtures"
 FROZEN = 1_795_960_800.0
@@ -66,7 +69,7 @@ async def _browser_shot(name: str, keys: list[str], size: tuple[int, int] = (140
     import os
     import tempfile
 
-    from viewer.app import BrowseOptions
+    from cctv.viewer.app import BrowseOptions
 
     with tempfile.TemporaryDirectory() as cache:
         os.environ["XDG_CACHE_HOME"] = cache
@@ -77,8 +80,8 @@ async def _browser_shot(name: str, keys: list[str], size: tuple[int, int] = (140
 
 async def _replay_shot(name: str, path: Path, line: int, keys: list[str],
                        size: tuple[int, int] = (140, 40), theme: str = "textual-dark") -> None:
-    from viewer.replay_app import ReplayApp
-    from viewer.replay_source import load_recording
+    from cctv.viewer.replay_app import ReplayApp
+    from cctv.viewer.replay_source import load_recording
 
     rec = load_recording(path)
     replay = rec.replay()

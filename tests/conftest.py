@@ -29,8 +29,8 @@ from typing import Any
 
 import pytest
 
-from reducer.feed import Feed, read_file_lines
-from reducer.session import Session
+from cctv.reducer.feed import Feed, read_file_lines
+from cctv.reducer.session import Session
 
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -54,7 +54,7 @@ def ref_path(path: str | Path) -> Path:
 
 def fold_file(path: str | Path) -> Feed:
     """Decode and fold a whole file the way ``cctv`` opens it."""
-    from viewer.loader import load_path
+    from cctv.viewer.loader import load_path
 
     return load_path(ref_path(path))
 
@@ -63,7 +63,7 @@ def replay_words(path: Path) -> list[list[str]]:
     """The replay inspector's words for each frame of ``path`` (index
     ``position - 1``), stepping from the first: what any other way to a
     frame must say too."""
-    from viewer.replay_source import load_recording
+    from cctv.viewer.replay_source import load_recording
 
     replay = load_recording(path).replay()
     out = []
@@ -180,7 +180,7 @@ async def wait_for(pilot: Any, condition: Callable[[], bool], timeout: float = 8
 
 def screen_text(app: Any) -> str:
     """Every visible line of the screen's transcript view, as plain text."""
-    from widgets.transcript import TranscriptView  # the reducer tests import no Textual
+    from cctv.widgets.transcript import TranscriptView  # the reducer tests import no Textual
 
     view = app.screen.query_one(TranscriptView)
     return "\n".join(view.render_line(y).text for y in range(view.size.height))

@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from reducer.state import MAIN
-from viewer.app import CctvApp
-from viewer.screens.session import SessionScreen
-from viewer.sources import CommandSource, FileTail, StreamSource
-from widgets.status_bar import StatusBar
-from widgets.transcript import TranscriptView
+from cctv.reducer.state import MAIN
+from cctv.viewer.app import CctvApp
+from cctv.viewer.screens.session import SessionScreen
+from cctv.viewer.sources import CommandSource, FileTail, StreamSource
+from cctv.widgets.status_bar import StatusBar
+from cctv.widgets.transcript import TranscriptView
 
 from conftest import FIXTURES, wait_for, screen_text
 
@@ -118,7 +118,7 @@ async def test_subprocess_source_shows_exit_status_and_stderr(tmp_path: Path) ->
         assert len(app.feed.session.tasks) == 2
         await pilot.press("s")
         await pilot.pause()
-        from viewer.screens.stderr import StderrScreen
+        from cctv.viewer.screens.stderr import StderrScreen
 
         assert isinstance(app.screen, StderrScreen)
         assert "warning: scripted run" in "\n".join(app.screen.buffer.lines)
@@ -170,9 +170,9 @@ async def test_on_disk_session_opens_its_subagent(tmp_path: Path) -> None:
 
 
 async def test_tasks_panel_raw_view_and_help() -> None:
-    from reducer.feed import read_file_lines
-    from viewer.screens.help import HelpScreen
-    from viewer.screens.raw import RawScreen
+    from cctv.reducer.feed import read_file_lines
+    from cctv.viewer.screens.help import HelpScreen
+    from cctv.viewer.screens.raw import RawScreen
 
     app = CctvApp(None, clock=None)
     async with app.run_test(size=(140, 40)) as pilot:
@@ -209,8 +209,8 @@ async def test_tasks_panel_raw_view_and_help() -> None:
 )
 def test_snapshots(snap_compare, tmp_path: Path, name: str, keys: list[str],
                    size: tuple[int, int], theme: str) -> None:
-    from viewer.cli import demo_path
-    from viewer.loader import load_path
+    from cctv.viewer.cli import demo_path
+    from cctv.viewer.loader import load_path
 
     bad = tmp_path / "bad.jsonl"
     good = (STREAM / "01_simple_text.jsonl").read_bytes().splitlines(keepends=True)
@@ -257,7 +257,7 @@ async def test_a_giant_reply_is_cut_with_a_hint_not_laid_out_whole(tmp_path: Pat
 async def test_a_pasted_million_line_prompt_expands_to_a_capped_body(tmp_path: Path) -> None:
     import json
 
-    from widgets.render_items import EXPAND_LINES
+    from cctv.widgets.render_items import EXPAND_LINES
 
     lines = (STREAM / "01_simple_text.jsonl").read_text().splitlines()
     prompt = {"type": "user", "message": {"role": "user", "content": "pasted line\n" * 1_000_000},

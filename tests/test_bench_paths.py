@@ -18,11 +18,11 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from reducer import decode as D
-from reducer.decode import decode_line
-from reducer.feed import Feed, read_file_lines
-from reducer.frames import SYSTEM_SUBTYPES, Malformed, System
-from reducer.lines import LineSplitter
+from cctv.reducer import decode as D
+from cctv.reducer.decode import decode_line
+from cctv.reducer.feed import Feed, read_file_lines
+from cctv.reducer.frames import SYSTEM_SUBTYPES, Malformed, System
+from cctv.reducer.lines import LineSplitter
 
 from conftest import FIXTURES, recordings
 
@@ -192,7 +192,7 @@ def test_build_big_is_deterministic_and_copies_get_fresh_ids(build_big, tmp_path
 
 
 def _rows_session(rows, walk_only: bool):
-    from reducer.session import Session
+    from cctv.reducer.session import Session
 
     s = Session()
     if walk_only:

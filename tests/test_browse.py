@@ -18,13 +18,13 @@ import pytest
 from textual.widgets import DataTable, Input, OptionList, Static
 from textual.widgets.data_table import ColumnKey
 
-from viewer.app import BrowseOptions, CctvApp
-from viewer.cli import demo_path
-from viewer.index import SessionRow
-from viewer.screens.browse import BrowseScreen, narrow, word_score
-from viewer.screens.session import SessionScreen
-from widgets.safe_text import visible
-from widgets.transcript import TranscriptView
+from cctv.viewer.app import BrowseOptions, CctvApp
+from cctv.viewer.cli import demo_path
+from cctv.viewer.index import SessionRow
+from cctv.viewer.screens.browse import BrowseScreen, narrow, word_score
+from cctv.viewer.screens.session import SessionScreen
+from cctv.widgets.safe_text import visible
+from cctv.widgets.transcript import TranscriptView
 
 from conftest import wait_for as _wait_for
 from test_index import build_tree, isolated, tree_state  # noqa: F401 - autouse fixture
@@ -317,9 +317,9 @@ def test_snapshots(snap_compare, tmp_path: Path, name: str, keys: list[str],
 def test_bare_cctv_and_cctv_browse_open_the_browser(tmp_path: Path, monkeypatch) -> None:
     """``cctv`` on a terminal opens the browser over ``$CLAUDE_CONFIG_DIR/projects``;
     ``cctv browse DIR`` over DIR; ``cctv tail`` still follows the newest session."""
-    from viewer import launch as launch_module
-    from viewer.cli import main
-    from viewer.sources import FileTail
+    from cctv.viewer import launch as launch_module
+    from cctv.viewer.cli import main
+    from cctv.viewer.sources import FileTail
 
     opened: list[tuple[str | None, bool]] = []
     monkeypatch.setattr(launch_module, "launch_browser",
@@ -337,7 +337,7 @@ def test_bare_cctv_and_cctv_browse_open_the_browser(tmp_path: Path, monkeypatch)
 
 async def test_a_long_list_shows_its_first_rows_at_once_then_fills_in(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from viewer.screens import browse as browse_module
+    from cctv.viewer.screens import browse as browse_module
 
     monkeypatch.setattr(browse_module, "FILL_CHUNK", 300)  # a few chunks, of fewer files
     folder = tmp_path / "cfg" / "projects" / "-home-ada-src-demo"
@@ -376,7 +376,7 @@ def test_a_cell_draws_as_the_rich_text_it_stands_for(text: str) -> None:
     from rich.console import Console
     from rich.text import Text
 
-    from viewer.screens.browse import Cell
+    from cctv.viewer.screens.browse import Cell
 
     console = Console(width=80, force_terminal=True, color_system=None)
 

@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-import reducer.views as views
-from reducer.session import Session
-from reducer.state import MAIN, ToolCall, ToolItem
-from reducer.tools import Raw
-from viewer.loader import load_path
-from widgets.cards import Palette, RenderContext, estimate_height, render_item
-from widgets.cards.base import EXPAND_ROWS
-from widgets.cards.card import CARDS, ToolCard, card_for, register
+import cctv.reducer.views as views
+from cctv.reducer.session import Session
+from cctv.reducer.state import MAIN, ToolCall, ToolItem
+from cctv.reducer.tools import Raw
+from cctv.viewer.loader import load_path
+from cctv.widgets.cards import Palette, RenderContext, estimate_height, render_item
+from cctv.widgets.cards.base import EXPAND_ROWS
+from cctv.widgets.cards.card import CARDS, ToolCard, card_for, register
 from conftest import FIXTURES
 
 PUBLIC = FIXTURES / "public" / "claude-code-log" / "real_projects"
@@ -135,13 +135,13 @@ def test_grep_card_lists_files_in_files_mode() -> None:
 
 
 def _grep_result():
-    from widgets.cards.tools.grep import GrepResult
+    from cctv.widgets.cards.tools.grep import GrepResult
 
     return GrepResult
 
 
 def test_webfetch_card_shows_url_question_status_and_answer() -> None:
-    from widgets.cards.tools.webfetch import FetchResult
+    from cctv.widgets.cards.tools.webfetch import FetchResult
 
     session, item = _first_with(
         "WebFetch", lambda it: views.structured_result(it.call, FetchResult) is not None)

@@ -13,15 +13,15 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from reducer.session import Session
-from reducer.state import MAIN, NoticeItem, PromptItem, ToolItem, TurnFooterItem
-from reducer.views import is_error_item
-from viewer.app import CctvApp
-from viewer.headless import run_check
-from viewer.loader import load_path
-from viewer.sources import FileTail
-from widgets.cards import Palette, RenderContext, estimate_height, render_item
-from widgets.transcript import TranscriptView
+from cctv.reducer.session import Session
+from cctv.reducer.state import MAIN, NoticeItem, PromptItem, ToolItem, TurnFooterItem
+from cctv.reducer.views import is_error_item
+from cctv.viewer.app import CctvApp
+from cctv.viewer.headless import run_check
+from cctv.viewer.loader import load_path
+from cctv.viewer.sources import FileTail
+from cctv.widgets.cards import Palette, RenderContext, estimate_height, render_item
+from cctv.widgets.transcript import TranscriptView
 from conftest import FIXTURES
 
 PUBLIC = FIXTURES / "public" / "claude-code-log"
@@ -135,7 +135,7 @@ async def test_a_control_error_is_drawn_and_e_reaches_it(tmp_path: Path) -> None
 
 def test_prompt_suggestions_and_tool_summaries_show_their_text() -> None:
     # no recording has them yet; shapes as WIRE.md gives them
-    from reducer.decode import decode_line
+    from cctv.reducer.decode import decode_line
 
     session = Session()
     for n, frame in enumerate([
@@ -195,7 +195,7 @@ def test_a_system_frame_without_a_rule_shows_its_fields() -> None:
                          if i.category == "system/commands_changed")
     assert drawn(item, session)[0] == "· [system/commands_changed] commands: 104 items"
     # code_change_published has no recording yet: whatever its fields, the PR's URL shows
-    from reducer.decode import decode_line
+    from cctv.reducer.decode import decode_line
 
     session = Session()
     session.apply(decode_line(b'{"type":"system","subtype":"code_change_published",'

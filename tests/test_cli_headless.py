@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from viewer.cli import main
+from cctv.viewer.cli import main
 
 STREAM = "captures/stream/"
 
@@ -234,7 +234,7 @@ def test_empty_file(capsys, tmp_path: Path) -> None:
 def test_console_script_runs(reference: Path, tmp_path: Path) -> None:
     path = reference / STREAM / "11_multi_turn.jsonl"
     exe = shutil.which("cctv")
-    cmd = [exe] if exe else [sys.executable, "-m", "viewer.cli"]
+    cmd = [exe] if exe else [sys.executable, "-m", "cctv.viewer.cli"]
     res = subprocess.run([*cmd, "summary", "--json", str(path)], capture_output=True,
                          text=True, timeout=60)
     assert res.returncode == 0, res.stderr
@@ -248,6 +248,6 @@ def test_console_script_runs(reference: Path, tmp_path: Path) -> None:
     assert res.stderr.strip().count("\n") == 0 and "missing.jsonl" in res.stderr
     assert "Traceback" not in res.stderr
 
-    res = subprocess.run([sys.executable, "-m", "viewer.cli", "check", str(path)],
+    res = subprocess.run([sys.executable, "-m", "cctv.viewer.cli", "check", str(path)],
                          capture_output=True, text=True, timeout=60)
     assert res.returncode == 0 and ": ok" in res.stdout

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from viewer.cli import _session_arg, main
-from viewer.index.scan import sessions_by_id
+from cctv.viewer.cli import _session_arg, main
+from cctv.viewer.index.scan import sessions_by_id
 
 from conftest import FIXTURES
 
@@ -84,8 +84,8 @@ def test_a_word_that_is_no_command_file_or_session_says_so(
 def test_the_viewer_opens_a_session_named_by_its_id(
         projects: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     opened: list[list[str]] = []
-    monkeypatch.setattr("viewer.launch.launch", lambda args: opened.append(args) or 0)
-    monkeypatch.setattr("viewer.replay_emit.run_emit",
+    monkeypatch.setattr("cctv.viewer.launch.launch", lambda args: opened.append(args) or 0)
+    monkeypatch.setattr("cctv.viewer.replay_emit.run_emit",
                         lambda path, **_: opened.append(["replay", path]) or 0)
     path = str(projects / PROJECT.name / f"{SESSION}.jsonl")
     assert main([SESSION[:8]]) == 0

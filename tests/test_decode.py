@@ -15,10 +15,10 @@ from pathlib import Path
 import msgspec
 import pytest
 
-import reducer.decode as decode_mod
-from reducer import frames as F
-from reducer.decode import decode_bytes, decode_line, detect_format, extras, reencode
-from reducer.feed import Feed, read_file_lines
+import cctv.reducer.decode as decode_mod
+from cctv.reducer import frames as F
+from cctv.reducer.decode import decode_bytes, decode_line, detect_format, extras, reencode
+from cctv.reducer.feed import Feed, read_file_lines
 
 from conftest import FIXTURES, recordings
 
@@ -382,6 +382,6 @@ def test_undeclared_keys_of_a_checked_object_stay_in_the_line() -> None:
     (b'{"a":' * 70 + b"1" + b"}" * 70, True),
 ])
 def test_nesting_exceeds(line: bytes, deeper: bool) -> None:
-    from reducer.decode import nesting_exceeds
+    from cctv.reducer.decode import nesting_exceeds
 
     assert nesting_exceeds(line) is deeper

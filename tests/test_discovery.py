@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES
 
-from viewer.discovery import (
+from cctv.viewer.discovery import (
     SessionInfo,
     latest_session,
     list_sessions,

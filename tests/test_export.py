@@ -15,13 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from reducer.export_md import export_markdown
-from reducer.filters import ViewFilter
-from reducer.item_time import ItemTimes
-from reducer.state import PromptItem, TextItem, ThinkingItem, ToolItem
-from reducer.views import bash_result, result_text
-from viewer.cli import main
-from viewer.loader import load_path
+from cctv.reducer.export_md import export_markdown
+from cctv.reducer.filters import ViewFilter
+from cctv.reducer.item_time import ItemTimes
+from cctv.reducer.state import PromptItem, TextItem, ThinkingItem, ToolItem
+from cctv.reducer.views import bash_result, result_text
+from cctv.viewer.cli import main
+from cctv.viewer.loader import load_path
 
 from conftest import FIXTURES, recordings
 
@@ -83,7 +83,7 @@ def test_export_of_a_session_with_a_subagent_nests_its_transcript() -> None:
 
 
 def test_fences_outlast_backticks_in_the_content() -> None:
-    from reducer.export_md import _fence
+    from cctv.reducer.export_md import _fence
 
     body = "text\n```\ninner fence\n```\nmore ````` five"
     fenced = _fence(body)
@@ -151,7 +151,7 @@ def test_cli_export_to_stdout_and_file(tmp_path: Path) -> None:
 
 
 def test_cli_export_runs_as_a_command() -> None:
-    res = subprocess.run([sys.executable, "-m", "viewer.cli", "export",
+    res = subprocess.run([sys.executable, "-m", "cctv.viewer.cli", "export",
                           str(STREAM / "05_subagent.jsonl"), "--md", "--only-tool", "Agent"],
                          capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert res.returncode == 0, res.stderr
@@ -162,9 +162,9 @@ def test_cli_export_runs_as_a_command() -> None:
 
 
 async def test_palette_export_writes_a_file_and_names_it(tmp_path: Path, monkeypatch) -> None:
-    from viewer.app import CctvApp
-    from viewer.commands import export_view
-    from widgets.transcript import TranscriptView
+    from cctv.viewer.app import CctvApp
+    from cctv.viewer.commands import export_view
+    from cctv.widgets.transcript import TranscriptView
 
     monkeypatch.chdir(tmp_path)
     app = CctvApp(None, feed=load_path(STREAM / "07_hooks.jsonl"), clock=None)
@@ -191,7 +191,7 @@ async def test_palette_export_writes_a_file_and_names_it(tmp_path: Path, monkeyp
 
 
 def test_export_falls_back_to_the_cache_dir(tmp_path: Path, monkeypatch) -> None:
-    from viewer.export import write_export
+    from cctv.viewer.export import write_export
 
     gone = tmp_path / "gone"
     gone.mkdir()

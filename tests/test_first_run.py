@@ -20,17 +20,18 @@ import pytest
 from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
 
-import viewer
+from cctv import viewer
 from conftest import FIXTURES
-from viewer.app import CctvApp
-from viewer.cli import COMMANDS, demo_path, main, version
-from viewer.launch import exit_status
-from viewer.loader import load_path
-from viewer.screens.help import HelpScreen
-from viewer.screens.session import SessionScreen
+from cctv.viewer.app import CctvApp
+from cctv.viewer.cli import COMMANDS, demo_path, main, version
+from cctv.viewer.launch import exit_status
+from cctv.viewer.loader import load_path
+from cctv.viewer.screens.help import HelpScreen
+from cctv.viewer.screens.session import SessionScreen
 
 CHECKOUT = Path(__file__).resolve().parents[1]
-PACKAGES = ("reducer", "widgets", "viewer")
+PACKAGES = {"reducer": "cctv.reducer", "widgets": "cctv.widgets", "viewer": "cctv.viewer"}
+"""Each folder of the checkout and the package it installs as."""
 
 
 # --- package data ----------------------------------------------------------------------
@@ -50,9 +51,7 @@ def _declared(top: str, rel: PurePosixPath, package_data: dict[str, list[str]]) 
     """Whether setuptools' ``package-data`` globs take ``rel`` (a path inside ``top``)."""
     for key, patterns in package_data.items():
         base = PurePosixPath(*key.split("."))
-        if base.parts[0] != top:
-            continue
-        inner = PurePosixPath(top, rel)
+        inner = PurePosixPath(*PACKAGES[top].split("."), rel)
         try:
             tail = inner.relative_to(base)
         except ValueError:
@@ -79,21 +78,25 @@ def test_every_data_file_is_declared_in_package_data(top: str, rel: PurePosixPat
 @pytest.mark.parametrize(("top", "rel"), _data_files(), ids=lambda v: str(v))
 def test_every_data_file_is_in_the_imported_package(top: str, rel: PurePosixPath) -> None:
     """Against an installed package this is what a user's ``pip install .`` holds."""
-    assert (resources.files(top) / str(rel)).is_file(), f"{top}/{rel} is not in {resources.files(top)}"
+    package = resources.files(PACKAGES[top])
+    assert (package / str(rel)).is_file(), f"{top}/{rel} is not in {package}"
 
 
 def test_the_suite_runs_against_the_installed_package_when_ci_says_so() -> None:
     if not os.environ.get("CCTV_EXPECT_INSTALLED"):
         pytest.skip("only under .ci/run, which installs the package and runs the suite against it")
     where = Path(viewer.__file__).resolve()
-    assert CHECKOUT not in where.parents, f"tests imported the checkout ({where}), not the installed package"
+    # (the README installs into .venv inside the checkout: what matters is that
+    # the code imported is the installed copy, not the checkout's own viewer/)
+    assert where.parent != CHECKOUT / "viewer", f"tests imported the checkout ({where}), not the installed package"
+    assert where.parts[-3:] == ("cctv", "viewer", "__init__.py"), where
 
 
 # --- the command line --------------------------------------------------------------------
 
 
 def _cctv(*words: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "viewer.cli", *words], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "cctv.viewer.cli", *words], capture_output=True, text=True,
                           timeout=60, env={**os.environ, **(env or {})}, stdin=subprocess.DEVNULL)
 
 
@@ -202,7 +205,7 @@ async def test_the_first_run_notice_does_not_cover_the_status_bar(tmp_path: Path
         await pilot.pause(0.3)
         from textual.widgets._toast import Toast
 
-        from widgets.status_bar import StatusBar
+        from cctv.widgets.status_bar import StatusBar
 
         bar = app.screen.query_one(StatusBar).region
         toasts = list(app.screen.query(Toast))
@@ -274,8 +277,8 @@ def test_demo_builder_is_in_step_with_the_bundled_demo() -> None:
 
 
 def test_an_empty_home_opens_the_demo(tmp_path: Path, monkeypatch) -> None:
-    from viewer.launch import _intro, build_source
-    from viewer.sources import FileTail
+    from cctv.viewer.launch import _intro, build_source
+    from cctv.viewer.sources import FileTail
 
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
@@ -321,9 +324,9 @@ def test_a_real_session_has_no_verdict(capsys) -> None:
 
 
 async def test_the_viewer_gives_the_same_verdict_and_one_row(tmp_path: Path) -> None:
-    from viewer.sources import FileTail
-    from widgets.status_bar import StatusBar
-    from widgets.transcript import TranscriptView
+    from cctv.viewer.sources import FileTail
+    from cctv.widgets.status_bar import StatusBar
+    from cctv.widgets.transcript import TranscriptView
 
     app = CctvApp(FileTail(_html(tmp_path), follow=False), clock=None)
     async with app.run_test(size=(120, 30)) as pilot:

@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import get_args
 
-from reducer.feed import Feed, read_file_lines
-from reducer.state import MAIN, Activity, ChangeKind
+from cctv.reducer.feed import Feed, read_file_lines
+from cctv.reducer.state import MAIN, Activity, ChangeKind
 
 from conftest import FIXTURES, fold_until
 

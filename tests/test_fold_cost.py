@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from reducer.feed import Feed, read_file_lines
-from reducer.summary import summarize
+from cctv.reducer.feed import Feed, read_file_lines
+from cctv.reducer.summary import summarize
 
 from conftest import FIXTURES
 

@@ -14,12 +14,12 @@ from pathlib import Path
 
 import msgspec
 
-from reducer import frames as F
-from reducer.decode import decode_line
-from reducer.fold import HANDLERS
-from reducer.session import Session
-from reducer.state import HookItem, ProblemItem
-from viewer.loader import load_path
+from cctv.reducer import frames as F
+from cctv.reducer.decode import decode_line
+from cctv.reducer.fold import HANDLERS
+from cctv.reducer.session import Session
+from cctv.reducer.state import HookItem, ProblemItem
+from cctv.viewer.loader import load_path
 
 from conftest import FIXTURES
 

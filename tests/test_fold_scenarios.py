@@ -15,10 +15,10 @@ from typing import Any
 import msgspec
 import pytest
 
-from reducer.decode import decode_line
-from reducer.session import Session
-from reducer.state import MAIN, ProblemItem
-from reducer.summary import summarize
+from cctv.reducer.decode import decode_line
+from cctv.reducer.session import Session
+from cctv.reducer.state import MAIN, ProblemItem
+from cctv.reducer.summary import summarize
 
 from conftest import fold_file, fold_until
 
@@ -261,7 +261,7 @@ def test_on_disk_subagent_file_is_folded_in() -> None:
     assert len(feed.agent_entries[agent_call]) == 24
     assert s.title == "Use a sub-agent to survey the project. [[subagent]]"
     # without the sub-agent file only the trunk is there
-    from viewer.loader import load_path
+    from cctv.viewer.loader import load_path
     from conftest import ref_path
 
     bare = load_path(ref_path(PROJECT + "d7acffbd-7cff-4056-82e8-4364dc8df14a.jsonl"),

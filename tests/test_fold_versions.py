@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import msgspec
 
-from reducer import frames as F
-from reducer.decode import decode_line
-from reducer.state import MAIN, NoticeItem, ProblemItem
-from reducer.summary import format_summary, summarize
+from cctv.reducer import frames as F
+from cctv.reducer.decode import decode_line
+from cctv.reducer.state import MAIN, NoticeItem, ProblemItem
+from cctv.reducer.summary import format_summary, summarize
 
 from conftest import FIXTURES, fold_file, fold_until
 
@@ -140,7 +140,7 @@ def test_unknown_cost_is_null_and_drawn_as_a_dash() -> None:
     d = summarize(s)
     assert s.cost_usd is None and d["cost_usd"] is None
     assert "cost –" in format_summary(d) and "$0.0000" not in format_summary(d)
-    from widgets.status_bar import status_parts
+    from cctv.widgets.status_bar import status_parts
 
     drawn = [p.content.plain for p in status_parts(s, source="f", following=True)]
     assert "–" in drawn and not [t for t in drawn if t.startswith("$")]
@@ -336,7 +336,7 @@ def test_a_background_shell_still_running_keeps_the_session_running_in_backgroun
 
 
 def fold_frames(frames):
-    from reducer.session import Session
+    from cctv.reducer.session import Session
 
     s = Session()
     for n, frame in enumerate(frames, 1):

@@ -12,12 +12,12 @@ from pathlib import Path
 import msgspec
 from hypothesis import given, settings, strategies as st
 
-from reducer import giant
-from reducer.decode import decode_line
-from reducer.feed import Feed
-from reducer.state import MAIN
-from reducer.views import contains_folded, search_parts, search_text
-from viewer.sources import GIANT_LINE, FileTail, Lines
+from cctv.reducer import giant
+from cctv.reducer.decode import decode_line
+from cctv.reducer.feed import Feed
+from cctv.reducer.state import MAIN
+from cctv.reducer.views import contains_folded, search_parts, search_text
+from cctv.viewer.sources import GIANT_LINE, FileTail, Lines
 from conftest import FIXTURES
 
 TOOLS = FIXTURES / "captures" / "stream" / "03_tools.jsonl"
@@ -163,7 +163,7 @@ def _offsets(path: Path):
 
 
 def test_the_pretty_head_is_the_start_of_the_whole_pretty_print() -> None:
-    from reducer.pretty import pretty_head
+    from cctv.reducer.pretty import pretty_head
 
     recordings = sorted((FIXTURES / "captures" / "stream").glob("*.jsonl"))[:6]
     lines = [line for path in recordings for line in path.read_bytes().split(b"\n") if line]
@@ -181,7 +181,7 @@ def test_the_pretty_head_is_the_start_of_the_whole_pretty_print() -> None:
 
 
 def test_the_raw_view_of_a_giant_line_formats_only_its_start() -> None:
-    from reducer.pretty import raw_view
+    from cctv.reducer.pretty import raw_view
 
     line = _tool_result_line("x" * 3_000_000, True, True)
     view = raw_view(line[:64 * 1024], limit=16 * 1024, size=len(line))

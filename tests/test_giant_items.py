@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from viewer.app import CctvApp
-from viewer.screens.raw import RAW_HEAD, RawScreen
-from viewer.sources import FileTail
-from widgets.cards.base import EXPAND_ROWS
-from widgets.transcript import TranscriptView
+from cctv.viewer.app import CctvApp
+from cctv.viewer.screens.raw import RAW_HEAD, RawScreen
+from cctv.viewer.sources import FileTail
+from cctv.widgets.cards.base import EXPAND_ROWS
+from cctv.widgets.transcript import TranscriptView
 from conftest import FIXTURES, wait_for as _wait_for
 
 TOOLS = FIXTURES / "captures" / "stream" / "03_tools.jsonl"
@@ -167,7 +167,7 @@ async def test_the_raw_view_of_a_giant_frame_shows_a_head_and_o_shows_it_all(
 
 def test_the_cache_directory_is_xdg_cache_home(tmp_path: Path,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    from viewer.external import cache_dir, write_cache_file
+    from cctv.viewer.external import cache_dir, write_cache_file
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     assert cache_dir() == tmp_path / "cctv"
@@ -182,7 +182,7 @@ def test_the_cache_directory_is_xdg_cache_home(tmp_path: Path,
 
 def test_the_cache_keeps_a_bounded_number_of_files(tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    from viewer.external import KEEP_FILES, write_cache_file
+    from cctv.viewer.external import KEEP_FILES, write_cache_file
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     paths = [write_cache_file(f"item {n}", f"line{n}") for n in range(KEEP_FILES + 5)]
@@ -196,10 +196,10 @@ async def test_a_giant_line_is_drawn_a_page_at_a_time_and_searched_to_its_end(tm
     a word at its very end without copying the item, and the raw view shows a head."""
     import tracemalloc
 
-    from reducer.format import human_bytes
-    from reducer.giant import GiantLine
-    from viewer.rawstore import HEAD_BYTES, LineHead
-    from viewer.sources import GIANT_LINE
+    from cctv.reducer.format import human_bytes
+    from cctv.reducer.giant import GiantLine
+    from cctv.viewer.rawstore import HEAD_BYTES, LineHead
+    from cctv.viewer.sources import GIANT_LINE
 
     output = "".join(f"log line {i}\n" for i in range(700_000)) + "the NEEDLE at the very end\n"
     path = giant_session(tmp_path, output)

@@ -6,16 +6,15 @@ import pkgutil
 import subprocess
 import sys
 
-import reducer
-
+from cctv import reducer
 from conftest import FIXTURES
 
 _FIXTURE = FIXTURES / "captures" / "stream" / "07_hooks.jsonl"
 
 
 def test_reducer_imports_no_ui_library() -> None:
-    modules = sorted(f"reducer.{m.name}" for m in pkgutil.iter_modules(reducer.__path__))
-    assert {"reducer.decode", "reducer.frames", "reducer.session", "reducer.summary"} <= set(modules)
+    modules = sorted(f"cctv.reducer.{m.name}" for m in pkgutil.iter_modules(reducer.__path__))
+    assert {"cctv.reducer.decode", "cctv.reducer.frames", "cctv.reducer.session", "cctv.reducer.summary"} <= set(modules)
     code = (
         "import importlib, sys\n"
         f"for name in {modules!r}:\n"
@@ -33,7 +32,7 @@ def test_headless_commands_import_no_ui_library() -> None:
     terminal UI."""
     code = (
         "import sys, io, contextlib\n"
-        "from viewer.cli import main\n"
+        "from cctv.viewer.cli import main\n"
         "with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):\n"
         "    main(['summary', '/nonexistent/x.jsonl'])\n"
         "    main(['check', '/nonexistent/x.jsonl'])\n"
@@ -51,7 +50,7 @@ def test_the_raw_store_imports_no_ui_library() -> None:
     """Where a line's bytes come from is decided without Textual (viewer/rawstore.py)."""
     code = (
         "import sys\n"
-        "import viewer.rawstore\n"
+        "import cctv.viewer.rawstore\n"
         "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich'))\n"
         "assert not bad, bad\n"
     )
@@ -67,12 +66,12 @@ def test_index_commands_import_no_ui_library(tmp_path) -> None:
                                       '"uuid":"u1","parentUuid":null,"sessionId":"s"}\n')
     code = (
         "import sys, io, contextlib\n"
-        "from viewer.cli import main\n"
+        "from cctv.viewer.cli import main\n"
         "with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):\n"
         f"    assert main(['sessions', {str(tmp_path)!r}, '--json']) == 0\n"
         f"    main(['search', 'hi', {str(tmp_path)!r}, '--json'])\n"
         f"    main(['sessions', {str(tmp_path)!r}, '--no-index'])\n"
-        "import viewer.index, viewer.index.extract, viewer.index.commands\n"
+        "import cctv.viewer.index, cctv.viewer.index.extract, cctv.viewer.index.commands\n"
         "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich'))\n"
         "assert not bad, bad\n"
     )
@@ -83,9 +82,9 @@ def test_index_commands_import_no_ui_library(tmp_path) -> None:
     assert res.returncode == 0, res.stderr
 
 
-_SESSION_ONLY = ("viewer.screens.session", "widgets.transcript", "widgets.cards", "widgets.tasks_panel",
-                 "reducer.feed", "reducer.fold", "reducer.decode", "viewer.sources",
-                 "viewer.index.extract", "watchfiles", "markdown_it")
+_SESSION_ONLY = ("cctv.viewer.screens.session", "cctv.widgets.transcript", "cctv.widgets.cards", "cctv.widgets.tasks_panel",
+                 "cctv.reducer.feed", "cctv.reducer.fold", "cctv.reducer.decode", "cctv.viewer.sources",
+                 "cctv.viewer.index.extract", "watchfiles", "markdown_it")
 """Modules only a session needs (its screen and widgets, the decoder and the fold,
 the sources): the browser's first screen loads none of them."""
 
@@ -102,13 +101,13 @@ def test_the_browser_shows_its_first_screen_without_the_session_machinery(tmp_pa
     projects = build_tree(tmp_path)
     env = {**__import__("os").environ, "XDG_CACHE_HOME": str(tmp_path / "cache"),
            "HOME": str(tmp_path), "CLAUDE_CONFIG_DIR": str(tmp_path / "cfg")}
-    indexed = subprocess.run([sys.executable, "-m", "viewer.cli", "sessions", str(projects), "--json"],
+    indexed = subprocess.run([sys.executable, "-m", "cctv.viewer.cli", "sessions", str(projects), "--json"],
                              capture_output=True, text=True, timeout=120, env=env)
     assert indexed.returncode == 0, indexed.stderr
     code = (
         "import asyncio, sys\n"
-        "import viewer.app, viewer.launch\n"
-        "from viewer.cli import main\n"
+        "import cctv.viewer.app, cctv.viewer.launch\n"
+        "from cctv.viewer.cli import main\n"
         f"SESSION_ONLY = {_SESSION_ONLY!r}\n"
         "def loaded():\n"
         "    return sorted(m for m in sys.modules if m.startswith(SESSION_ONLY))\n"
@@ -130,14 +129,14 @@ def test_the_browser_shows_its_first_screen_without_the_session_machinery(tmp_pa
         "            await pilot.press('enter')\n"
         "            await until(pilot, lambda: type(app.screen).__name__ == 'SessionScreen'\n"
         "                        and app.ended is not None)\n"
-        "            assert 'viewer.screens.session' in loaded() and 'reducer.fold' in loaded()\n"
+        "            assert 'cctv.viewer.screens.session' in loaded() and 'cctv.reducer.fold' in loaded()\n"
         "    return 0\n"
         "runs = []\n"
         "def run(app, *args, **kwargs):\n"
         "    runs.append(app.browse.root)\n"
         "    return asyncio.run(drive(app, open_one=len(runs) == 2))\n"
-        "viewer.app.CctvApp.run = run\n"
-        "viewer.launch._exit_now = lambda status: None\n"
+        "cctv.viewer.app.CctvApp.run = run\n"
+        "cctv.viewer.launch._exit_now = lambda status: None\n"
         "class Terminal:\n"
         "    def isatty(self):\n"
         "        return True\n"
@@ -154,8 +153,8 @@ def test_the_browser_shows_its_first_screen_without_the_session_machinery(tmp_pa
 def test_the_browsers_default_folder_is_discoverys(tmp_path, monkeypatch) -> None:
     """The index and :mod:`viewer.discovery` find the same default projects
     folder: ``$CLAUDE_CONFIG_DIR/projects`` (``~`` expanded), else ``~/.claude/projects``."""
-    from viewer.discovery import projects_dir
-    from viewer.index import resolve_root
+    from cctv.viewer.discovery import projects_dir
+    from cctv.viewer.index import resolve_root
 
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)

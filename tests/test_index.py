@@ -20,15 +20,15 @@ from pathlib import Path
 
 import pytest
 
-from viewer.cli import main
-from viewer.index import SessionIndex, resolve_root
-from viewer.index.scan import scan
-from viewer.index.store import index_file
-from viewer.loader import load_path
+from cctv.viewer.cli import main
+from cctv.viewer.index import SessionIndex, resolve_root
+from cctv.viewer.index.scan import scan
+from cctv.viewer.index.store import index_file
+from cctv.viewer.loader import load_path
 
 from conftest import FIXTURES
 
-refresh_module = importlib.import_module("viewer.index.refresh")
+refresh_module = importlib.import_module("cctv.viewer.index.refresh")
 
 CAPTURES = FIXTURES / "captures" / "projects"
 REAL = FIXTURES / "public" / "claude-code-log" / "real_projects"
@@ -369,7 +369,7 @@ def test_an_index_of_another_version_is_rebuilt(projects: Path) -> None:
 
 
 def test_a_locked_index_falls_back_to_memory(projects: Path, monkeypatch) -> None:
-    monkeypatch.setattr("viewer.index.store._BUSY_MS", 50)
+    monkeypatch.setattr("cctv.viewer.index.store._BUSY_MS", 50)
     first = SessionIndex(projects)
     first.refresh()
     (projects / "-home-ada-src-demo" / "d7acffbd-7cff-4056-82e8-4364dc8df14a.jsonl").unlink()
@@ -386,7 +386,7 @@ def test_a_locked_index_falls_back_to_memory(projects: Path, monkeypatch) -> Non
 def test_two_processes_indexing_at_once_agree_and_leave_a_sound_index(
         projects: Path, tmp_path: Path) -> None:
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
-    cmd = [sys.executable, "-m", "viewer.cli", "sessions", str(projects), "--json"]
+    cmd = [sys.executable, "-m", "cctv.viewer.cli", "sessions", str(projects), "--json"]
     procs = [subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
              for _ in range(2)]
     outs = [p.communicate(timeout=120) for p in procs]
@@ -446,7 +446,7 @@ def test_indexing_never_writes_into_the_projects_folder(projects: Path, capsys) 
 def test_closing_mid_refresh_stops_it_and_keeps_the_index(projects: Path) -> None:
     """The app quitting while its refresh thread runs must not be taken for a
     damaged index (which would delete it)."""
-    from viewer.index import IndexClosed
+    from cctv.viewer.index import IndexClosed
 
     index = SessionIndex(projects)
     index.refresh()
@@ -515,7 +515,7 @@ def test_the_index_fingerprint_covers_the_fold_package() -> None:
     """Rows folded by other code are read again: the fold lives in reducer/fold/."""
     from importlib import resources
 
-    from viewer.index.store import _sources
+    from cctv.viewer.index.store import _sources
 
-    names = [name for name, _ in _sources(resources.files("reducer"))]
+    names = [name for name, _ in _sources(resources.files("cctv.reducer"))]
     assert "fold/kernel.py" in names and "replay/player.py" in names and "feed.py" in names

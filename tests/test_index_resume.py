@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES
-from viewer.index import extract as extract_module
-from viewer.index.extract import SessionRead, extract
+from cctv.viewer.index import extract as extract_module
+from cctv.viewer.index.extract import SessionRead, extract
 
 REAL = FIXTURES / "public" / "claude-code-log" / "real_projects"
 SESSIONS = sorted(p for p in REAL.glob("*/*.jsonl"))[:12] + [

@@ -7,9 +7,9 @@ import shutil
 from pathlib import Path
 
 
-from viewer.cli import demo_path, main
-from viewer.launch import _intro, build_source
-from viewer.sources import CommandSource, FileTail
+from cctv.viewer.cli import demo_path, main
+from cctv.viewer.launch import _intro, build_source
+from cctv.viewer.sources import CommandSource, FileTail
 
 from conftest import FIXTURES
 

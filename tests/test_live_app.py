@@ -14,10 +14,10 @@ import sys
 from pathlib import Path
 
 
-from reducer.state import NoticeItem
-from viewer.app import CctvApp
-from viewer.sources import CommandSource, FileTail
-from widgets.status_bar import StatusBar
+from cctv.reducer.state import NoticeItem
+from cctv.viewer.app import CctvApp
+from cctv.viewer.sources import CommandSource, FileTail
+from cctv.widgets.status_bar import StatusBar
 
 from conftest import FIXTURES, wait_for
 
@@ -161,7 +161,7 @@ async def test_a_file_that_cannot_be_read_says_why(tmp_path: Path) -> None:
 
 
 async def test_a_failed_watch_falls_back_to_polling_and_says_so(tmp_path: Path, monkeypatch) -> None:
-    import viewer.sources as sources
+    import cctv.viewer.sources as sources
 
     def no_watch(*_args, **_kwargs):
         raise OSError(28, "inotify watch limit reached")
@@ -238,7 +238,7 @@ def test_cctv_run_of_a_missing_command_prints_one_line_and_exits_127(tmp_path: P
     import subprocess
 
     root = Path(__file__).resolve().parents[1]
-    done = subprocess.run([sys.executable, "-m", "viewer.cli", "run", "--", "cctv-no-such-xyz"],
+    done = subprocess.run([sys.executable, "-m", "cctv.viewer.cli", "run", "--", "cctv-no-such-xyz"],
                           cwd=root, capture_output=True, text=True, timeout=60)
     assert done.returncode == 127
     assert done.stderr == "cctv: cannot start cctv-no-such-xyz: command not found\n"

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reducer.feed import Feed
-from reducer.lines import LineSplitter
-from reducer.state import ProblemItem
-from viewer.app import CctvApp
-from viewer.sources import CommandSource
-from viewer.stderr_buffer import StderrBuffer
-from widgets.transcript import TranscriptView
+from cctv.reducer.feed import Feed
+from cctv.reducer.lines import LineSplitter
+from cctv.reducer.state import ProblemItem
+from cctv.viewer.app import CctvApp
+from cctv.viewer.sources import CommandSource
+from cctv.viewer.stderr_buffer import StderrBuffer
+from cctv.widgets.transcript import TranscriptView
 
 from conftest import FIXTURES, wait_for
 
@@ -54,7 +54,7 @@ def test_a_run_of_malformed_lines_is_one_row_with_a_count() -> None:
 
 
 def test_the_row_says_how_many_lines_it_stands_for() -> None:
-    from widgets.cards.events import _problem_text
+    from cctv.widgets.cards.events import _problem_text
 
     feed = Feed()
     feed.feed(LineSplitter().feed(b"y\n" * 1234))
@@ -96,14 +96,14 @@ def test_stderr_buffer_says_when_it_cannot_spill(tmp_path: Path) -> None:
     buffer = StderrBuffer(limit=10, spill_dir=blocker / "sub")  # a folder under a file
     buffer.extend(["aaaaaaaaaa", "bbbbbbbbbb", "c"])
     assert buffer.spill_path is None and buffer.spill_error
-    from viewer.screens.stderr import spill_note
+    from cctv.viewer.screens.stderr import spill_note
 
     assert "not kept" in spill_note(buffer)
 
 
 def test_summary_counts_every_malformed_line_past_those_it_lists() -> None:
-    from reducer.fold.kernel import MALFORMED_KEPT
-    from reducer.summary import format_summary, summarize
+    from cctv.reducer.fold.kernel import MALFORMED_KEPT
+    from cctv.reducer.summary import format_summary, summarize
 
     good = (STREAM / "01_simple_text.jsonl").read_bytes()
     feed = Feed()

@@ -10,10 +10,10 @@ import os
 import shutil
 from pathlib import Path
 
-from viewer.app import CctvApp
-from viewer.launch import build_source, newest_watch
-from viewer.newest import NewestSession
-from viewer.sources import FileTail
+from cctv.viewer.app import CctvApp
+from cctv.viewer.launch import build_source, newest_watch
+from cctv.viewer.newest import NewestSession
+from cctv.viewer.sources import FileTail
 
 from conftest import FIXTURES, wait_for
 

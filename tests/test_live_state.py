@@ -10,8 +10,8 @@ import typing
 
 import pytest
 
-from viewer import sources as S
-from viewer.source_state import SourceState, describe_exit
+from cctv.viewer import sources as S
+from cctv.viewer.source_state import SourceState, describe_exit
 
 PATH = "/tmp/s.jsonl"
 
@@ -112,7 +112,7 @@ def test_exit_status_follows_the_command() -> None:
 def test_a_file_last_written_long_ago_has_settled_and_one_that_grows_has_not() -> None:
     import time
 
-    from viewer.source_state import SETTLED_AFTER_S
+    from cctv.viewer.source_state import SETTLED_AFTER_S
 
     old = SourceState("file")
     old.apply(S.Lines([]), 100.0)

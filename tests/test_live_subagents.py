@@ -11,12 +11,12 @@ import json
 import shutil
 from pathlib import Path
 
-from reducer.state import MAIN
-from viewer.app import CctvApp
-from viewer.loader import load_path
-from viewer.screens.session import SessionScreen
-from viewer.sources import FileTail
-from widgets.transcript import TranscriptView
+from cctv.reducer.state import MAIN
+from cctv.viewer.app import CctvApp
+from cctv.viewer.loader import load_path
+from cctv.viewer.screens.session import SessionScreen
+from cctv.viewer.sources import FileTail
+from cctv.widgets.transcript import TranscriptView
 
 from conftest import FIXTURES, wait_for, screen_text
 

@@ -12,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
-from reducer.session import Session
-from reducer.state import MAIN, TextItem
-from widgets.render_items import Palette, RenderContext, render_item
+from cctv.reducer.session import Session
+from cctv.reducer.state import MAIN, TextItem
+from cctv.widgets.render_items import Palette, RenderContext, render_item
 
 from conftest import FIXTURES, fold_file
 

@@ -35,17 +35,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
-from reducer.decode import decode_bytes
-from reducer.feed import Feed
-from reducer.frames import Malformed
-from reducer.lines import LineSplitter
-from reducer.pretty import raw_view
-from reducer.session import Session
-from reducer.state import ProblemItem
-from viewer.headless import run_check, run_summary
-from widgets.render_items import Palette, RenderContext, estimate_height, render_item
-from widgets.status_bar import _fit, status_parts
-from widgets.tasks_panel import render_row, task_rows
+from cctv.reducer.decode import decode_bytes
+from cctv.reducer.feed import Feed
+from cctv.reducer.frames import Malformed
+from cctv.reducer.lines import LineSplitter
+from cctv.reducer.pretty import raw_view
+from cctv.reducer.session import Session
+from cctv.reducer.state import ProblemItem
+from cctv.viewer.headless import run_check, run_summary
+from cctv.widgets.render_items import Palette, RenderContext, estimate_height, render_item
+from cctv.widgets.status_bar import _fit, status_parts
+from cctv.widgets.tasks_panel import render_row, task_rows
 
 from conftest import FIXTURES, recordings
 

@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from reducer.filters import PRESETS, ViewFilter, next_preset, parse_hide
-from reducer.item_time import Arrivals, ItemTimes, format_clock, parse_clock, parse_timestamp
-from reducer.state import MAIN, HookItem, NoticeItem, ToolItem
-from reducer.views import is_error_item
-from viewer.app import CctvApp
-from viewer.loader import load_path
-from widgets.status_bar import StatusBar
-from widgets.transcript import TIME_COLUMN, TranscriptView
+from cctv.reducer.filters import PRESETS, ViewFilter, next_preset, parse_hide
+from cctv.reducer.item_time import Arrivals, ItemTimes, format_clock, parse_clock, parse_timestamp
+from cctv.reducer.state import MAIN, HookItem, NoticeItem, ToolItem
+from cctv.reducer.views import is_error_item
+from cctv.viewer.app import CctvApp
+from cctv.viewer.loader import load_path
+from cctv.widgets.status_bar import StatusBar
+from cctv.widgets.transcript import TIME_COLUMN, TranscriptView
 
 from conftest import FIXTURES
 
@@ -94,7 +94,7 @@ async def test_hiding_hooks_and_cycling_filters_on_a_real_session() -> None:
         assert "filter" not in status(app)
 
         # the palette's per-kind toggle
-        from viewer.commands import _set_filter
+        from cctv.viewer.commands import _set_filter
 
         _set_filter(app, lambda f: f.toggle_kind("hooks"))
         await settle(pilot)
@@ -147,9 +147,9 @@ async def test_only_one_tool_and_the_status_bar_at_80x24() -> None:
 def test_filter_change_is_one_pass_and_drawing_stays_visible_only(monkeypatch) -> None:
     """On a 100k-item session a filter change estimates each item once (O(items))
     and renders only what is on screen (O(visible))."""
-    import widgets.transcript as transcript_module
-    from reducer.session import Session
-    from reducer.state import HookRun, TextItem
+    import cctv.widgets.transcript as transcript_module
+    from cctv.reducer.session import Session
+    from cctv.reducer.state import HookRun, TextItem
 
     session = Session()
     items = session.agents[MAIN].items
@@ -319,7 +319,7 @@ async def test_time_column_and_jump_to_time(utc) -> None:
         body = next(r for r in screen if "$ echo hello" in r)
         assert body[2:2 + TIME_COLUMN].strip() == ""
 
-        from viewer.commands import jump_to_time
+        from cctv.viewer.commands import jump_to_time
 
         jump_to_time(app, "14:00:15")
         await pilot.pause()
@@ -329,8 +329,8 @@ async def test_time_column_and_jump_to_time(utc) -> None:
         assert all(app.item_time(i) < app.item_time(item) for i in earlier)
 
         # the palette asks for the time
-        from viewer.commands import ask_jump_to_time
-        from viewer.screens.ask import AskScreen
+        from cctv.viewer.commands import ask_jump_to_time
+        from cctv.viewer.screens.ask import AskScreen
 
         view.move_cursor(0)
         ask_jump_to_time(app)
@@ -353,7 +353,7 @@ async def test_live_items_take_the_time_they_arrived(tmp_path: Path, utc) -> Non
     is when its line arrived."""
     import json
 
-    from viewer.sources import FileTail
+    from cctv.viewer.sources import FileTail
 
     lines = (STREAM / "11_multi_turn.jsonl").read_text().splitlines()
     first_turn = next(i for i, line in enumerate(lines) if json.loads(line)["type"] == "result")
@@ -449,7 +449,7 @@ async def test_long_lines_unwrap_and_scroll_sideways() -> None:
 async def test_tasks_panel_takes_focus_and_opens_an_output_file(tmp_path: Path) -> None:
     from textual.widgets import OptionList
 
-    from viewer.screens.output import OutputScreen
+    from cctv.viewer.screens.output import OutputScreen
 
     output = tmp_path / "b0q8m16pb.output"
     output.write_bytes(b"tick 1\ntick 2\n\x1b]0;pwned\x07done\n")
@@ -504,7 +504,7 @@ async def test_tasks_panel_enter_opens_a_subagent() -> None:
 
 
 async def test_raw_view_steps_to_paired_frames_and_lines() -> None:
-    from viewer.screens.raw import RawScreen
+    from cctv.viewer.screens.raw import RawScreen
 
     app = app_for(STREAM / "06_background_bash.jsonl")
     async with app.run_test(size=(120, 36)) as pilot:
@@ -538,7 +538,7 @@ async def test_raw_view_steps_to_paired_frames_and_lines() -> None:
 
 
 def test_a_calls_heartbeats_are_its_paired_frames() -> None:
-    from reducer.frame_links import FrameLinks, FrameStepper
+    from cctv.reducer.frame_links import FrameLinks, FrameStepper
 
     feed = load_path(STREAM / "07_hooks.jsonl")
     call = next(c for c in feed.session.calls.values() if c.name == "Bash")

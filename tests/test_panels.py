@@ -12,9 +12,9 @@ from textual.app import App, ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import Footer, Static
 
-from reducer.decode import decode_line
-from reducer.feed import Feed, read_file_lines
-from reducer.pretty import (
+from cctv.reducer.decode import decode_line
+from cctv.reducer.feed import Feed, read_file_lines
+from cctv.reducer.pretty import (
     compact_count,
     escape_bytes,
     format_cost,
@@ -24,12 +24,12 @@ from reducer.pretty import (
     raw_view,
     short_path,
 )
-from reducer.session import Session
-from viewer.loader import load_path
-from viewer.screens.help import HelpScreen
-from viewer.screens.raw import RawScreen
-from widgets.status_bar import StatusBar
-from widgets.tasks_panel import TasksPanel, render_row, task_rows
+from cctv.reducer.session import Session
+from cctv.viewer.loader import load_path
+from cctv.viewer.screens.help import HelpScreen
+from cctv.viewer.screens.raw import RawScreen
+from cctv.widgets.status_bar import StatusBar
+from cctv.widgets.tasks_panel import TasksPanel, render_row, task_rows
 from conftest import FIXTURES
 
 ROOT = Path(__file__).resolve().parents[1]

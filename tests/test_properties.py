@@ -17,13 +17,13 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reducer.decode import decode_bytes, decode_line
-from reducer.feed import Feed
-from reducer.frames import Entry, Malformed
-from reducer.lines import LineSplitter
-from reducer.session import Session
-from reducer.state import MAIN, ProblemItem
-from reducer.summary import summarize
+from cctv.reducer.decode import decode_bytes, decode_line
+from cctv.reducer.feed import Feed
+from cctv.reducer.frames import Entry, Malformed
+from cctv.reducer.lines import LineSplitter
+from cctv.reducer.session import Session
+from cctv.reducer.state import MAIN, ProblemItem
+from cctv.reducer.summary import summarize
 
 from conftest import FIXTURES, recordings
 
@@ -183,7 +183,7 @@ def test_two_recordings_interleaved(data: st.DataObject) -> None:
             nxt = next(ib, None) if take_a else next(ia, None)
         merged.append(nxt)
     feed = Feed()
-    from reducer.lines import RawLine
+    from cctv.reducer.lines import RawLine
 
     changes = feed.feed([RawLine(n, 0, line) for n, line in enumerate(merged, 1)])
     assert isinstance(changes, list)

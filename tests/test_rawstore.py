@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from reducer.feed import Feed, read_file_lines
-from reducer.state import MAIN
-from reducer.summary import summarize
-from viewer.app import CctvApp
-from viewer.rawstore import RawStore, RawUnavailable, rereadable
-from viewer.screens.session import SessionScreen
-from viewer.sources import FileTail, StreamSource
+from cctv.reducer.feed import Feed, read_file_lines
+from cctv.reducer.state import MAIN
+from cctv.reducer.summary import summarize
+from cctv.viewer.app import CctvApp
+from cctv.viewer.rawstore import RawStore, RawUnavailable, rereadable
+from cctv.viewer.screens.session import SessionScreen
+from cctv.viewer.sources import FileTail, StreamSource
 
 from conftest import FIXTURES, recordings, wait_for
 from test_app import SUBAGENT_SESSION, PROJECT, STREAM
@@ -98,7 +98,7 @@ def test_a_replaced_file_is_refused(copied: Path) -> None:
 
 
 def test_a_rotated_file_reads_the_new_lines_and_checks_the_old_ones(copied: Path) -> None:
-    from reducer.decode import decode_line
+    from cctv.reducer.decode import decode_line
 
     lean, store = _lean_store(copied)
     old = copied.read_bytes().splitlines()
@@ -137,7 +137,7 @@ def test_a_fifo_is_not_rereadable(tmp_path: Path) -> None:
 
 
 async def test_raw_view_of_a_file_reads_the_line_back_and_says_when_it_cannot(copied: Path) -> None:
-    from viewer.screens.raw import RawScreen
+    from cctv.viewer.screens.raw import RawScreen
 
     app = CctvApp(FileTail(copied, follow=False), clock=None)
     async with app.run_test(size=(120, 30)) as pilot:
@@ -164,7 +164,7 @@ async def test_raw_view_of_a_file_reads_the_line_back_and_says_when_it_cannot(co
 
 
 async def test_raw_view_of_a_pipe_keeps_the_bytes() -> None:
-    from viewer.screens.raw import RawScreen
+    from cctv.viewer.screens.raw import RawScreen
 
     data = (STREAM / "03_tools.jsonl").read_bytes()
     read_fd, write_fd = os.pipe()
@@ -182,7 +182,7 @@ async def test_raw_view_of_a_pipe_keeps_the_bytes() -> None:
 
 
 async def test_raw_view_of_a_subagent_line_reads_its_own_file(tmp_path: Path) -> None:
-    from viewer.screens.raw import RawScreen
+    from cctv.viewer.screens.raw import RawScreen
 
     dst = tmp_path / "proj"
     dst.mkdir()

@@ -8,12 +8,12 @@ from pathlib import Path
 from textual.widgets import Static
 
 from conftest import FIXTURES
-from viewer.replay_app import ReplayApp
-from viewer.replay_source import load_recording
-from viewer.screens.session import SessionScreen
-from widgets.status_bar import StatusBar
-from widgets.tasks_panel import TasksPanel
-from widgets.timeline import ReplayTimeline
+from cctv.viewer.replay_app import ReplayApp
+from cctv.viewer.replay_source import load_recording
+from cctv.viewer.screens.session import SessionScreen
+from cctv.widgets.status_bar import StatusBar
+from cctv.widgets.tasks_panel import TasksPanel
+from cctv.widgets.timeline import ReplayTimeline
 
 STREAM = FIXTURES / "captures" / "stream"
 BG = STREAM / "06_background_bash.jsonl"
@@ -86,7 +86,7 @@ async def test_stepping_back_over_a_task_end_shows_it_running_again() -> None:
 
 
 async def test_the_transcript_shows_the_items_of_the_frame_backward_too() -> None:
-    from widgets.transcript import TranscriptView
+    from cctv.widgets.transcript import TranscriptView
 
     app = _app(STREAM / "10_compact_manual.jsonl")
     async with app.run_test(size=(120, 36)) as pilot:
@@ -257,8 +257,8 @@ async def test_a_big_file_opens_on_its_head_and_takes_the_rest_behind() -> None:
 def test_the_bar_says_the_checkpoints_are_being_taken_again_until_every_one_is() -> None:
     """The builder's second pass (checkpoints taken again with the final units)
     takes seconds on a big file: the bar counts it, then says nothing."""
-    from viewer.screens.replay import bar_text
-    from reducer.replay.checkpoints import PLAIN, POOL, POOLED
+    from cctv.viewer.screens.replay import bar_text
+    from cctv.reducer.replay.checkpoints import PLAIN, POOL, POOLED
 
     rec = load_recording(STREAM / "10_compact_manual.jsonl")
     replay = rec.replay(interval=4)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES
-from viewer.replay_emit import emit, plan_emit
+from cctv.viewer.replay_emit import emit, plan_emit
 
 STREAM = FIXTURES / "captures" / "stream"
 ROOT = Path(__file__).resolve().parent.parent
@@ -89,12 +89,12 @@ def test_from_line_writes_the_lines_before_at_once() -> None:
 def test_emit_command_runs_headless_and_reports_a_missing_file(tmp_path: Path) -> None:
     small = tmp_path / "s.jsonl"
     small.write_bytes(b'{"type":"keep_alive"}\n{"type":"keep_alive"}\n')
-    res = subprocess.run([sys.executable, "-m", "viewer.cli", "replay", str(small), "--emit",
+    res = subprocess.run([sys.executable, "-m", "cctv.viewer.cli", "replay", str(small), "--emit",
                           "--speed", "64"], cwd=ROOT, capture_output=True, timeout=60)
     assert res.returncode == 0 and res.stdout == small.read_bytes()
-    res = subprocess.run([sys.executable, "-m", "viewer.cli", "replay", str(tmp_path / "no.jsonl"),
+    res = subprocess.run([sys.executable, "-m", "cctv.viewer.cli", "replay", str(tmp_path / "no.jsonl"),
                           "--emit"], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert res.returncode == 2 and "no such file" in res.stderr
-    res = subprocess.run([sys.executable, "-m", "viewer.cli", "replay", str(small), "--speed",
+    res = subprocess.run([sys.executable, "-m", "cctv.viewer.cli", "replay", str(small), "--speed",
                           "100"], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert res.returncode == 2 and "--speed" in res.stderr

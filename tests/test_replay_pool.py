@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES, state_graph
-from reducer.replay import Replay
-from reducer.replay.checkpoints import PLAIN, POOL, Pooled, restore_checkpoint
-from reducer.replay.pool import PoolPlan, UnitPool, signature
-from reducer.session import Session
-from reducer.state import HookRun
-from viewer.replay_source import load_recording
+from cctv.reducer.replay import Replay
+from cctv.reducer.replay.checkpoints import PLAIN, POOL, Pooled, restore_checkpoint
+from cctv.reducer.replay.pool import PoolPlan, UnitPool, signature
+from cctv.reducer.session import Session
+from cctv.reducer.state import HookRun
+from cctv.viewer.replay_source import load_recording
 
 STREAM = FIXTURES / "captures" / "stream"
 SUBAGENT_SESSION = (FIXTURES / "captures" / "projects" / "-home-ada-src-demo"

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES, state_graph
-from reducer.replay import Replay
-from reducer.replay.player import dismantle
+from cctv.reducer.replay import Replay
+from cctv.reducer.replay.player import dismantle
 from test_replay_seek import _fresh
-from viewer.replay_source import load_recording
+from cctv.viewer.replay_source import load_recording
 
 STREAM = FIXTURES / "captures" / "stream"
 SUBAGENT_SESSION = (FIXTURES / "captures" / "projects" / "-home-ada-src-demo"

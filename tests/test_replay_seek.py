@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 
 from conftest import FIXTURES, replay_words, state_graph
-from reducer.replay import Replay
-from reducer.replay import player
-from reducer.replay.checkpoints import restore_checkpoint
-from reducer.replay.player import release
-from reducer.session import Session
-from viewer.replay_source import load_recording
+from cctv.reducer.replay import Replay
+from cctv.reducer.replay import player
+from cctv.reducer.replay.checkpoints import restore_checkpoint
+from cctv.reducer.replay.player import release
+from cctv.reducer.session import Session
+from cctv.viewer.replay_source import load_recording
 
 STREAM = FIXTURES / "captures" / "stream"
 PROJECT = FIXTURES / "captures" / "projects" / "-home-ada-src-demo"
@@ -128,7 +128,7 @@ def test_a_seek_back_releases_the_state_it_replaces() -> None:
 
 async def test_in_the_app_a_step_back_after_a_rest_restores_nothing_on_the_ui_thread(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    from viewer.replay_app import ReplayApp
+    from cctv.viewer.replay_app import ReplayApp
 
     restores: list[tuple[str, bool]] = []
     real = Session.restore_with_extra  # (what a seek restores with)
@@ -209,7 +209,7 @@ def test_from_a_line_reads_a_head_through_that_line() -> None:
 
 def test_thinned_checkpoints_are_the_same_built_here_or_in_a_child_and_none_is_wasted(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    from viewer.replay_checkpoints import build_checkpoints
+    from cctv.viewer.replay_checkpoints import build_checkpoints
 
     rec = load_recording(SUBAGENT_SESSION)
     taken: list[int] = []
@@ -324,8 +324,8 @@ def test_a_restore_made_ahead_for_where_the_user_points_serves_a_seek_there(
 
 async def test_in_the_app_a_click_where_the_pointer_rested_restores_nothing_on_the_ui_thread(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    from viewer.replay_app import ReplayApp
-    from widgets.timeline import ReplayTimeline
+    from cctv.viewer.replay_app import ReplayApp
+    from cctv.widgets.timeline import ReplayTimeline
 
     rec = load_recording(SUBAGENT_SESSION)
     replay = rec.replay(interval=4)

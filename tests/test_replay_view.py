@@ -13,16 +13,16 @@ import pytest
 from textual import events
 from textual.widgets import Static
 
-import viewer.replay_app as replay_app
-import widgets.transcript as transcript
-from reducer.replay import player
+import cctv.viewer.replay_app as replay_app
+import cctv.widgets.transcript as transcript
+from cctv.reducer.replay import player
 from conftest import FIXTURES, screen_text, wait_for
-from viewer.replay_app import ReplayApp
-from viewer.replay_source import load_recording
-from widgets.status_bar import StatusBar
-from widgets.tasks_panel import TasksPanel
-from widgets.timeline import ReplayTimeline
-from widgets.transcript import TranscriptView, _Fenwick
+from cctv.viewer.replay_app import ReplayApp
+from cctv.viewer.replay_source import load_recording
+from cctv.widgets.status_bar import StatusBar
+from cctv.widgets.tasks_panel import TasksPanel
+from cctv.widgets.timeline import ReplayTimeline
+from cctv.widgets.transcript import TranscriptView, _Fenwick
 
 STREAM = FIXTURES / "captures" / "stream"
 PROJECT = FIXTURES / "captures" / "projects" / "-home-ada-src-demo"

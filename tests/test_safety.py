@@ -25,13 +25,13 @@ from pathlib import Path
 
 import pytest
 
-from reducer.safe import UNSAFE, visible
-from reducer.state import MAIN, ToolItem
-from viewer.app import CctvApp
-from viewer.cli import main as cli_main
-from viewer.screens.session import SessionScreen
-from viewer.sources import CommandSource, FileTail
-from widgets.transcript import TranscriptView
+from cctv.reducer.safe import UNSAFE, visible
+from cctv.reducer.state import MAIN, ToolItem
+from cctv.viewer.app import CctvApp
+from cctv.viewer.cli import main as cli_main
+from cctv.viewer.screens.session import SessionScreen
+from cctv.viewer.sources import CommandSource, FileTail
+from cctv.widgets.transcript import TranscriptView
 
 from conftest import FIXTURES, wait_for as _wait_for
 
@@ -306,9 +306,9 @@ def test_the_sanitiser_shows_what_it_replaces() -> None:
 def test_cards_draw_a_hostile_tool_name_and_ansi_output_safely() -> None:
     from rich.console import Console
 
-    from reducer.session import Session
-    from reducer.state import ToolCall
-    from widgets.render_items import Palette, RenderContext, render_item
+    from cctv.reducer.session import Session
+    from cctv.reducer.state import ToolCall
+    from cctv.widgets.render_items import Palette, RenderContext, render_item
 
     call = ToolCall("t1", "Evil" + ATTACK, {"x": ATTACK}, MAIN, 0, 1, status="done",
                     result="\x1b[31mred\x1b[0m \x1b]8;;file:///etc/passwd\x1b\\click\x1b]8;;\x1b\\")
@@ -343,9 +343,9 @@ async def test_hostile_projects_tree_in_the_browser(tmp_path: Path,
     opened session show it all as text."""
     from textual.widgets import OptionList
 
-    from viewer.app import BrowseOptions
-    from viewer.cli import demo_path
-    from viewer.screens.browse import BrowseScreen
+    from cctv.viewer.app import BrowseOptions
+    from cctv.viewer.cli import demo_path
+    from cctv.viewer.screens.browse import BrowseScreen
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "cfg"))
@@ -391,8 +391,8 @@ async def test_hostile_projects_tree_in_the_browser(tmp_path: Path,
 async def test_hostile_replay_inspector_and_timeline(tmp_path: Path) -> None:
     """Every frame of a hostile recording in ``cctv replay``: the inspector's raw
     frame and change descriptions, the timeline and the bar."""
-    from viewer.replay_app import ReplayApp
-    from viewer.replay_source import load_recording
+    from cctv.viewer.replay_app import ReplayApp
+    from cctv.viewer.replay_source import load_recording
 
     path = hostile_stream(tmp_path, "05_subagent")
     recording = load_recording(path)
@@ -418,7 +418,7 @@ async def test_hostile_replay_inspector_and_timeline(tmp_path: Path) -> None:
 
 async def test_hostile_task_output_file(tmp_path: Path) -> None:
     """A task's output file with escapes in its bytes, its name and its title."""
-    from viewer.screens.output import OutputScreen
+    from cctv.viewer.screens.output import OutputScreen
 
     folder = tmp_path / HOSTILE_DIR
     folder.mkdir()
@@ -444,9 +444,9 @@ def test_a_crlf_output_shows_its_lines_not_their_carriage_returns() -> None:
     which could overwrite what is shown, is still shown as ``␍``."""
     from rich.console import Console
 
-    from reducer.session import Session
-    from reducer.state import ToolCall
-    from widgets.render_items import Palette, RenderContext, render_item
+    from cctv.reducer.session import Session
+    from cctv.reducer.state import ToolCall
+    from cctv.widgets.render_items import Palette, RenderContext, render_item
 
     ctx = RenderContext(Session(), Console(width=120), Palette())
     for result, rows in (("one\r\ntwo\r\n", ["one", "two"]), ("one\r\n", ["one"]),

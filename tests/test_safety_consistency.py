@@ -15,13 +15,13 @@ from pathlib import Path
 
 from rich.console import Console
 
-from reducer.format import compact_count, format_duration
-from reducer.session import Session
-from reducer.state import MAIN, NoticeItem, ToolCall, ToolItem
-from widgets.render_items import Palette, RenderContext, render_item
-from widgets.status_bar import status_parts
-from widgets.status_glyphs import LEGEND, STATUSES, normalise
-from widgets.tasks_panel import render_row, task_rows
+from cctv.reducer.format import compact_count, format_duration
+from cctv.reducer.session import Session
+from cctv.reducer.state import MAIN, NoticeItem, ToolCall, ToolItem
+from cctv.widgets.render_items import Palette, RenderContext, render_item
+from cctv.widgets.status_bar import status_parts
+from cctv.widgets.status_glyphs import LEGEND, STATUSES, normalise
+from cctv.widgets.tasks_panel import render_row, task_rows
 
 from conftest import FIXTURES, fold_file
 

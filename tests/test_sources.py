@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from reducer.lines import RawLine
-from viewer.sources import (
+from cctv.reducer.lines import RawLine
+from cctv.viewer.sources import (
     CannotRead,
     CannotStart,
     CommandSource,
@@ -395,7 +395,7 @@ async def test_an_os_error_is_reported_and_retried(tmp_path: Path, collect) -> N
 async def test_watch_failure_falls_back_to_polling(tmp_path: Path, collect, monkeypatch) -> None:
     # inotify refusing a watch (its limit reached) is not something a test can
     # cause without harming the machine: make the watcher fail the same way.
-    import viewer.sources as sources
+    import cctv.viewer.sources as sources
 
     def no_watch(*_args, **_kwargs):
         raise OSError(28, "inotify watch limit reached")
@@ -600,8 +600,7 @@ CHILD = textwrap.dedent(
     """
     import fcntl, json, os, sys, termios
     fcntl.ioctl(1, termios.TIOCSCTTY, 0)  # make the pty our controlling terminal
-    sys.path.insert(0, {root!r})
-    from viewer.sources import take_stdin_pipe
+    from cctv.viewer.sources import take_stdin_pipe
     fd = take_stdin_pipe()
     data = b""
     while chunk := os.read(fd, 65536):
@@ -628,7 +627,7 @@ def test_take_stdin_pipe_swaps_in_the_terminal(tmp_path: Path) -> None:
     out = tmp_path / "out.json"
     try:
         proc = subprocess.Popen(
-            [sys.executable, "-c", CHILD.format(root=str(ROOT), out=str(out))],
+            [sys.executable, "-c", CHILD.format(out=str(out))],
             stdin=subprocess.PIPE,
             stdout=slave,
             stderr=slave,
@@ -653,7 +652,7 @@ def test_take_stdin_pipe_returns_none_on_a_tty(tmp_path: Path) -> None:
     import pty
 
     master, slave = pty.openpty()
-    script = f"import sys; sys.path.insert(0, {str(ROOT)!r}); from viewer.sources import take_stdin_pipe; print(take_stdin_pipe())"
+    script = "from cctv.viewer.sources import take_stdin_pipe; print(take_stdin_pipe())"
     try:
         result = subprocess.run([sys.executable, "-c", script], stdin=slave, capture_output=True, timeout=10)
     finally:

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES, recordings
-from reducer.feed import Feed, read_file_lines
-from viewer.loader import agent_id_for, subagent_files
-from viewer.subagent_tail import agent_file_found
-from widgets.task_rows import TaskRowCache, task_rows
+from cctv.reducer.feed import Feed, read_file_lines
+from cctv.viewer.loader import agent_id_for, subagent_files
+from cctv.viewer.subagent_tail import agent_file_found
+from cctv.widgets.task_rows import TaskRowCache, task_rows
 
 NOW = 1.9e9
 

@@ -12,7 +12,7 @@ from conftest import FIXTURES
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reducer.tools import (
+from cctv.reducer.tools import (
     Bash,
     Command,
     Edit,

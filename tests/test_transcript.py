@@ -12,10 +12,10 @@ from rich.console import Console
 from textual import events
 from textual.app import App, ComposeResult
 
-from reducer.feed import Feed, read_file_lines
-from reducer.lines import RawLine
-from reducer.session import Session
-from reducer.state import (
+from cctv.reducer.feed import Feed, read_file_lines
+from cctv.reducer.lines import RawLine
+from cctv.reducer.session import Session
+from cctv.reducer.state import (
     MAIN,
     CompactionItem,
     NoticeItem,
@@ -30,9 +30,9 @@ from reducer.state import (
     ThinkingItem,
     ToolItem,
 )
-from viewer.loader import load_path
-from widgets.render_items import Palette, RenderContext, estimate_height, margin_top, render_item
-from widgets.transcript import TranscriptView
+from cctv.viewer.loader import load_path
+from cctv.widgets.render_items import Palette, RenderContext, estimate_height, margin_top, render_item
+from cctv.widgets.transcript import TranscriptView
 from conftest import FIXTURES
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -453,7 +453,7 @@ async def test_item_updates_are_redrawn_and_heights_above_keep_the_view_still() 
         height = view._heights[above]
         item.hidden = True
         item.version += 1
-        from reducer.state import Change
+        from cctv.reducer.state import Change
         view.apply_changes([Change("item_updated", MAIN, above)])
         await pilot.pause()
         assert view._heights[above] == 0

@@ -21,17 +21,17 @@ from textual.reactive import var
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
-from widgets.safe_text import is_safe, visible
+from cctv.widgets.safe_text import is_safe, visible
 
 from .stderr_buffer import StderrBuffer
 
 if TYPE_CHECKING:
-    from reducer.feed import Feed
-    from reducer.frame_links import FrameLinks, FrameStepper
-    from reducer.frames import Entry
-    from reducer.item_time import Arrivals
-    from reducer.lines import RawLine
-    from reducer.state import Change, Item
+    from cctv.reducer.feed import Feed
+    from cctv.reducer.frame_links import FrameLinks, FrameStepper
+    from cctv.reducer.frames import Entry
+    from cctv.reducer.item_time import Arrivals
+    from cctv.reducer.lines import RawLine
+    from cctv.reducer.state import Change, Item
 
     from .newest import NewestSession
     from .rawstore import RawStore
@@ -162,7 +162,7 @@ class CctvApp(App[int]):
     @cached_property
     def arrivals(self) -> Arrivals:
         """When live lines arrived (the time of items whose rows carry none)."""
-        from reducer.item_time import Arrivals
+        from cctv.reducer.item_time import Arrivals
 
         return Arrivals()
 
@@ -225,7 +225,7 @@ class CctvApp(App[int]):
     def _new_feed(self) -> Feed:
         """A Feed for the source: one read from a regular file leaves the lines'
         bytes on disk (the raw view reads them back through :attr:`raw_store`)."""
-        from reducer.feed import Feed
+        from cctv.reducer.feed import Feed
 
         from .rawstore import rereadable
 
@@ -269,7 +269,7 @@ class CctvApp(App[int]):
 
             return BrowseScreen(self.browse.root, use_index=self.browse.use_index,
                                 examples=self.browse.examples)
-        from reducer.state import MAIN
+        from cctv.reducer.state import MAIN
 
         from .screens.session import SessionScreen
 
@@ -480,8 +480,8 @@ class CctvApp(App[int]):
 
     def _reset(self) -> None:
         """The source starts over (its file was truncated or written anew): drop all state."""
-        from reducer.item_time import Arrivals
-        from reducer.state import MAIN
+        from cctv.reducer.item_time import Arrivals
+        from cctv.reducer.state import MAIN
 
         from .screens.session import SessionScreen
 
@@ -520,8 +520,8 @@ class CctvApp(App[int]):
     def open_session(self, path: Path, *, line: int | None = None, follow: bool = False) -> None:
         """From the browser: view the session at ``path`` (scrolled to the item of
         line ``line`` once it is read; followed as it grows when ``follow``)."""
-        from reducer.item_time import Arrivals
-        from reducer.state import MAIN
+        from cctv.reducer.item_time import Arrivals
+        from cctv.reducer.state import MAIN
 
         from .screens.session import SessionScreen
         from .source_state import SourceState
@@ -559,7 +559,7 @@ class CctvApp(App[int]):
             self.run_worker(self.source.stop(), exit_on_error=False)
 
     def _go_to_line(self) -> None:
-        from reducer.state import MAIN
+        from cctv.reducer.state import MAIN
 
         from .screens.session import SessionScreen
 
@@ -572,15 +572,15 @@ class CctvApp(App[int]):
 
     def item_time(self, item: Item) -> float | None:
         """When ``item`` happened (its row's timestamp, else when it arrived live)."""
-        from reducer.item_time import ItemTimes
+        from cctv.reducer.item_time import ItemTimes
 
         return ItemTimes(self.feed, self.arrivals).of(item)
 
     def frame_stepper(self, item: Item, entry: Entry) -> FrameStepper:
         """For the raw view: the frames paired with ``item``'s (a tool call's
         result, task frames and heartbeats), in the file ``entry`` came from."""
-        from reducer.frame_links import FrameLinks, FrameStepper
-        from reducer.state import ToolItem
+        from cctv.reducer.frame_links import FrameLinks, FrameStepper
+        from cctv.reducer.state import ToolItem
 
         entries = self.feed.agent_entries.get(item.agent, self.feed.entries) \
             if item.agent else self.feed.entries

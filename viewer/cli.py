@@ -14,14 +14,14 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from reducer.safe import visible
+from cctv.reducer.safe import visible
 
 __all__ = ["main", "demo_path", "version", "COMMANDS"]
 
 
 def demo_path() -> Path:
     """The bundled example session (package data)."""
-    return Path(str(resources.files("viewer") / "demo" / "demo_session.jsonl"))
+    return Path(str(resources.files("cctv.viewer") / "demo" / "demo_session.jsonl"))
 
 
 def version() -> str:

@@ -8,12 +8,12 @@ from typing import TYPE_CHECKING
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from reducer.filters import KINDS, PRESETS, ViewFilter, next_preset
-from reducer.state import MAIN
-from widgets.safe_text import content, visible
+from cctv.reducer.filters import KINDS, PRESETS, ViewFilter, next_preset
+from cctv.reducer.state import MAIN
+from cctv.widgets.safe_text import content, visible
 
 if TYPE_CHECKING:
-    from widgets.transcript import TranscriptView
+    from cctv.widgets.transcript import TranscriptView
 
     from .app import CctvApp
     from .screens.session import SessionScreen
@@ -53,7 +53,7 @@ def _session_screen(app: CctvApp) -> SessionScreen | None:
 
 
 def _view(app: CctvApp) -> TranscriptView | None:
-    from widgets.transcript import TranscriptView
+    from cctv.widgets.transcript import TranscriptView
 
     screen = _session_screen(app)
     if screen is None:
@@ -82,7 +82,7 @@ def export_view(app: CctvApp, *, whole: bool) -> None:
     ``whole``) to a new file in the current directory (else the cache directory)
     and say where. The writing runs in a thread, so a big session does not
     freeze the screen."""
-    from reducer.export_md import export_markdown
+    from cctv.reducer.export_md import export_markdown
 
     from .export import export_file_name, write_export
 
@@ -113,7 +113,7 @@ def export_view(app: CctvApp, *, whole: bool) -> None:
 
 def jump_to_time(app: CctvApp, answer: str | None) -> None:
     """Move the cursor to the first item at or after the time in ``answer``."""
-    from reducer.item_time import format_clock, parse_clock
+    from cctv.reducer.item_time import format_clock, parse_clock
 
     view = _view(app)
     if view is None or answer is None or not answer.strip():
@@ -141,7 +141,7 @@ def ask_jump_to_time(app: CctvApp) -> None:
         return
     item = view.cursor_item
     at = app.item_time(item) if item is not None else None
-    from reducer.item_time import format_clock
+    from cctv.reducer.item_time import format_clock
 
     hint = "HH:MM or HH:MM:SS (local time, the session's first day) or an ISO date-time"
     app.push_screen(AskScreen("Jump to time", hint, placeholder="14:05",

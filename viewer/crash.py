@@ -6,7 +6,7 @@ import time
 import traceback
 from pathlib import Path
 
-from reducer.safe import visible
+from cctv.reducer.safe import visible
 
 from .paths import cache_dir
 

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reducer.decode import Format, detect_format
-from reducer.fold.agents import not_a_subagent
+from cctv.reducer.decode import Format, detect_format
+from cctv.reducer.fold.agents import not_a_subagent
 
 from .index.scan import default_projects_dir, session_files
 

@@ -13,12 +13,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
 
-from reducer.export_md import export_markdown
-from reducer.feed import Feed
-from reducer.filters import ViewFilter, parse_hide
-from reducer.item_time import ItemTimes
-from reducer.safe import visible
-from reducer.state import MAIN
+from cctv.reducer.export_md import export_markdown
+from cctv.reducer.feed import Feed
+from cctv.reducer.filters import ViewFilter, parse_hide
+from cctv.reducer.item_time import ItemTimes
+from cctv.reducer.safe import visible
+from cctv.reducer.state import MAIN
 
 from .loader import InputError, load_path
 from .paths import cache_dir

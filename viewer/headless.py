@@ -13,11 +13,11 @@ from typing import Any, TextIO
 
 import msgspec
 
-from reducer.decode import nesting_exceeds, reencode
-from reducer.frames import MAX_DEPTH, Blank, Entry, Malformed, Unknown
-from reducer.safe import visible
-from reducer.summary import format_summary, summarize
-from reducer.verdict import not_a_session
+from cctv.reducer.decode import nesting_exceeds, reencode
+from cctv.reducer.frames import MAX_DEPTH, Blank, Entry, Malformed, Unknown
+from cctv.reducer.safe import visible
+from cctv.reducer.summary import format_summary, summarize
+from cctv.reducer.verdict import not_a_session
 
 from .loader import InputError, load_path
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reducer.feed import Feed, read_file_lines
+from cctv.reducer.feed import Feed, read_file_lines
 
 from .discovery import subagent_files
 from .subagent_tail import agent_file_found, agent_id_for

@@ -25,8 +25,8 @@ from typing import BinaryIO
 
 import msgspec
 
-from reducer.decode import decode_line
-from reducer.frames import Entry
+from cctv.reducer.decode import decode_line
+from cctv.reducer.frames import Entry
 
 __all__ = ["RawStore", "RawUnavailable", "rereadable", "LineHead", "GIANT_RAW", "whole_line"]
 

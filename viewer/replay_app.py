@@ -32,9 +32,9 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.timer import Timer
 from textual.widgets import Input
 
-from reducer.replay import MARKER_KINDS, MarkerKind, Pacer, Replay
-from reducer.replay.pacing import faster, slower
-from reducer.state import MAIN
+from cctv.reducer.replay import MARKER_KINDS, MarkerKind, Pacer, Replay
+from cctv.reducer.replay.pacing import faster, slower
+from cctv.reducer.state import MAIN
 
 from .app import CctvApp
 from .replay_source import Recording, RestOfRecording

@@ -28,8 +28,8 @@ import struct
 import threading
 from collections.abc import Callable, Iterator
 
-from reducer.replay import Replay
-from reducer.replay.checkpoints import PLAIN, POOL, Checkpoints, pack
+from cctv.reducer.replay import Replay
+from cctv.reducer.replay.checkpoints import PLAIN, POOL, Checkpoints, pack
 
 __all__ = ["build_checkpoints"]
 

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, TextIO
 
-from reducer.decode import decode_line
-from reducer.replay import Pacer, merge_frames, pace
-from reducer.safe import visible
+from cctv.reducer.decode import decode_line
+from cctv.reducer.replay import Pacer, merge_frames, pace
+from cctv.reducer.safe import visible
 
 from .loader import InputError, check_readable
 from .replay_source import split_lines

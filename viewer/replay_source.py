@@ -8,13 +8,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reducer.collector import collector_paused, promote_to_oldest
-from reducer.decode import decode_line, detect_format
-from reducer.feed import Feed, read_file_lines
-from reducer.frames import Entry
-from reducer.lines import LineSplitter
-from reducer.replay import AgentFile, Markers, Replay, ReplayFrame, Timeline, merge_frames, pace
-from reducer.session import Session
+from cctv.reducer.collector import collector_paused, promote_to_oldest
+from cctv.reducer.decode import decode_line, detect_format
+from cctv.reducer.feed import Feed, read_file_lines
+from cctv.reducer.frames import Entry
+from cctv.reducer.lines import LineSplitter
+from cctv.reducer.replay import AgentFile, Markers, Replay, ReplayFrame, Timeline, merge_frames, pace
+from cctv.reducer.session import Session
 
 from .discovery import subagent_files
 from .loader import InputError, check_readable

@@ -38,10 +38,10 @@ from typing import Any, BinaryIO, Literal, Protocol, cast, runtime_checkable
 import msgspec
 from watchfiles import awatch
 
-from reducer import giant
-from reducer.decode import MAX_LINE_BYTES, decode_line
-from reducer.frames import Malformed
-from reducer.lines import LineSplitter, RawLine
+from cctv.reducer import giant
+from cctv.reducer.decode import MAX_LINE_BYTES, decode_line
+from cctv.reducer.frames import Malformed
+from cctv.reducer.lines import LineSplitter, RawLine
 
 __all__ = [
     "Lines", "Progress", "HistoryRead", "Live", "WaitingForFile", "Truncated", "Replaced",

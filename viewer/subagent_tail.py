@@ -25,9 +25,9 @@ from typing import Any
 
 import msgspec
 
-from reducer.lines import RawLine
-from reducer.session import Session
-from reducer.state import Change
+from cctv.reducer.lines import RawLine
+from cctv.reducer.session import Session
+from cctv.reducer.state import Change
 
 from .discovery import subagent_files
 from .sources import FileTail, Lines

@@ -9,9 +9,9 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from reducer.pretty import raw_view
-from reducer.replay import MarkerKind, ReplayFrame
-from reducer.replay.describe import short_id
+from cctv.reducer.pretty import raw_view
+from cctv.reducer.replay import MarkerKind, ReplayFrame
+from cctv.reducer.replay.describe import short_id
 
 from .safe_text import content, text
 

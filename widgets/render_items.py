@@ -1,7 +1,7 @@
 """Kept for existing imports: the renderers live in :mod:`widgets.cards`."""
 
-from widgets.cards import *  # noqa: F401,F403
-from widgets.cards import (  # noqa: F401
+from cctv.widgets.cards import *  # noqa: F401,F403
+from cctv.widgets.cards import (  # noqa: F401
     EXPAND_LINES,
     FOLD_LINES,
     Palette,

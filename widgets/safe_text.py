@@ -21,7 +21,7 @@ from rich.style import Style
 from rich.text import Span, Text
 from textual.content import Content
 
-from reducer.safe import UNSAFE, is_safe, visible
+from cctv.reducer.safe import UNSAFE, is_safe, visible
 
 __all__ = ["text", "content", "safe_text", "from_ansi", "safe_link", "visible", "is_safe"]
 

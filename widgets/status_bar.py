@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from textual.content import Content
 from textual.widgets import Static
 
-from reducer.format import compact_count, format_cost, format_duration, short_path
-from reducer.session import Session
-from reducer.state import Activity
-from reducer.summary import final_status
+from cctv.reducer.format import compact_count, format_cost, format_duration, short_path
+from cctv.reducer.session import Session
+from cctv.reducer.state import Activity
+from cctv.reducer.summary import final_status
 
 from .safe_text import visible
 from .status_glyphs import BACKGROUND, ENDED, FOLLOW, IDLE, PAUSED, PROBLEM, STATUSES, THINKING, css

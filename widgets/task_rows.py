@@ -13,9 +13,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from reducer.safe import visible
-from reducer.session import SUBAGENT_TOOLS, Session
-from reducer.state import MAIN, Agent, Change, Task, ToolItem
+from cctv.reducer.safe import visible
+from cctv.reducer.session import SUBAGENT_TOOLS, Session
+from cctv.reducer.state import MAIN, Agent, Change, Task, ToolItem
 
 from .status_glyphs import normalise
 

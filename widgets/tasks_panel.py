@@ -21,9 +21,9 @@ from textual.widget import Widget
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from reducer.format import compact_count, format_duration, short_path
-from reducer.session import Session
-from reducer.state import Change
+from cctv.reducer.format import compact_count, format_duration, short_path
+from cctv.reducer.session import Session
+from cctv.reducer.state import Change
 
 from .status_glyphs import STATUSES, css
 from .task_rows import TaskRow, TaskRowCache, task_rows

@@ -21,7 +21,7 @@ from textual.message import Message
 from textual.strip import Strip
 from textual.widget import Widget
 
-from reducer.replay import MarkerKind
+from cctv.reducer.replay import MarkerKind
 
 from .safe_text import visible
 from .status_glyphs import STATUSES

@@ -51,11 +51,11 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widget import Widget
 
-from reducer.filters import ViewFilter, next_preset
-from reducer.item_time import format_clock
-from reducer.session import Session
-from reducer.state import MAIN, Change, Item, PromptItem, ToolItem
-from reducer.views import contains_folded, is_error_item, is_turn_start, search_parts
+from cctv.reducer.filters import ViewFilter, next_preset
+from cctv.reducer.item_time import format_clock
+from cctv.reducer.session import Session
+from cctv.reducer.state import MAIN, Change, Item, PromptItem, ToolItem
+from cctv.reducer.views import contains_folded, is_error_item, is_turn_start, search_parts
 
 from .render_items import Palette, RenderContext, estimate_height, live_key, margin_top, render_item
 from .safe_text import visible

@@ -97,7 +97,7 @@ def _check_complete() -> None:
                  F.Malformed, F.Blank}
     missing = sorted(c.__name__ for c in decodable if c not in HANDLERS)
     if missing:
-        raise TypeError(f"reducer.fold: no handler for {', '.join(missing)}")
+        raise TypeError(f"cctv.reducer.fold: no handler for {', '.join(missing)}")
 
 
 _check_complete()

@@ -11,8 +11,8 @@ import json
 import time
 from typing import TextIO
 
-from reducer.format import compact_count, format_cost, format_duration
-from reducer.safe import visible
+from cctv.reducer.format import compact_count, format_cost, format_duration
+from cctv.reducer.safe import visible
 
 from . import LIVE_WINDOW_S, SessionIndex, resolve_root
 

@@ -19,12 +19,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from reducer import frames as F
-from reducer.feed import Feed
-from reducer.lines import LineSplitter, RawLine
-from reducer.session import Session
-from reducer.state import MAIN, Item, PromptItem, TextItem, ToolItem
-from reducer.summary import prompt_count
+from cctv.reducer import frames as F
+from cctv.reducer.feed import Feed
+from cctv.reducer.lines import LineSplitter, RawLine
+from cctv.reducer.session import Session
+from cctv.reducer.state import MAIN, Item, PromptItem, TextItem, ToolItem
+from cctv.reducer.summary import prompt_count
 
 from ..discovery import subagent_files
 from ..subagent_tail import agent_file_found, agent_id_for

@@ -70,7 +70,7 @@ def fold_fingerprint() -> str:
     version of the code are read again, so the list always matches the viewer."""
     h = hashlib.blake2b(digest_size=8)
     h.update(str(SCHEMA).encode())
-    for package in ("reducer", "viewer.index"):
+    for package in ("cctv.reducer", "cctv.viewer.index"):
         try:
             for name, f in _sources(resources.files(package)):
                 h.update(name.encode())
@@ -79,7 +79,7 @@ def fold_fingerprint() -> str:
             continue
     for name in ("loader.py", "discovery.py", "subagent_tail.py"):
         try:
-            h.update((resources.files("viewer") / name).read_bytes())
+            h.update((resources.files("cctv.viewer") / name).read_bytes())
         except OSError:
             continue
     return h.hexdigest()

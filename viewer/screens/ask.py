@@ -9,7 +9,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
-from widgets.safe_text import content
+from cctv.widgets.safe_text import content
 
 __all__ = ["AskScreen"]
 

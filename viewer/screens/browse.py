@@ -34,9 +34,9 @@ from textual.widgets import DataTable, Footer, Input, OptionList, ProgressBar, S
 from textual.widgets.option_list import Option
 from textual.worker import Worker, WorkerState
 
-from reducer.format import compact_count, format_cost, format_duration, human_bytes
-from widgets.safe_text import content, visible
-from widgets.status_glyphs import status
+from cctv.reducer.format import compact_count, format_cost, format_duration, human_bytes
+from cctv.widgets.safe_text import content, visible
+from cctv.widgets.status_glyphs import status
 
 from ..index import (LIVE_WINDOW_S, MARKS, Hit, IndexClosed, SessionIndex, SessionRow,
                      activity_order)

@@ -15,8 +15,8 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
-from widgets.safe_text import content
-from widgets.status_glyphs import LEGEND
+from cctv.widgets.safe_text import content
+from cctv.widgets.status_glyphs import LEGEND
 
 __all__ = ["HelpScreen", "LEGEND"]
 

@@ -12,9 +12,9 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
-from reducer.format import human_bytes
-from reducer.pretty import escape_bytes
-from widgets.safe_text import content, text
+from cctv.reducer.format import human_bytes
+from cctv.reducer.pretty import escape_bytes
+from cctv.widgets.safe_text import content, text
 
 __all__ = ["OutputScreen", "read_tail", "TAIL_BYTES"]
 

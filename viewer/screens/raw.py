@@ -12,10 +12,10 @@ from textual.highlight import highlight
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
-from reducer.frame_links import FrameStepper
-from reducer.frames import Entry
-from reducer.pretty import RawView, human_bytes, raw_view
-from widgets.safe_text import content, visible
+from cctv.reducer.frame_links import FrameStepper
+from cctv.reducer.frames import Entry
+from cctv.reducer.pretty import RawView, human_bytes, raw_view
+from cctv.widgets.safe_text import content, visible
 
 __all__ = ["RawScreen"]
 
@@ -181,8 +181,8 @@ class RawScreen(ModalScreen[None]):
         self.notify(f"copied {len(raw)} bytes (line {self.entry.line_no})", title="Raw line")
 
     def action_open_text(self, editor: bool) -> None:
-        from reducer.pretty import escape_bytes, pretty_json
-        from viewer.external import editor_command, open_text, pager_command, write_cache_file
+        from cctv.reducer.pretty import escape_bytes, pretty_json
+        from cctv.viewer.external import editor_command, open_text, pager_command, write_cache_file
 
         from ..rawstore import whole_line
 

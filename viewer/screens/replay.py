@@ -11,13 +11,13 @@ from textual.css.query import NoMatches
 from textual.reactive import var
 from textual.widgets import Footer, Static
 
-from reducer.format import format_duration
-from reducer.replay.frames import ReplayFrame
-from reducer.state import MAIN
-from widgets.inspector import Inspector
-from widgets.safe_text import content
-from widgets.status_glyphs import FOLLOW, PAUSED
-from widgets.timeline import ReplayTimeline
+from cctv.reducer.format import format_duration
+from cctv.reducer.replay.frames import ReplayFrame
+from cctv.reducer.state import MAIN
+from cctv.widgets.inspector import Inspector
+from cctv.widgets.safe_text import content
+from cctv.widgets.status_glyphs import FOLLOW, PAUSED
+from cctv.widgets.timeline import ReplayTimeline
 
 from .session import SessionScreen
 

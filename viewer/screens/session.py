@@ -15,13 +15,13 @@ from textual.reactive import var
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
-from reducer.session import Session
-from reducer.state import MAIN, Change, NoticeItem
-from reducer.verdict import session_verdict
-from widgets.safe_text import content
-from widgets.status_bar import StatusBar
-from widgets.tasks_panel import TasksPanel
-from widgets.transcript import TranscriptView
+from cctv.reducer.session import Session
+from cctv.reducer.state import MAIN, Change, NoticeItem
+from cctv.reducer.verdict import session_verdict
+from cctv.widgets.safe_text import content
+from cctv.widgets.status_bar import StatusBar
+from cctv.widgets.tasks_panel import TasksPanel
+from cctv.widgets.transcript import TranscriptView
 
 if TYPE_CHECKING:
     from ..app import CctvApp
@@ -297,8 +297,8 @@ class SessionScreen(Screen[None]):
 
     @on(TranscriptView.OpenText)
     def _open_text(self, event: TranscriptView.OpenText) -> None:
-        from reducer.views import full_text
-        from viewer.external import editor_command, open_text, pager_command, write_cache_file
+        from cctv.reducer.views import full_text
+        from cctv.viewer.external import editor_command, open_text, pager_command, write_cache_file
 
         item = event.item
         path = write_cache_file(full_text(item), f"line{item.line_no}-{item.kind}")
@@ -308,9 +308,9 @@ class SessionScreen(Screen[None]):
 
     @on(TranscriptView.ViewImages)
     def _view_images(self, event: TranscriptView.ViewImages) -> None:
-        from reducer.images import image_bytes
-        from reducer.views import item_images
-        from viewer.external import open_image, write_cache_file
+        from cctv.reducer.images import image_bytes
+        from cctv.reducer.views import item_images
+        from cctv.viewer.external import open_image, write_cache_file
 
         images = item_images(event.item)
         if not images:

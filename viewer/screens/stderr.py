@@ -10,7 +10,7 @@ from textual.widgets import Footer, Log, Static
 
 from ..stderr_buffer import StderrBuffer
 
-from widgets.safe_text import visible
+from cctv.widgets.safe_text import visible
 
 __all__ = ["StderrScreen"]
 

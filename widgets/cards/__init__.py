@@ -32,8 +32,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from rich.text import Text
 from textual.strip import Strip
 
-from reducer.session import SUBAGENT_TOOLS
-from reducer.state import (
+from cctv.reducer.session import SUBAGENT_TOOLS
+from cctv.reducer.state import (
     CompactionItem,
     HookItem,
     Item,
@@ -73,7 +73,7 @@ from .card import call_task
 from .tool import _tool, _tool_h
 
 if TYPE_CHECKING:
-    from reducer.session import Session
+    from cctv.reducer.session import Session
 
 __all__ = [
     "Palette", "RenderContext", "render_item", "estimate_height", "margin_top", "live_key",

@@ -15,13 +15,13 @@ from rich.style import Style
 from rich.text import Text
 from textual.strip import Strip
 
-from reducer.format import human_bytes
-from reducer.images import ImageInfo, describe
+from cctv.reducer.format import human_bytes
+from cctv.reducer.images import ImageInfo, describe
 
 from ..safe_text import from_ansi, safe_text, visible
 
 if TYPE_CHECKING:
-    from reducer.session import Session
+    from cctv.reducer.session import Session
 
 FOLD_LINES = 8
 """Body lines a collapsed card shows before "… N more lines"."""

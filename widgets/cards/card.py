@@ -19,16 +19,16 @@ from typing import TYPE_CHECKING, ClassVar
 
 from rich.style import Style
 
-from reducer.state import Task, ToolCall
-from reducer.tools import Tool, tool_summary
-from reducer.images import images_in
-from reducer.views import result_text
+from cctv.reducer.state import Task, ToolCall
+from cctv.reducer.tools import Tool, tool_summary
+from cctv.reducer.images import images_in
+from cctv.reducer.views import result_text
 
 from ..status_glyphs import STATUSES
 from .base import FOLD_LINES, Palette, RenderContext, _Body, _count_lines, image_lines
 
 if TYPE_CHECKING:
-    from reducer.session import Session
+    from cctv.reducer.session import Session
 
 __all__ = ["ToolCard", "register", "card_for", "result_lines", "call_task", "CARDS",
            "shown_result", "denial"]

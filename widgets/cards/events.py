@@ -9,7 +9,7 @@ from rich.style import Style
 from rich.text import Text
 from textual.strip import Strip
 
-from reducer.state import (
+from cctv.reducer.state import (
     CompactionItem,
     HookItem,
     NoticeItem,
@@ -18,7 +18,7 @@ from reducer.state import (
     TurnFooterItem,
 )
 
-from reducer.format import compact_count, exact_count, format_duration
+from cctv.reducer.format import compact_count, exact_count, format_duration
 
 from ..status_glyphs import HOOK, NOTICE_GLYPHS, PROBLEM, STATUSES, UNKNOWN, normalise
 from .base import (
@@ -38,7 +38,7 @@ from .base import (
 )
 
 if TYPE_CHECKING:
-    from reducer.session import Session
+    from cctv.reducer.session import Session
 
 
 def _compaction_label(item: CompactionItem) -> str:

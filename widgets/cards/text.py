@@ -8,9 +8,9 @@ from rich.style import Style
 from rich.text import Text
 from textual.strip import Strip
 
-from reducer.state import MAIN, PromptItem, TextItem, ThinkingItem
-from reducer.format import exact_count
-from reducer.views import item_images
+from cctv.reducer.state import MAIN, PromptItem, TextItem, ThinkingItem
+from cctv.reducer.format import exact_count
+from cctv.reducer.views import item_images
 
 from ..reply_markdown import reply_markdown
 from ..status_glyphs import THINKING
@@ -38,7 +38,7 @@ from .base import (
 )
 
 if TYPE_CHECKING:
-    from reducer.session import Session
+    from cctv.reducer.session import Session
 
 
 # prompt ---------------------------------------------------------------------------------

@@ -10,9 +10,9 @@ from rich.style import Style
 from rich.text import Text
 from textual.strip import Strip
 
-from reducer.state import ToolCall, ToolItem
-from reducer.format import format_duration
-from reducer.views import canonical_tool
+from cctv.reducer.state import ToolCall, ToolItem
+from cctv.reducer.format import format_duration
+from cctv.reducer.views import canonical_tool
 
 from ..status_glyphs import BACKGROUND, STATUSES, normalise
 
@@ -31,7 +31,7 @@ from .base import (
 from .card import card_for, denial
 
 if TYPE_CHECKING:
-    from reducer.session import Session
+    from cctv.reducer.session import Session
 
 
 def _status(call: ToolCall, p: Palette) -> tuple[Text, Style]:

@@ -7,18 +7,18 @@ from typing import TYPE_CHECKING
 from rich.style import Style
 from rich.text import Text
 
-from reducer.session import SUBAGENT_TOOLS
-from reducer.state import ToolCall
-from reducer.tools import Raw, Tool
-from reducer.notes import agent_reply
-from reducer.format import exact_count, format_duration
+from cctv.reducer.session import SUBAGENT_TOOLS
+from cctv.reducer.state import ToolCall
+from cctv.reducer.tools import Raw, Tool
+from cctv.reducer.notes import agent_reply
+from cctv.reducer.format import exact_count, format_duration
 
 from ...status_glyphs import BACKGROUND, STATUSES, normalise
 from ..base import RenderContext, _Body, clean
 from ..card import ToolCard, call_task, register, shown_result
 
 if TYPE_CHECKING:
-    from reducer.session import Session
+    from cctv.reducer.session import Session
 
 
 def _answer(call: ToolCall, session: Session) -> tuple[str, bool]:

@@ -6,16 +6,16 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
-from reducer.state import ToolCall
-from reducer.tools import Bash, Tool
-from reducer.views import BashResult, bash_result
+from cctv.reducer.state import ToolCall
+from cctv.reducer.tools import Bash, Tool
+from cctv.reducer.views import BashResult, bash_result
 
 from ...status_glyphs import BACKGROUND, STATUSES, normalise
 from ..base import RenderContext, _Body, _count_lines, _lines, clean
 from ..card import ToolCard, register, result_lines
 
 if TYPE_CHECKING:
-    from reducer.session import Session
+    from cctv.reducer.session import Session
 
 
 def _background(call: ToolCall, bash: BashResult | None) -> tuple[bool, str | None]:

@@ -7,14 +7,14 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
-from reducer.state import ToolCall
-from reducer.tools import Edit, MultiEdit, Tool, edit_hunks
+from cctv.reducer.state import ToolCall
+from cctv.reducer.tools import Edit, MultiEdit, Tool, edit_hunks
 
 from ..base import Palette, RenderContext, _Body, clean
 from ..card import ToolCard, register, result_lines
 
 if TYPE_CHECKING:
-    from reducer.session import Session
+    from cctv.reducer.session import Session
 
 DIFF_LIMIT = 4_000_000
 """Above this many line pairs an edit is shown as its changed block (common lines

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from reducer.state import ToolCall
-from reducer.tools import Command, Raw, Tool, tool_summary
-from reducer.views import input_json
+from cctv.reducer.state import ToolCall
+from cctv.reducer.tools import Command, Raw, Tool, tool_summary
+from cctv.reducer.views import input_json
 
 from ..base import BODY_INDENT, RenderContext, _Body
 from ..card import ToolCard, register, result_lines
 
 if TYPE_CHECKING:
-    from reducer.session import Session
+    from cctv.reducer.session import Session
 
 
 def _input_shown(tool: Tool) -> bool:

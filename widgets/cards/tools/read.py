@@ -6,15 +6,15 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
-from reducer.state import ToolCall
-from reducer.tools import Read, Tool
-from reducer.views import read_result
+from cctv.reducer.state import ToolCall
+from cctv.reducer.tools import Read, Tool
+from cctv.reducer.views import read_result
 
 from ..base import READ_FOLD_LINES, RenderContext, _Body, _count_lines, _lines, clean
 from ..card import ToolCard, register, result_lines, shown_result
 
 if TYPE_CHECKING:
-    from reducer.session import Session
+    from cctv.reducer.session import Session
 
 
 @register

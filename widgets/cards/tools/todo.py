@@ -7,16 +7,16 @@ from typing import TYPE_CHECKING
 from rich.style import Style
 from rich.text import Text
 
-from reducer.state import ToolCall
-from reducer.tools import Tool
-from reducer.views import todos
+from cctv.reducer.state import ToolCall
+from cctv.reducer.tools import Tool
+from cctv.reducer.views import todos
 
 from ...status_glyphs import TODO_GLYPHS
 from ..base import RenderContext, _Body, clean
 from ..card import ToolCard, register, result_lines
 
 if TYPE_CHECKING:
-    from reducer.session import Session
+    from cctv.reducer.session import Session
 
 
 @register

@@ -7,18 +7,18 @@ from typing import TYPE_CHECKING
 import msgspec
 from rich.text import Text
 
-from reducer.format import human_bytes
-from reducer.state import ToolCall
-from reducer.tools import Tool
-from reducer.views import structured_result
+from cctv.reducer.format import human_bytes
+from cctv.reducer.state import ToolCall
+from cctv.reducer.tools import Tool
+from cctv.reducer.views import structured_result
 
-from reducer.format import format_duration
+from cctv.reducer.format import format_duration
 
 from ..base import RenderContext, _Body, _count_lines, clean
 from ..card import ToolCard, register
 
 if TYPE_CHECKING:
-    from reducer.session import Session
+    from cctv.reducer.session import Session
 
 
 class FetchResult(msgspec.Struct, gc=False):

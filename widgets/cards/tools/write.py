@@ -10,14 +10,14 @@ from rich.style import Style
 from rich.syntax import Syntax
 from rich.text import Text
 
-from reducer.state import ToolCall
-from reducer.tools import Tool, Write
+from cctv.reducer.state import ToolCall
+from cctv.reducer.tools import Tool, Write
 
 from ..base import EXPAND_LINES, FOLD_LINES, Palette, RenderContext, _Body, _count_lines, _no_bg, clean
 from ..card import ToolCard, register, result_lines
 
 if TYPE_CHECKING:
-    from reducer.session import Session
+    from cctv.reducer.session import Session
 
 
 @lru_cache(maxsize=1)
