@@ -23,6 +23,7 @@ run until ``condition()`` holds; ``screen_text(app)`` is the visible transcript.
 from __future__ import annotations
 
 import asyncio
+import gc
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -77,6 +78,21 @@ _LAZY = frozenset({"_open_calls", "tool", "_changes"})
 """Kept lazily, not compared by :func:`state_graph`: the session's open calls
 (pruned whenever ``activity`` is read), a call's canonical tool (built by the
 views on first use), and the change records of the last entry folded."""
+
+
+def fold_garbage() -> list[object]:
+    """What a full collection finds unreachable among the objects the fold made
+    (states, items, calls, hook runs): where a state must be freed by reference
+    counting, this is empty. Only the fold's own objects are looked at: a thread
+    another test left running may make cycles of its own meanwhile, which a bare
+    ``gc.collect() == 0`` would count."""
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        gc.collect()
+        return [o for o in gc.garbage if type(o).__module__.startswith("cctv.reducer")]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
 
 
 def state_graph(session: Session) -> list[Any]:
