@@ -23,8 +23,8 @@ import checkout  # noqa: E402
 checkout.use(ROOT)  # this checkout's code as the cctv package, installed or not
 
 from cctv.viewer.app import CctvApp  # noqa: E402
-from cctv.viewer.cli import demo_path  # noqa: E402
 from cctv.viewer.loader import load_path  # noqa: E402
+from cctv.viewer.paths import demo_path  # noqa: E402
 
 REFERENCE = ROOT / "tests" / "fixtures"
 FROZEN = 1_795_960_800.0

@@ -209,7 +209,7 @@ async def test_tasks_panel_raw_view_and_help() -> None:
 )
 def test_snapshots(snap_compare, tmp_path: Path, name: str, keys: list[str],
                    size: tuple[int, int], theme: str) -> None:
-    from cctv.viewer.cli import demo_path
+    from cctv.viewer.paths import demo_path
     from cctv.viewer.loader import load_path
 
     bad = tmp_path / "bad.jsonl"

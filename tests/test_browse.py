@@ -19,7 +19,7 @@ from textual.widgets import DataTable, Input, OptionList, Static
 from textual.widgets.data_table import ColumnKey
 
 from cctv.viewer.app import BrowseOptions, CctvApp
-from cctv.viewer.cli import demo_path
+from cctv.viewer.paths import demo_path
 from cctv.viewer.index import SessionRow
 from cctv.viewer.screens.browse import BrowseScreen, narrow, word_score
 from cctv.viewer.screens.session import SessionScreen

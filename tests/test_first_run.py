@@ -23,7 +23,8 @@ from textual.widgets._footer import FooterKey
 from cctv import viewer
 from conftest import FIXTURES
 from cctv.viewer.app import CctvApp
-from cctv.viewer.cli import COMMANDS, demo_path, main, version
+from cctv.viewer.cli import COMMANDS, main, version
+from cctv.viewer.paths import demo_path
 from cctv.viewer.launch import exit_status
 from cctv.viewer.loader import load_path
 from cctv.viewer.screens.help import HelpScreen

@@ -344,7 +344,7 @@ async def test_hostile_projects_tree_in_the_browser(tmp_path: Path,
     from textual.widgets import OptionList
 
     from cctv.viewer.app import BrowseOptions
-    from cctv.viewer.cli import demo_path
+    from cctv.viewer.paths import demo_path
     from cctv.viewer.screens.browse import BrowseScreen
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))

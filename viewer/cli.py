@@ -11,17 +11,11 @@ import difflib
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 
 from cctv.reducer.safe import visible
 
-__all__ = ["main", "demo_path", "version", "COMMANDS"]
-
-
-def demo_path() -> Path:
-    """The bundled example session (package data)."""
-    return Path(str(resources.files("cctv.viewer") / "demo" / "demo_session.jsonl"))
+__all__ = ["main", "version", "COMMANDS"]
 
 
 def version() -> str:
