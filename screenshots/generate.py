@@ -80,8 +80,8 @@ async def _browser_shot(name: str, keys: list[str], size: tuple[int, int] = (140
 
 async def _replay_shot(name: str, path: Path, line: int, keys: list[str],
                        size: tuple[int, int] = (140, 40), theme: str = "textual-dark") -> None:
-    from cctv.viewer.replay_app import ReplayApp
-    from cctv.viewer.replay_source import load_recording
+    from cctv.viewer.replay.app import ReplayApp
+    from cctv.viewer.replay.recording import load_recording
 
     rec = load_recording(path)
     replay = rec.replay()

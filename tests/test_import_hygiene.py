@@ -128,7 +128,7 @@ def test_the_browser_shows_its_first_screen_without_the_session_machinery(tmp_pa
         "        if open_one:\n"
         "            await pilot.press('enter')\n"
         "            await until(pilot, lambda: type(app.screen).__name__ == 'SessionScreen'\n"
-        "                        and app.ended is not None)\n"
+        "                        and app.shown.ended is not None)\n"
         "            assert 'cctv.viewer.screens.session' in loaded() and 'cctv.reducer.fold' in loaded()\n"
         "    return 0\n"
         "runs = []\n"
