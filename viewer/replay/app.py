@@ -29,6 +29,7 @@ from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.timer import Timer
 from textual.widgets import Input
+from textual.worker import get_current_worker
 
 from cctv.reducer.replay import MARKER_KINDS, MarkerKind, Replay
 from cctv.reducer.state import MAIN
@@ -36,6 +37,7 @@ from cctv.reducer.state import MAIN
 from ..messages import Aim, Seek
 from ..screens.session import SessionScreen
 from ..viewer_app import ViewerApp
+from .checkpoints import build_checkpoints
 from .controller import MARKER_NAMES, ReplayController
 from .recording import Recording, RestOfRecording
 from .screen import ReplayScreen
@@ -194,10 +196,6 @@ class ReplayApp(ViewerApp[ReplayController]):
     def build_checkpoints(self) -> None:
         """Checkpoint the fold in the background (a child process pickles, so
         the UI never waits on it); the bar shows the progress."""
-        from textual.worker import get_current_worker
-
-        from .checkpoints import build_checkpoints
-
         worker = get_current_worker()
 
         def on_child(pid: int | None) -> None:

@@ -3,7 +3,7 @@ showing the state as of one frame, with a replay bar, an inspector and a timelin
 
 from __future__ import annotations
 
-from pathlib import Path
+import time
 from typing import TYPE_CHECKING, ClassVar
 
 from textual import on
@@ -21,7 +21,6 @@ from cctv.widgets.status_glyphs import FOLLOW, PAUSED
 from cctv.widgets.timeline import ReplayTimeline
 
 from ..messages import Aim, Seek
-from ..screens import session as session_screen
 from ..screens.session import SessionScreen
 
 if TYPE_CHECKING:
@@ -33,8 +32,6 @@ __all__ = ["ReplayScreen", "bar_text"]
 def _clock(epoch: float | None) -> str:
     if epoch is None:
         return ""
-    import time
-
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(epoch))
 
 
@@ -98,7 +95,7 @@ class ReplayScreen(SessionScreen):
     | f | Show / hide the inspector |
     """
 
-    CSS_PATH = [Path(session_screen.__file__).parent / SessionScreen.CSS_PATH, "screen.tcss"]
+    CSS_PATH = [SessionScreen.CSS_PATH, "screen.tcss"]
 
     STAYS_CURRENT: ClassVar[bool] = True  # the replay bar, under a sub-agent's screen
 

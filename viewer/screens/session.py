@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 from textual import on
@@ -46,7 +47,7 @@ class SessionScreen(Screen[None]):
     | tab | Move between the transcript and the tasks panel (shows the panel) |
     """
 
-    CSS_PATH = "session.tcss"
+    CSS_PATH = Path(__file__).parent / "session.tcss"
 
     BINDINGS = [
         Binding("slash", "search", "Search", key_display="/", id="search"),
