@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING
 from .paths import demo_path
 
 if TYPE_CHECKING:
-    from .app import CctvApp
     from .newest import NewestSession
     from .sources import Event, FileTail, Source, StreamSource
+    from .viewer_app import ViewerApp
 
 __all__ = ["launch", "launch_browser", "exit_status", "build_source", "StdinPipeSource"]
 
@@ -235,7 +235,7 @@ def launch(args: list[str]) -> int:
     return status  # not reached
 
 
-def exit_status(app: CctvApp, code: int | None) -> int:
+def exit_status(app: ViewerApp, code: int | None) -> int:
     """cctv's exit status after the app ended: a crash is never 0.
 
     An unhandled exception prints one line and leaves the traceback in the
