@@ -66,13 +66,13 @@ async def open_big(path: Path) -> dict[str, float]:
             await asyncio.sleep(0.005)
         # the app has folded its first slice and yielded ~30 ms for the screen to paint
         result["first_screen_s"] = app.first_paint_at - t0
-        result["first_screen_lines"] = app.feed.session.lines
+        result["first_screen_lines"] = app.shown.feed.session.lines
         view = app.screen.query_one(TranscriptView)
-        while not app._live:
+        while not app.shown.live:
             await asyncio.sleep(0.02)
         await pilot.pause()
         result["history_s"] = time.perf_counter() - t0
-        result["lines"] = app.feed.session.lines
+        result["lines"] = app.shown.feed.session.lines
         result["items"] = len(view.items)
         # scrolling: redraw the viewport after moves through the whole session
         times: list[float] = []
@@ -110,11 +110,11 @@ async def follow_latency(n: int = 200) -> dict[str, float]:
             with open(path, "ab") as fh:
                 for i in range(n):
                     line = template[i % len(template)]
-                    before = app.feed.session.lines
+                    before = app.shown.feed.session.lines
                     t = time.perf_counter()
                     fh.write(line)
                     fh.flush()
-                    while app.feed.session.lines == before:
+                    while app.shown.feed.session.lines == before:
                         await asyncio.sleep(0.001)
                     await pilot.pause()  # painted
                     lat.append((time.perf_counter() - t) * 1000)

@@ -158,7 +158,7 @@ async def run_case(case: str) -> dict:
         async def nothing() -> None:
             return None
 
-        await measure("open", nothing, lambda: app.ended is not None)
+        await measure("open", nothing, lambda: app.shown.ended is not None)
         overall = max(overall, _status("VmHWM:"))
         view = app.screen.query_one(TranscriptView)
         giant = _giant_item(view.items, giant_line)
@@ -177,7 +177,7 @@ async def run_case(case: str) -> dict:
 
         async def raw() -> None:  # the giant frame: a tool's result, or the prompt
             # as `r` does: the line's bytes read back from the file (the Feed keeps none)
-            app.push_screen(RawScreen(app.raw_store.with_raw(app.feed.entry_at(line_no))))
+            app.push_screen(RawScreen(app.shown.raw_store.with_raw(app.shown.feed.entry_at(line_no))))
 
         await measure("raw", raw, lambda: isinstance(app.screen, RawScreen)
                       and bool(app.screen.query("#raw-body")))

@@ -51,12 +51,12 @@ async def run(argv: list[str], seconds: float) -> list[tuple[float, float, int]]
         start = time.monotonic()
         while (elapsed := time.monotonic() - start) < seconds:
             await pilot.pause(1.0)
-            samples.append((elapsed, rss_mb(), app.feed.session.lines))
-            if app.ended is not None and argv[0] != "yes":
+            samples.append((elapsed, rss_mb(), app.shown.feed.session.lines))
+            if app.shown.ended is not None and argv[0] != "yes":
                 break
-        items = len(app.feed.session.main.items)
-        entries = len(app.feed.entries)
-        stderr = app.stderr
+        items = len(app.shown.feed.session.main.items)
+        entries = len(app.shown.feed.entries)
+        stderr = app.shown.stderr
         await app.action_quit()
     print(f"  main items {items:,}, entries kept {entries:,}; stderr lines {stderr.total_lines:,}, "
           f"in memory {len(stderr):,} ({stderr._kept / 1e6:.1f} MB), spilled {stderr.spilled_lines:,}"

@@ -51,9 +51,9 @@ import checkout  # noqa: E402
 
 checkout.use(ROOT)  # this checkout's code as the cctv package, installed or not
 
-from cctv.viewer.replay_checkpoints import build_checkpoints  # noqa: E402
-from cctv.viewer.replay_emit import emit, plan_emit  # noqa: E402
-from cctv.viewer.replay_source import load_recording  # noqa: E402
+from cctv.viewer.replay.checkpoints import build_checkpoints  # noqa: E402
+from cctv.viewer.replay.emit import emit, plan_emit  # noqa: E402
+from cctv.viewer.replay.recording import load_recording  # noqa: E402
 
 OUT = ROOT / "bench" / "out"
 
@@ -154,7 +154,7 @@ def bench_pure(path: Path, seeks: int) -> None:
 
 
 async def bench_app(path: Path, rest: float, tasks: bool = False, rounds: int = 5) -> None:
-    from cctv.viewer.replay_app import ReplayApp
+    from cctv.viewer.replay.app import ReplayApp
 
     t0 = time.perf_counter()
     rec = load_recording(path, head_bytes=4 << 20)  # as `cctv replay PATH` opens it
@@ -187,7 +187,7 @@ async def bench_app(path: Path, rest: float, tasks: bool = False, rounds: int = 
         t0 = time.perf_counter()
         await _jump_while_building(app, pilot)
         steps_while_building = 0
-        while not app.replay.checkpoints.pooled and time.perf_counter() - t0 < 300:
+        while not app.shown.replay.checkpoints.pooled and time.perf_counter() - t0 < 300:
             await pilot.press("right")
             steps_while_building += 1
             await pilot.pause(0.05)
@@ -222,7 +222,7 @@ def _screen_updates(app, positions: list[int] | None = None) -> Iterator[list[fl
         if renderable is not None:
             drawn.append(time.perf_counter())
             if positions is not None:
-                positions.append(app.replay.position)
+                positions.append(app.shown.replay.position)
 
     app._display = display
     try:
@@ -240,8 +240,8 @@ async def _jump_while_building(app, pilot) -> None:
     restore made ahead after it holding the interpreter lock)."""
     shown: list[int] = []
     with _screen_updates(app, shown) as drawn:
-        n = len(app.replay)
-        built = len(app.replay.checkpoints)
+        n = len(app.shown.replay)
+        built = len(app.shown.replay.checkpoints)
         t0 = time.perf_counter()
         await pilot.press("end")
         while not drawn and time.perf_counter() - t0 < 30:
@@ -264,7 +264,7 @@ async def _key_to_screen(app, pilot, rest: float, rounds: int
     sought: list[float] = []
     seek_time: list[float] = []
     real_go_to = app.go_to
-    replay = app.replay
+    replay = app.shown.replay
     real_seek = replay.seek
 
     def seek(target: int):
@@ -310,7 +310,7 @@ async def _key_to_screen(app, pilot, rest: float, rounds: int
         }
         seeks: dict[str, list[float]] = {name: [] for name in timings}
         rng = random.Random(11)
-        n = len(app.replay)
+        n = len(app.shown.replay)
         for _ in range(rounds):
             await timed("end", press("end"))
             await timed("← at the end", press("left"))
@@ -320,7 +320,7 @@ async def _key_to_screen(app, pilot, rest: float, rounds: int
             here = rng.randint(n // 10, n)
             await timed("timeline click, forward", jump(here))
             await timed("timeline click, backward", jump(rng.randint(1, here - 1)))
-            await timed("timeline click, forward", jump(rng.randint(app.replay.position + 1, n)))
+            await timed("timeline click, forward", jump(rng.randint(app.shown.replay.position + 1, n)))
             aimed = rng.randint(1, n)
             app.aim_at(aimed)  # the pointer rests over the timeline there, then clicks
             await timed("timeline click, pointer rested", jump(aimed))

@@ -23,8 +23,8 @@ import checkout  # noqa: E402
 checkout.use(ROOT)  # this checkout's code as the cctv package, installed or not
 
 from cctv.viewer.app import CctvApp  # noqa: E402
-from cctv.viewer.cli import demo_path  # noqa: E402
 from cctv.viewer.loader import load_path  # noqa: E402
+from cctv.viewer.paths import demo_path  # noqa: E402
 
 REFERENCE = ROOT / "tests" / "fixtures"
 FROZEN = 1_795_960_800.0
@@ -80,8 +80,8 @@ async def _browser_shot(name: str, keys: list[str], size: tuple[int, int] = (140
 
 async def _replay_shot(name: str, path: Path, line: int, keys: list[str],
                        size: tuple[int, int] = (140, 40), theme: str = "textual-dark") -> None:
-    from cctv.viewer.replay_app import ReplayApp
-    from cctv.viewer.replay_source import load_recording
+    from cctv.viewer.replay.app import ReplayApp
+    from cctv.viewer.replay.recording import load_recording
 
     rec = load_recording(path)
     replay = rec.replay()

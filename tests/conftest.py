@@ -64,7 +64,7 @@ def replay_words(path: Path) -> list[list[str]]:
     """The replay inspector's words for each frame of ``path`` (index
     ``position - 1``), stepping from the first: what any other way to a
     frame must say too."""
-    from cctv.viewer.replay_source import load_recording
+    from cctv.viewer.replay.recording import load_recording
 
     replay = load_recording(path).replay()
     out = []

@@ -40,7 +40,7 @@ async def test_follows_a_growing_file_and_pauses_when_scrolled_up(tmp_path: Path
     path.write_bytes(b"".join(lines[:10]))
     app = CctvApp(FileTail(path), clock=None)
     async with app.run_test(size=(120, 30)) as pilot:
-        await wait_for(pilot, lambda: app.feed.session.lines == 10)
+        await wait_for(pilot, lambda: app.shown.feed.session.lines == 10)
         assert "follow" in status_text(app)
         # the CLI appends the rest, a partial line first: nothing may be lost or doubled
         with open(path, "ab") as fh:
@@ -48,10 +48,10 @@ async def test_follows_a_growing_file_and_pauses_when_scrolled_up(tmp_path: Path
             fh.write(rest[:50])
             fh.flush()
             await pilot.pause(0.3)
-            assert app.feed.session.lines == 10  # the partial line is held back
+            assert app.shown.feed.session.lines == 10  # the partial line is held back
             fh.write(rest[50:])
-        await wait_for(pilot, lambda: app.feed.session.lines == len(lines))
-        assert [e.line_no for e in app.feed.entries] == list(range(1, len(lines) + 1))
+        await wait_for(pilot, lambda: app.shown.feed.session.lines == len(lines))
+        assert [e.line_no for e in app.shown.feed.entries] == list(range(1, len(lines) + 1))
         view = app.screen.query_one(TranscriptView)
         await wait_for(pilot, lambda: view.following and view.scroll_y == view.max_scroll_y)
         # the session's final answer is on screen: the view followed the end
@@ -71,10 +71,10 @@ async def test_a_truncated_file_resets_the_view(tmp_path: Path) -> None:
     shutil.copy(STREAM / "11_multi_turn.jsonl", path)
     app = CctvApp(FileTail(path), clock=None)
     async with app.run_test(size=(100, 30)) as pilot:
-        await wait_for(pilot, lambda: len(app.feed.session.turns) == 2)
+        await wait_for(pilot, lambda: len(app.shown.feed.session.turns) == 2)
         path.write_bytes((STREAM / "01_simple_text.jsonl").read_bytes())
-        await wait_for(pilot, lambda: app.feed.session.session_id == "8e4b2dbb-330b-4d03-a3ef-8b4c8ce07f1e")
-        assert len(app.feed.session.turns) == 1
+        await wait_for(pilot, lambda: app.shown.feed.session.session_id == "8e4b2dbb-330b-4d03-a3ef-8b4c8ce07f1e")
+        assert len(app.shown.feed.session.turns) == 1
 
 
 async def test_stdin_pipe_source() -> None:
@@ -84,9 +84,9 @@ async def test_stdin_pipe_source() -> None:
     async with app.run_test(size=(140, 30)) as pilot:
         os.write(write_fd, (STREAM / "05_subagent.jsonl").read_bytes())
         os.close(write_fd)
-        await wait_for(pilot, lambda: app.ended is not None)
-        assert app.ended == "end of input"
-        session = app.feed.session
+        await wait_for(pilot, lambda: app.shown.ended is not None)
+        assert app.shown.ended == "end of input"
+        session = app.shown.feed.session
         assert len(session.turns) == 1 and session.turns[0].closed
         assert "stdin" in status_text(app)
         assert "ended" in status_text(app)
@@ -111,11 +111,11 @@ async def test_subprocess_source_shows_exit_status_and_stderr(tmp_path: Path) ->
     source = CommandSource([sys.executable, str(script), str(STREAM / "06_background_bash.jsonl")])
     app = CctvApp(source, clock=None)
     async with app.run_test(size=(120, 30)) as pilot:
-        await wait_for(pilot, lambda: app.ended is not None)
-        assert app.ended == "exited with status 3"
+        await wait_for(pilot, lambda: app.shown.ended is not None)
+        assert app.shown.ended == "exited with status 3"
         app._flush_panels()
         assert "exited with status 3" in status_text(app)
-        assert len(app.feed.session.tasks) == 2
+        assert len(app.shown.feed.session.tasks) == 2
         await pilot.press("s")
         await pilot.pause()
         from cctv.viewer.screens.stderr import StderrScreen
@@ -131,12 +131,12 @@ async def test_malformed_lines_are_rows_with_their_line_numbers(tmp_path: Path) 
     path.write_bytes(b"".join(bad))
     app = CctvApp(FileTail(path, follow=False), clock=None)
     async with app.run_test(size=(120, 30)) as pilot:
-        await wait_for(pilot, lambda: app.ended is not None)
+        await wait_for(pilot, lambda: app.shown.ended is not None)
         text = screen_text(app)
         assert "line 2" in text and "line 3" in text and "line 4" in text
         assert "brand_new_kind" in text
         # the rest of the session still renders: the reply and its turn footer
-        assert len(app.feed.session.turns) == 1 and app.feed.session.turns[0].closed
+        assert len(app.shown.feed.session.turns) == 1 and app.shown.feed.session.turns[0].closed
 
 
 async def test_on_disk_session_opens_its_subagent(tmp_path: Path) -> None:
@@ -147,7 +147,7 @@ async def test_on_disk_session_opens_its_subagent(tmp_path: Path) -> None:
     shutil.copytree(PROJECT / SUBAGENT_SESSION, dst / SUBAGENT_SESSION)
     app = CctvApp(FileTail(dst / f"{SUBAGENT_SESSION}.jsonl"), clock=None)
     async with app.run_test(size=(120, 36)) as pilot:
-        session = app.feed.session
+        session = app.shown.feed.session
         await wait_for(pilot, lambda: any(
             a.id != MAIN and a.items for a in session.agents.values()))
         agent_id = next(a.id for a in session.agents.values() if a.id != MAIN)
@@ -209,7 +209,7 @@ async def test_tasks_panel_raw_view_and_help() -> None:
 )
 def test_snapshots(snap_compare, tmp_path: Path, name: str, keys: list[str],
                    size: tuple[int, int], theme: str) -> None:
-    from cctv.viewer.cli import demo_path
+    from cctv.viewer.paths import demo_path
     from cctv.viewer.loader import load_path
 
     bad = tmp_path / "bad.jsonl"
@@ -245,7 +245,7 @@ async def test_a_giant_reply_is_cut_with_a_hint_not_laid_out_whole(tmp_path: Pat
     path.write_text("\n".join(lines) + "\n")
     app = CctvApp(FileTail(path, follow=False), clock=None)
     async with app.run_test(size=(100, 30)) as pilot:
-        await wait_for(pilot, lambda: app.ended is not None, timeout=20)
+        await wait_for(pilot, lambda: app.shown.ended is not None, timeout=20)
         await pilot.press("g")
         await pilot.pause()
         view = app.screen.query_one(TranscriptView)
@@ -267,7 +267,7 @@ async def test_a_pasted_million_line_prompt_expands_to_a_capped_body(tmp_path: P
     path.write_text("\n".join(lines) + "\n")
     app = CctvApp(FileTail(path, follow=False), clock=None)
     async with app.run_test(size=(100, 30)) as pilot:
-        await wait_for(pilot, lambda: app.ended is not None, timeout=20)
+        await wait_for(pilot, lambda: app.shown.ended is not None, timeout=20)
         view = app.screen.query_one(TranscriptView)
         await pilot.press("g")  # the prompt is the first item
         await pilot.press("enter")
@@ -295,8 +295,8 @@ async def test_a_session_that_stopped_growing_long_ago_is_not_requesting(
     os.utime(path, (then, then))
     app = CctvApp(FileTail(path), clock=None)
     async with app.run_test(size=(160, 30)) as pilot:
-        await wait_for(pilot, lambda: app._live and "follow" in status_text(app))
+        await wait_for(pilot, lambda: app.shown.live and "follow" in status_text(app))
         await pilot.pause(0.1)
         app.screen.refresh_panels()
         assert status_text(app).split(" │ ")[0].endswith(says)
-        assert app.feed.session.activity.kind == "requesting"  # the fold's own word is kept
+        assert app.shown.feed.session.activity.kind == "requesting"  # the fold's own word is kept

@@ -19,7 +19,7 @@ from textual.widgets import DataTable, Input, OptionList, Static
 from textual.widgets.data_table import ColumnKey
 
 from cctv.viewer.app import BrowseOptions, CctvApp
-from cctv.viewer.cli import demo_path
+from cctv.viewer.paths import demo_path
 from cctv.viewer.index import SessionRow
 from cctv.viewer.screens.browse import BrowseScreen, narrow, word_score
 from cctv.viewer.screens.session import SessionScreen
@@ -183,10 +183,10 @@ async def test_enter_opens_a_session_and_escape_comes_back_with_search_kept(proj
         assert chosen is not None and chosen.session_id == PYDANTIC
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen)
-                       and bool(app.feed.session.turns) and app.ended is not None)
-        assert app.feed.session.title == chosen.title
-        assert len(app.feed.session.calls) == chosen.tool_calls
-        assert app.source is not None and not app.source.follow  # not live
+                       and bool(app.shown.feed.session.turns) and app.shown.ended is not None)
+        assert app.shown.feed.session.title == chosen.title
+        assert len(app.shown.feed.session.calls) == chosen.tool_calls
+        assert app.shown.source is not None and not app.shown.source.follow  # not live
         await pilot.press("escape")
         await wait_for(pilot, lambda: isinstance(app.screen, BrowseScreen))
         assert app.screen is screen
@@ -205,12 +205,12 @@ async def test_enter_on_a_hit_opens_the_session_at_that_message(projects: Path) 
         hits.focus()
         hits.highlighted = 0
         await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen) and app.ended is not None)
+        await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen) and app.shown.ended is not None)
         await pilot.pause(0.2)
         view = app.screen.query_one(TranscriptView)
         item = view.cursor_item
         assert item is not None and item.line_no == hit.line
-        assert app.source.path == Path(hit.path)
+        assert app.shown.source.path == Path(hit.path)
 
 
 async def test_the_preview_shows_the_selected_session(projects: Path) -> None:
@@ -239,7 +239,7 @@ async def test_an_empty_folder_says_where_it_looked_and_offers_the_examples(tmp_
         assert str(table.get_row_at(0)[1]).startswith("example: ")
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen)
-                       and bool(app.feed.session.turns))
+                       and bool(app.shown.feed.session.turns))
 
 
 async def test_browsing_never_writes_into_the_projects_folder(projects: Path) -> None:
@@ -248,7 +248,7 @@ async def test_browsing_never_writes_into_the_projects_folder(projects: Path) ->
     async with app.run_test(size=(160, 40)) as pilot:
         screen = await ready(pilot)
         await pilot.press("slash", *"survey", "enter", "enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen) and app.ended is not None)
+        await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen) and app.shown.ended is not None)
         await pilot.press("escape")
         await wait_for(pilot, lambda: isinstance(app.screen, BrowseScreen))
         screen.refresh_index()
@@ -269,7 +269,7 @@ async def test_a_session_written_to_just_now_is_live_and_followed(projects: Path
         table.move_cursor(row=table.get_row_index(str(live)))
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen))
-        assert app.source.follow
+        assert app.shown.source.follow
 
 
 # --------------------------------------------------------------------------- snapshots

@@ -121,7 +121,7 @@ async def test_a_control_error_is_drawn_and_e_reaches_it(tmp_path: Path) -> None
     async with app.run_test(size=(120, 30)) as pilot:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + 10
-        while app.ended is None and loop.time() < deadline:
+        while app.shown.ended is None and loop.time() < deadline:
             await pilot.pause(0.05)
         view = app.screen.query_one(TranscriptView)
         await pilot.press("g")
@@ -129,7 +129,7 @@ async def test_a_control_error_is_drawn_and_e_reaches_it(tmp_path: Path) -> None
         await pilot.pause()
         item = view.cursor_item
         assert isinstance(item, NoticeItem) and item.category == "control"
-        rows = drawn(item, app.feed.session)
+        rows = drawn(item, app.shown.feed.session)
         assert rows == ["✗ [control] control request failed: MCP server plugin:context7 not found …"]
 
 
@@ -163,7 +163,7 @@ async def test_v_writes_the_image_to_the_cache_and_says_where(
     async with app.run_test(size=(120, 30)) as pilot:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + 10
-        while app.ended is None and loop.time() < deadline:
+        while app.shown.ended is None and loop.time() < deadline:
             await pilot.pause(0.05)
         view = app.screen.query_one(TranscriptView)
         index = next(i for i, it in enumerate(view.items) if isinstance(it, PromptItem) and it.images)

@@ -85,7 +85,7 @@ def test_the_viewer_opens_a_session_named_by_its_id(
         projects: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     opened: list[list[str]] = []
     monkeypatch.setattr("cctv.viewer.launch.launch", lambda args: opened.append(args) or 0)
-    monkeypatch.setattr("cctv.viewer.replay_emit.run_emit",
+    monkeypatch.setattr("cctv.viewer.replay.emit.run_emit",
                         lambda path, **_: opened.append(["replay", path]) or 0)
     path = str(projects / PROJECT.name / f"{SESSION}.jsonl")
     assert main([SESSION[:8]]) == 0

@@ -23,7 +23,8 @@ from textual.widgets._footer import FooterKey
 from cctv import viewer
 from conftest import FIXTURES
 from cctv.viewer.app import CctvApp
-from cctv.viewer.cli import COMMANDS, demo_path, main, version
+from cctv.viewer.cli import COMMANDS, main, version
+from cctv.viewer.paths import demo_path
 from cctv.viewer.launch import exit_status
 from cctv.viewer.loader import load_path
 from cctv.viewer.screens.help import HelpScreen
@@ -332,7 +333,7 @@ async def test_the_viewer_gives_the_same_verdict_and_one_row(tmp_path: Path) -> 
     async with app.run_test(size=(120, 30)) as pilot:
         for _ in range(200):
             await pilot.pause(0.05)
-            if app.feed.session.lines >= 2806:
+            if app.shown.feed.session.lines >= 2806:
                 break
         await pilot.pause(0.3)
         view = app.screen.query_one(TranscriptView)

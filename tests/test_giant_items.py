@@ -55,7 +55,7 @@ def all_rows(view: TranscriptView) -> list[str]:
 
 
 async def open_on_bash(pilot, app: CctvApp) -> TranscriptView:
-    await wait_for(pilot, lambda: app.ended is not None)
+    await wait_for(pilot, lambda: app.shown.ended is not None)
     view = app.screen.query_one(TranscriptView)
     index = next(i for i, item in enumerate(view.items)
                  if getattr(item, "call", None) is not None and item.call.id == BASH_ID)
@@ -150,7 +150,7 @@ async def test_the_raw_view_of_a_giant_frame_shows_a_head_and_o_shows_it_all(
         call = view.cursor_item.call
         # the result's frame (r on the card shows the call's; the raw view steps to it)
         # (a file's lines are read back from disk: the Feed keeps no bytes)
-        entry = app.raw_store.with_raw(app.feed.entry_at(call.result_line_no, call.agent))
+        entry = app.shown.raw_store.with_raw(app.shown.feed.entry_at(call.result_line_no, call.agent))
         app.push_screen(RawScreen(entry))
         await wait_for(pilot, lambda: isinstance(app.screen, RawScreen)
                        and bool(app.screen.query("#raw-body")))
@@ -208,7 +208,7 @@ async def test_a_giant_line_is_drawn_a_page_at_a_time_and_searched_to_its_end(tm
     async with app.run_test(size=(100, 30)) as pilot:
         view = await open_on_bash(pilot, app)
         call = view.cursor_item.call
-        entry = app.feed.entry_at(call.result_line_no, call.agent)
+        entry = app.shown.feed.entry_at(call.result_line_no, call.agent)
         assert entry.message.content[0].content == output  # whole, from the split line
         await pilot.press("enter")
         await pilot.pause()
@@ -227,7 +227,7 @@ async def test_a_giant_line_is_drawn_a_page_at_a_time_and_searched_to_its_end(tm
         assert count == 1 and view.cursor_item.call is call
         assert peak < len(output) / 4  # a window at a time, not the item's text again
 
-        app.push_screen(RawScreen(app.raw_store.with_raw(entry)))  # the main file's line
+        app.push_screen(RawScreen(app.shown.raw_store.with_raw(entry)))  # the main file's line
         await wait_for(pilot, lambda: isinstance(app.screen, RawScreen)
                        and bool(app.screen.query("#raw-body")))
         raw = app.screen

@@ -1,13 +1,21 @@
-"""The reducer is headless: importing any of it must not pull in Textual or Rich."""
+"""The layers stay apart: the reducer is headless (no Textual or Rich), the
+widgets never reach into the viewer, the viewer's modules import each other
+without a circle, and headless commands and the browser's first screen load
+only what they need."""
 
 from __future__ import annotations
 
+import ast
 import pkgutil
 import subprocess
 import sys
+from collections.abc import Iterator
+from pathlib import Path
 
 from cctv import reducer
 from conftest import FIXTURES
+
+CHECKOUT = Path(__file__).resolve().parent.parent
 
 _FIXTURE = FIXTURES / "captures" / "stream" / "07_hooks.jsonl"
 
@@ -25,6 +33,98 @@ def test_reducer_imports_no_ui_library() -> None:
     )
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert res.returncode == 0, res.stderr
+
+
+def _imports(path: Path, package: str) -> Iterator[tuple[int, str]]:
+    """Every module ``path`` (a module of ``package``) imports, with its line:
+    the top-level, the function-local and the ``TYPE_CHECKING`` imports alike.
+    ``from X import name`` counts as importing both ``X`` and ``X.name``."""
+    base = package.split(".")
+    if path.name != "__init__.py":
+        base = [*base, path.stem]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                parent = base[:len(base) - node.level] if path.name != "__init__.py" \
+                    else base[:len(base) - node.level + 1]
+                module = ".".join([*parent, *([node.module] if node.module else [])])
+            else:
+                module = node.module or ""
+            yield node.lineno, module
+            for alias in node.names:
+                yield node.lineno, f"{module}.{alias.name}"
+
+
+def _modules(top: str) -> dict[str, Path]:
+    """The modules of ``cctv.<top>`` in the checkout, by dotted name."""
+    root = CHECKOUT / top
+    out: dict[str, Path] = {}
+    for path in sorted(root.rglob("*.py")):
+        parts = [f"cctv.{top}", *path.relative_to(root).with_suffix("").parts]
+        if parts[-1] == "__init__":
+            parts.pop()
+        out[".".join(parts)] = path
+    return out
+
+
+def test_widgets_never_import_the_viewer() -> None:
+    """Dependencies flow viewer → widgets → reducer: no module under widgets/
+    imports cctv.viewer, not even inside a function, and importing every one
+    of them loads none of it."""
+    modules = _modules("widgets")
+    assert {"cctv.widgets.transcript", "cctv.widgets.cards", "cctv.widgets.status_bar"} <= set(modules)
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        bad = [f"{path.relative_to(CHECKOUT)}:{line} imports {target}"
+               for line, target in _imports(path, package)
+               if target == "cctv.viewer" or target.startswith("cctv.viewer.")]
+        assert not bad, bad
+    code = (
+        "import importlib, sys\n"
+        f"for name in {sorted(modules)!r}:\n"
+        "    importlib.import_module(name)\n"
+        "bad = sorted(m for m in sys.modules if m == 'cctv.viewer' or m.startswith('cctv.viewer.'))\n"
+        "assert not bad, bad\n"
+    )
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+
+
+def test_the_viewer_modules_import_each_other_without_a_circle() -> None:
+    """The viewer's import graph, counting every import statement (in a
+    function, under ``TYPE_CHECKING``), has no cycle: no circle hidden by
+    importing late."""
+    modules = _modules("viewer")
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        targets = graph.setdefault(name, set())
+        for _line, target in _imports(path, package):
+            while target and target not in modules:  # a name imported from a module: the module
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                targets.add(target)
+    order: list[str] = []
+    state: dict[str, int] = {}  # 1: on the path being walked, 2: done
+
+    def walk(name: str, path: list[str]) -> None:
+        state[name] = 1
+        for target in sorted(graph[name]):
+            if state.get(target) == 1:
+                circle = path[path.index(target):] + [target]
+                raise AssertionError("import circle: " + " -> ".join(circle))
+            if target not in state:
+                walk(target, [*path, target])
+        state[name] = 2
+        order.append(name)
+
+    for name in sorted(graph):
+        if name not in state:
+            walk(name, [name])
+    assert len(order) == len(modules) > 40
 
 
 def test_headless_commands_import_no_ui_library() -> None:
@@ -128,7 +228,7 @@ def test_the_browser_shows_its_first_screen_without_the_session_machinery(tmp_pa
         "        if open_one:\n"
         "            await pilot.press('enter')\n"
         "            await until(pilot, lambda: type(app.screen).__name__ == 'SessionScreen'\n"
-        "                        and app.ended is not None)\n"
+        "                        and app.shown.ended is not None)\n"
         "            assert 'cctv.viewer.screens.session' in loaded() and 'cctv.reducer.fold' in loaded()\n"
         "    return 0\n"
         "runs = []\n"

@@ -7,7 +7,8 @@ import shutil
 from pathlib import Path
 
 
-from cctv.viewer.cli import demo_path, main
+from cctv.viewer.cli import main
+from cctv.viewer.paths import demo_path
 from cctv.viewer.launch import _intro, build_source
 from cctv.viewer.sources import CommandSource, FileTail
 

@@ -40,7 +40,7 @@ def middle(app: CctvApp) -> str | None:
 
 
 def notices(app: CctvApp) -> list[str]:
-    return [i.text for i in app.feed.session.main.items
+    return [i.text for i in app.shown.feed.session.main.items
             if isinstance(i, NoticeItem) and i.category == "source"]
 
 
@@ -59,7 +59,7 @@ async def test_waiting_for_a_file_says_so_in_the_middle_then_reads_it(tmp_path: 
         assert f"waiting for {path} to appear" in middle(app)
         assert "waiting for the file to appear" in status(app)
         path.write_bytes(b"".join(lines_of("01_simple_text.jsonl")))
-        await wait_for(pilot, lambda: app.feed.session.turns and middle(app) is None)
+        await wait_for(pilot, lambda: app.shown.feed.session.turns and middle(app) is None)
         await wait_for(pilot, lambda: "waiting" not in status(app))
         assert "▶ follow" in status(app)
 
@@ -72,7 +72,7 @@ async def test_an_empty_file_says_it_waits_for_lines(tmp_path: Path) -> None:
         await wait_for(pilot, lambda: middle(app) is not None)
         assert middle(app) == "empty file — waiting for lines"
         path.write_bytes(b"".join(lines_of("01_simple_text.jsonl")))
-        await wait_for(pilot, lambda: middle(app) is None and app.feed.session.turns)
+        await wait_for(pilot, lambda: middle(app) is None and app.shown.feed.session.turns)
 
 
 async def test_truncation_reads_again_and_says_so(tmp_path: Path) -> None:
@@ -80,7 +80,7 @@ async def test_truncation_reads_again_and_says_so(tmp_path: Path) -> None:
     shutil.copy(STREAM / "11_multi_turn.jsonl", path)
     app = CctvApp(FileTail(path, **FAST), clock=None)
     async with app.run_test(size=(120, 30)) as pilot:
-        await wait_for(pilot, lambda: len(app.feed.session.turns) == 2)
+        await wait_for(pilot, lambda: len(app.shown.feed.session.turns) == 2)
         with open(path, "r+b") as fh:
             fh.truncate(0)
         await wait_for(pilot, lambda: "truncated" in status(app))
@@ -90,7 +90,7 @@ async def test_truncation_reads_again_and_says_so(tmp_path: Path) -> None:
         assert middle(app) == ("the file was truncated to 0 bytes: read again from the start"
                                "\n\nempty file — waiting for lines")
         path.write_bytes(b"".join(lines_of("01_simple_text.jsonl")))
-        await wait_for(pilot, lambda: len(app.feed.session.turns) == 1)
+        await wait_for(pilot, lambda: len(app.shown.feed.session.turns) == 1)
 
 
 async def test_a_rotated_file_keeps_every_line_of_both(tmp_path: Path) -> None:
@@ -99,14 +99,14 @@ async def test_a_rotated_file_keeps_every_line_of_both(tmp_path: Path) -> None:
     path.write_bytes(b"".join(first[:5]))
     app = CctvApp(FileTail(path, **FAST), clock=None)
     async with app.run_test(size=(120, 30)) as pilot:
-        await wait_for(pilot, lambda: app.feed.session.lines == 5)
+        await wait_for(pilot, lambda: app.shown.feed.session.lines == 5)
         with open(path, "ab") as fh:  # the last lines, then moved away and replaced
             fh.write(b"".join(first[5:]))
             os.rename(path, tmp_path / "s.jsonl.1")
             path.write_bytes(b"")
         await wait_for(pilot, lambda: "replaced" in status(app))
-        assert app.feed.session.lines == len(first)  # nothing lost from the old file
-        assert len(app.feed.session.turns) == 2
+        assert app.shown.feed.session.lines == len(first)  # nothing lost from the old file
+        assert len(app.shown.feed.session.turns) == 2
         assert any("replaced by a new one" in n for n in notices(app))
 
 
@@ -117,13 +117,13 @@ async def test_a_file_saved_anew_over_itself_is_read_again_from_the_start(tmp_pa
     path.write_bytes(b"".join(lines))
     app = CctvApp(FileTail(path, **FAST), clock=None)
     async with app.run_test(size=(120, 30)) as pilot:
-        await wait_for(pilot, lambda: len(app.feed.session.turns) == 2)
+        await wait_for(pilot, lambda: len(app.shown.feed.session.turns) == 2)
         tmp = tmp_path / "s.jsonl.tmp"
         half = len(lines) // 2
         tmp.write_bytes(b"".join(lines[:half]))
         os.replace(tmp, path)
         await wait_for(pilot, lambda: "rewritten · read again from the start" in status(app))
-        await wait_for(pilot, lambda: app.feed.session.lines == half)
+        await wait_for(pilot, lambda: app.shown.feed.session.lines == half)
         assert notices(app) == ["the file was written anew: read again from the start"]
 
 
@@ -134,17 +134,17 @@ async def test_deleted_then_recreated_is_followed_again_and_the_status_says_so(t
     path.write_bytes(b"".join(lines[:half]))
     app = CctvApp(FileTail(path, **FAST), clock=None)
     async with app.run_test(size=(140, 30)) as pilot:
-        await wait_for(pilot, lambda: app.feed.session.lines == half)
+        await wait_for(pilot, lambda: app.shown.feed.session.lines == half)
         path.unlink()
         await wait_for(pilot, lambda: "deleted · waiting for it to come back" in status(app))
         assert notices(app) == ["the file was deleted: waiting for it to come back"]
-        assert app.ended is None
+        assert app.shown.ended is None
         path.write_bytes(b"".join(lines[half:]))
         await wait_for(pilot, lambda: "recreated · following again" in status(app))
-        await wait_for(pilot, lambda: app.feed.session.lines == len(lines))
+        await wait_for(pilot, lambda: app.shown.feed.session.lines == len(lines))
         assert "deleted" not in status(app)
         assert notices(app)[-1] == "the file was created again: following it"
-        assert len(app.feed.session.turns) == 2
+        assert len(app.shown.feed.session.turns) == 2
 
 
 async def test_a_file_that_cannot_be_read_says_why(tmp_path: Path) -> None:
@@ -157,7 +157,7 @@ async def test_a_file_that_cannot_be_read_says_why(tmp_path: Path) -> None:
         assert "retrying" in status(app)
         path.unlink()
         path.write_bytes(b"".join(lines_of("01_simple_text.jsonl")))
-        await wait_for(pilot, lambda: app.feed.session.turns and "cannot read" not in status(app))
+        await wait_for(pilot, lambda: app.shown.feed.session.turns and "cannot read" not in status(app))
 
 
 async def test_a_failed_watch_falls_back_to_polling_and_says_so(tmp_path: Path, monkeypatch) -> None:
@@ -175,7 +175,7 @@ async def test_a_failed_watch_falls_back_to_polling_and_says_so(tmp_path: Path, 
         await wait_for(pilot, lambda: "polling every 0.2 s" in status(app))
         assert "inotify watch limit reached" in status(app)
         path.write_bytes(b"".join(lines))
-        await wait_for(pilot, lambda: app.feed.session.turns and app.feed.session.turns[0].closed)
+        await wait_for(pilot, lambda: app.shown.feed.session.turns and app.shown.feed.session.turns[0].closed)
 
 
 # ------------------------------------------------------------------------ commands
@@ -190,9 +190,9 @@ async def test_a_grandchild_writing_after_its_parent_exits_is_shown_whole(tmp_pa
     async with app.run_test(size=(160, 30)) as pilot:
         await wait_for(pilot, lambda: "its output is still open" in status(app))
         assert "exited with status 0" in status(app)
-        await wait_for(pilot, lambda: app.ended is not None, timeout=10)
-        assert app.feed.session.lines == count
-        assert app.ended == "exited with status 0"
+        await wait_for(pilot, lambda: app.shown.ended is not None, timeout=10)
+        assert app.shown.feed.session.lines == count
+        assert app.shown.ended == "exited with status 0"
         assert "ended · exited with status 0" in status(app)
         await pilot.press("q")
     assert app.return_value == 0
@@ -204,8 +204,8 @@ async def test_a_silent_command_says_it_waits_for_output_and_x_stops_it(tmp_path
         await wait_for(pilot, lambda: "waiting for output · " in status(app), timeout=10)
         assert "sleep 30" in middle(app) and "waiting for output · " in middle(app)
         await pilot.press("x")
-        await wait_for(pilot, lambda: app.ended is not None)
-        assert app.ended == "stopped by you"
+        await wait_for(pilot, lambda: app.shown.ended is not None)
+        assert app.shown.ended == "stopped by you"
         assert "stopped by you" in status(app) and "-15" not in status(app)
         assert "the command was stopped by you" in notices(app)
         await pilot.press("q")
@@ -217,8 +217,8 @@ async def test_cctv_exits_with_the_status_of_the_command(tmp_path: Path) -> None
     shutil.copy(STREAM / "01_simple_text.jsonl", lines)
     app = CctvApp(CommandSource(["sh", "-c", f"cat {lines}; exit 3"]), clock=None)
     async with app.run_test(size=(120, 30)) as pilot:
-        await wait_for(pilot, lambda: app.ended is not None)
-        assert app.ended == "exited with status 3" and "exited with status 3" in status(app)
+        await wait_for(pilot, lambda: app.shown.ended is not None)
+        assert app.shown.ended == "exited with status 3" and "exited with status 3" in status(app)
         assert notices(app) == ["the command exited with status 3"]
         await pilot.press("q")
     assert app.return_value == 3
@@ -227,7 +227,7 @@ async def test_cctv_exits_with_the_status_of_the_command(tmp_path: Path) -> None
 async def test_a_command_that_cannot_start_says_so_and_exits_127() -> None:
     app = CctvApp(CommandSource(["cctv-no-such-command-xyz"]), clock=None)
     async with app.run_test(size=(100, 30)) as pilot:
-        await wait_for(pilot, lambda: app.ended is not None)
+        await wait_for(pilot, lambda: app.shown.ended is not None)
         assert middle(app).startswith("cannot start cctv-no-such-command-xyz")
         assert "No such file or directory" in middle(app)
         await pilot.press("q")
@@ -251,8 +251,8 @@ async def test_a_huge_stderr_is_kept_once_bounded_and_spilled_to_the_cache(tmp_p
               "    sys.stderr.write(f'warning {i:06d} ' + 'x' * 40 + '\\n')\n")
     app = CctvApp(CommandSource([sys.executable, "-c", script]), clock=None)
     async with app.run_test(size=(120, 30)) as pilot:
-        await wait_for(pilot, lambda: app.ended is not None, timeout=20)
-        buffer = app.stderr
+        await wait_for(pilot, lambda: app.shown.ended is not None, timeout=20)
+        buffer = app.shown.stderr
         assert buffer.total_lines == 60_000
         assert buffer._kept <= buffer.limit  # ~1 MB in memory of ~3.2 MB written
         assert buffer.spill_path is not None
@@ -279,11 +279,11 @@ async def test_q_quits_during_a_large_load(tmp_path: Path) -> None:
     total = 1600 * len(line.splitlines())
     app = CctvApp(FileTail(path), clock=None)
     async with app.run_test(size=(100, 30)) as pilot:
-        await wait_for(pilot, lambda: app.feed.session.lines > 0, timeout=20)
-        assert app.feed.session.lines < total  # still loading
+        await wait_for(pilot, lambda: app.shown.feed.session.lines > 0, timeout=20)
+        assert app.shown.feed.session.lines < total  # still loading
         await pilot.press("q")
         await wait_for(pilot, lambda: app.return_value is not None, timeout=5)
-    assert app.return_value == 0 and app.feed.session.lines < total
+    assert app.return_value == 0 and app.shown.feed.session.lines < total
 
 
 async def test_x_also_stops_what_a_command_left_holding_its_output() -> None:
@@ -291,7 +291,7 @@ async def test_x_also_stops_what_a_command_left_holding_its_output() -> None:
     async with app.run_test(size=(120, 30)) as pilot:
         await wait_for(pilot, lambda: "its output is still open" in status(app))
         await pilot.press("x")
-        await wait_for(pilot, lambda: app.ended is not None, timeout=5)
-        assert app.ended == "exited with status 0"
+        await wait_for(pilot, lambda: app.shown.ended is not None, timeout=5)
+        assert app.shown.ended == "exited with status 0"
         await pilot.press("q")
     assert app.return_value == 0

@@ -65,17 +65,17 @@ def test_the_row_says_how_many_lines_it_stands_for() -> None:
 async def test_cctv_run_yes_is_one_growing_row_and_keeps_nothing_per_line() -> None:
     app = CctvApp(CommandSource(["yes"]), clock=None)
     async with app.run_test(size=(120, 30)) as pilot:
-        await wait_for(pilot, lambda: app.feed.session.lines > 50_000, timeout=20)
-        (row,) = problems(app.feed)
+        await wait_for(pilot, lambda: app.shown.feed.session.lines > 50_000, timeout=20)
+        (row,) = problems(app.shown.feed)
         assert row.count > 50_000 and row.last_line_no == row.line_no + row.count - 1
-        assert len(app.feed.entries) <= 20  # the sniffed head, not one per line
-        assert len(app.feed.session.malformed) <= 10_000
+        assert len(app.shown.feed.entries) <= 20  # the sniffed head, not one per line
+        assert len(app.shown.feed.session.malformed) <= 10_000
         view = app.screen.query_one(TranscriptView)
         text = "\n".join(view.render_line(y).text for y in range(view.size.height))
         assert "⚠ lines 1–" in text
         await pilot.press("x")
-        await wait_for(pilot, lambda: app.ended is not None)
-        assert app.ended == "stopped by you"
+        await wait_for(pilot, lambda: app.shown.ended is not None)
+        assert app.shown.ended == "stopped by you"
 
 
 def test_stderr_buffer_keeps_the_tail_and_spills_the_head_in_order(tmp_path: Path) -> None:

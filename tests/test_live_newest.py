@@ -52,7 +52,7 @@ async def test_tail_offers_the_newer_session_and_l_switches_to_it(tmp_path: Path
     app = CctvApp(FileTail(old), clock=None, newest=NewestSession(root, old))
     app.NEWEST_POLL_S = 0.2
     async with app.run_test(size=(120, 30)) as pilot:
-        await wait_for(pilot, lambda: app.feed.session.session_id == OLD)
+        await wait_for(pilot, lambda: app.shown.feed.session.session_id == OLD)
         new = root / PROJECT.name / f"{NEW}.jsonl"
         shutil.copytree(PROJECT / NEW, root / PROJECT.name / NEW)
         shutil.copy(PROJECT / f"{NEW}.jsonl", new)
@@ -60,12 +60,12 @@ async def test_tail_offers_the_newer_session_and_l_switches_to_it(tmp_path: Path
         await wait_for(pilot, lambda: any(  # a notification is posted, then shown
             "a newer session started" in n.message and NEW in n.message and "press L" in n.message
             for n in app._notifications))
-        assert app.feed.session.session_id == OLD  # only offered
+        assert app.shown.feed.session.session_id == OLD  # only offered
         await pilot.press("L")
-        await wait_for(pilot, lambda: app.feed.session.session_id == NEW)
-        assert app.source.path == new and NEW in app.source_label
+        await wait_for(pilot, lambda: app.shown.feed.session.session_id == NEW)
+        assert app.shown.source.path == new and NEW in app.shown.label
         # its sub-agent file is followed too
-        await wait_for(pilot, lambda: any(a.items for k, a in app.feed.session.agents.items() if k))
+        await wait_for(pilot, lambda: any(a.items for k, a in app.shown.feed.session.agents.items() if k))
 
 
 async def test_follow_newest_switches_by_itself(tmp_path: Path) -> None:
@@ -73,10 +73,10 @@ async def test_follow_newest_switches_by_itself(tmp_path: Path) -> None:
     app = CctvApp(FileTail(old), clock=None, newest=NewestSession(root, old), follow_newest=True)
     app.NEWEST_POLL_S = 0.2
     async with app.run_test(size=(120, 30)) as pilot:
-        await wait_for(pilot, lambda: app.feed.session.session_id == OLD)
+        await wait_for(pilot, lambda: app.shown.feed.session.session_id == OLD)
         new = root / PROJECT.name / f"{NEW}.jsonl"
         shutil.copy(PROJECT / f"{NEW}.jsonl", new)
-        await wait_for(pilot, lambda: app.feed.session.session_id == NEW)
+        await wait_for(pilot, lambda: app.shown.feed.session.session_id == NEW)
         assert app.offered is None
 
 

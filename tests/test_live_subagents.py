@@ -47,24 +47,24 @@ async def _run_live(tmp_path: Path, agent_dir: Path, *, meta: dict | None,
     app = CctvApp(FileTail(main_path), clock=None)
     async with app.run_test(size=(120, 36)) as pilot:
         if start_empty:  # a session cctv opened before its first line was written
-            await wait_for(pilot, lambda: app.source_state.empty)
+            await wait_for(pilot, lambda: app.shown.source_state.empty)
             main_path.write_bytes(head)
-        await wait_for(pilot, lambda: CALL in app.feed.session.calls)
+        await wait_for(pilot, lambda: CALL in app.shown.feed.session.calls)
         await pilot.pause(0.3)
-        assert CALL not in app.feed.session.agents or not app.feed.session.agents[CALL].items
+        assert CALL not in app.shown.feed.session.agents or not app.shown.feed.session.agents[CALL].items
         # the sub-agent starts: its folder and first lines appear (no meta file yet)
         target = project / SESSION / agent_dir
         target.mkdir(parents=True)
         with open(target / f"{AGENT_FILE}.jsonl", "wb", buffering=0) as fh:
             fh.write(b"".join(agent_lines[:3]))
-            await wait_for(pilot, lambda: CALL in app.feed.session.agents
-                           and app.feed.session.agents[CALL].items)
+            await wait_for(pilot, lambda: CALL in app.shown.feed.session.agents
+                           and app.shown.feed.session.agents[CALL].items)
             if meta is not None:
                 (target / f"{AGENT_FILE}.meta.json").write_text(json.dumps(meta))
             for line in agent_lines[3:]:
                 fh.write(line)
                 await pilot.pause(0.01)
-        session = app.feed.session
+        session = app.shown.feed.session
         await wait_for(pilot, lambda: len(session.agents[CALL].items) == want_items)
         # still running as far as the main file knows, and already showing its tools
         call = session.calls[CALL]
@@ -105,13 +105,13 @@ async def test_an_existing_subagent_still_opens(tmp_path: Path) -> None:
     shutil.copytree(PROJECT / SESSION, dst / SESSION)
     app = CctvApp(FileTail(dst / f"{SESSION}.jsonl"), clock=None)
     async with app.run_test(size=(120, 36)) as pilot:
-        await wait_for(pilot, lambda: CALL in app.feed.session.agents
-                       and app.feed.session.agents[CALL].items)
+        await wait_for(pilot, lambda: CALL in app.shown.feed.session.agents
+                       and app.shown.feed.session.agents[CALL].items)
         expected = load_path(PROJECT / f"{SESSION}.jsonl")
-        await wait_for(pilot, lambda: len(app.feed.session.agents[CALL].items)
+        await wait_for(pilot, lambda: len(app.shown.feed.session.agents[CALL].items)
                        == len(expected.session.agents[CALL].items))
-        assert app.feed.session.agents[CALL].agent_file_id == AGENT_FILE.removeprefix("agent-")
-        assert MAIN in app.feed.session.agents
+        assert app.shown.feed.session.agents[CALL].agent_file_id == AGENT_FILE.removeprefix("agent-")
+        assert MAIN in app.shown.feed.session.agents
 
 
 async def test_a_session_that_began_empty_still_follows_its_subagents(tmp_path: Path) -> None:

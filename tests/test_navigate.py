@@ -324,9 +324,9 @@ async def test_time_column_and_jump_to_time(utc) -> None:
         jump_to_time(app, "14:00:15")
         await pilot.pause()
         item = view.cursor_item
-        assert item is not None and app.item_time(item) >= parse_clock("14:00:15", app.item_time(view.items[0]))
+        assert item is not None and app.shown.item_time(item) >= parse_clock("14:00:15", app.shown.item_time(view.items[0]))
         earlier = [i for i in view.items[: view.cursor_index] if view.filter.accepts(i)]
-        assert all(app.item_time(i) < app.item_time(item) for i in earlier)
+        assert all(app.shown.item_time(i) < app.shown.item_time(item) for i in earlier)
 
         # the palette asks for the time
         from cctv.viewer.commands import ask_jump_to_time
@@ -338,10 +338,10 @@ async def test_time_column_and_jump_to_time(utc) -> None:
         assert isinstance(app.screen, AskScreen)
         await pilot.press("ctrl+a", "ctrl+k", *"14:00:11", "enter")
         await pilot.pause()
-        target = parse_clock("14:00:11", app.item_time(view.items[0]))
+        target = parse_clock("14:00:11", app.shown.item_time(view.items[0]))
         item = view.cursor_item
-        assert format_clock(app.item_time(item)) == "14:00:11"
-        assert all(app.item_time(i) < target for i in view.items[: view.cursor_index])
+        assert format_clock(app.shown.item_time(item)) == "14:00:11"
+        assert all(app.shown.item_time(i) < target for i in view.items[: view.cursor_index])
 
         await pilot.press("T")
         await pilot.pause()
@@ -368,20 +368,20 @@ async def test_live_items_take_the_time_they_arrived(tmp_path: Path, utc) -> Non
     app = CctvApp(FileTail(path), clock=lambda: now[0])
     async with app.run_test(size=(100, 30)) as pilot:
         deadline = asyncio.get_running_loop().time() + 8
-        while not app._live:
+        while not app.shown.live:
             assert asyncio.get_running_loop().time() < deadline
             await pilot.pause(0.05)
-        history = list(app.feed.session.agents[MAIN].items)
+        history = list(app.shown.feed.session.agents[MAIN].items)
         now[0] += 90
         with open(path, "a") as fh:
             fh.write("\n".join(stripped[first_turn + 1:]) + "\n")
-        while app.feed.session.lines < len(lines):
+        while app.shown.feed.session.lines < len(lines):
             assert asyncio.get_running_loop().time() < deadline
             await pilot.pause(0.05)
         view = view_of(app)
-        new = [i for i in app.feed.session.agents[MAIN].items if i not in history]
-        assert new and all(app.item_time(i) == now[0] for i in new)
-        assert all(app.item_time(i) is None for i in history)  # read from the file: no time
+        new = [i for i in app.shown.feed.session.agents[MAIN].items if i not in history]
+        assert new and all(app.shown.item_time(i) == now[0] for i in new)
+        assert all(app.shown.item_time(i) is None for i in history)  # read from the file: no time
         view.set_show_times(True)
         await pilot.pause()
         assert any(r[2:10] == "08:01:30" for r in rows(view))

@@ -141,8 +141,8 @@ async def test_raw_view_of_a_file_reads_the_line_back_and_says_when_it_cannot(co
 
     app = CctvApp(FileTail(copied, follow=False), clock=None)
     async with app.run_test(size=(120, 30)) as pilot:
-        await wait_for(pilot, lambda: app.ended is not None)
-        assert not app.feed.keep_raw and all(e.raw == b"" for e in app.feed.entries)
+        await wait_for(pilot, lambda: app.shown.ended is not None)
+        assert not app.shown.feed.keep_raw and all(e.raw == b"" for e in app.shown.feed.entries)
         await pilot.press("g", "r")
         await wait_for(pilot, lambda: isinstance(app.screen, RawScreen))
         screen = app.screen
@@ -173,8 +173,8 @@ async def test_raw_view_of_a_pipe_keeps_the_bytes() -> None:
     reader = os.fdopen(read_fd, "rb", buffering=0)
     app = CctvApp(StreamSource(reader, "stdin", close_reader=True), clock=None)
     async with app.run_test(size=(120, 30)) as pilot:
-        await wait_for(pilot, lambda: app.ended is not None)
-        assert app.feed.keep_raw
+        await wait_for(pilot, lambda: app.shown.ended is not None)
+        assert app.shown.feed.keep_raw
         await pilot.press("g", "r")
         await wait_for(pilot, lambda: isinstance(app.screen, RawScreen))
         line = app.screen.entry.line_no
@@ -190,11 +190,11 @@ async def test_raw_view_of_a_subagent_line_reads_its_own_file(tmp_path: Path) ->
     shutil.copytree(PROJECT / SUBAGENT_SESSION, dst / SUBAGENT_SESSION)
     app = CctvApp(FileTail(dst / f"{SUBAGENT_SESSION}.jsonl", follow=False), clock=None)
     async with app.run_test(size=(120, 36)) as pilot:
-        session = app.feed.session
+        session = app.shown.feed.session
         await wait_for(pilot, lambda: any(
             a.id != MAIN and a.items for a in session.agents.values()))
         agent_id = next(a.id for a in session.agents.values() if a.id != MAIN)
-        assert agent_id in app.feed.agent_entries
+        assert agent_id in app.shown.feed.agent_entries
         app.open_agent(agent_id)
         await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen)
                        and app.screen.agent_id == agent_id)

@@ -15,7 +15,7 @@ from cctv.reducer.replay.pacing import EVEN_STEP_S, faster, skip_gaps, slower
 from cctv.reducer.replay.checkpoints import _PLAN_RATIO, Checkpoints, pack, restore_checkpoint
 from cctv.reducer.session import Session
 from conftest import FIXTURES, replay_words, state_graph
-from cctv.viewer.replay_source import load_recording
+from cctv.viewer.replay.recording import load_recording
 
 STREAM = FIXTURES / "captures" / "stream"
 PROJECT = FIXTURES / "captures" / "projects" / "-home-ada-src-demo"
@@ -330,7 +330,7 @@ def test_merge_without_sub_agents_keeps_the_file_order() -> None:
 
 
 def test_checkpoints_built_in_a_child_process_equal_the_ones_built_here() -> None:
-    from cctv.viewer.replay_checkpoints import build_checkpoints
+    from cctv.viewer.replay.checkpoints import build_checkpoints
 
     rec = load_recording(STREAM / "07_hooks.jsonl")
     here, there = rec.replay(interval=4), rec.replay(interval=4)

@@ -8,8 +8,8 @@ from pathlib import Path
 from textual.widgets import Static
 
 from conftest import FIXTURES
-from cctv.viewer.replay_app import ReplayApp
-from cctv.viewer.replay_source import load_recording
+from cctv.viewer.replay.app import ReplayApp
+from cctv.viewer.replay.recording import load_recording
 from cctv.viewer.screens.session import SessionScreen
 from cctv.widgets.status_bar import StatusBar
 from cctv.widgets.tasks_panel import TasksPanel
@@ -49,7 +49,7 @@ def _tasks_title(app: ReplayApp) -> str:
 
 def _task_end(app: ReplayApp) -> int:
     """The 1-based frame where the first background shell completes."""
-    return next(i + 1 for i, f in enumerate(app.replay.frames)
+    return next(i + 1 for i, f in enumerate(app.shown.replay.frames)
                 if f.entry.kind_key == "system/task_updated" and b'"completed"' in f.entry.raw)
 
 
@@ -60,7 +60,7 @@ async def test_replay_opens_paused_at_the_chosen_line() -> None:
         bar = _text(app, "#replay-bar")
         assert bar.startswith("‖ paused 1× · frame 9/15 · line 9")
         assert "pace: derived from duration_ms" in bar and "skip idle: on" in bar
-        assert app.replay.session.lines == 9
+        assert app.shown.replay.session.lines == 9
         assert "1 turn" in app.screen.query_one(StatusBar).text
 
 
@@ -76,7 +76,7 @@ async def test_stepping_back_over_a_task_end_shows_it_running_again() -> None:
         assert "task b0q8… running → completed" in inspector
         await pilot.press("left")
         await pilot.pause()
-        assert app.replay.position == end - 1
+        assert app.shown.replay.position == end - 1
         assert "1 running · 0 finished" in _tasks_title(app)
         assert app.screen.query_one(TasksPanel).option_list.get_option(
             "task:b0q8m16pb").prompt.plain.startswith("◐ Run a short job")
@@ -94,12 +94,12 @@ async def test_the_transcript_shows_the_items_of_the_frame_backward_too() -> Non
         await pilot.press("end")
         await pilot.pause()
         at_end = [type(i).__name__ for i in view._items]
-        assert "CompactionItem" in at_end and view._items == app.replay.session.main.items
-        compaction = app.replay.markers.by_kind["compaction"][0] + 1
+        assert "CompactionItem" in at_end and view._items == app.shown.replay.session.main.items
+        compaction = app.shown.replay.markers.by_kind["compaction"][0] + 1
         app.go_to(compaction - 1)  # a restore: the view is rebound to the earlier state
         await pilot.pause()
-        assert view.session is app.replay.session
-        assert view._items == app.replay.session.main.items
+        assert view.session is app.shown.replay.session
+        assert view._items == app.shown.replay.session.main.items
         assert "CompactionItem" not in [type(i).__name__ for i in view._items]
         assert view.virtual_size.height == view._index.total
         await pilot.press("end")
@@ -111,39 +111,39 @@ async def test_home_end_and_marker_jumps() -> None:
     app = _app(BG, line=5)
     async with app.run_test(size=(120, 36)) as pilot:
         await pilot.press("end")
-        assert app.replay.position == len(app.replay)
+        assert app.shown.replay.position == len(app.shown.replay)
         await pilot.press("home")
-        assert app.replay.position == 1
+        assert app.shown.replay.position == 1
         await pilot.press("a")  # next task event
-        first_task = app.replay.markers.by_kind["task"][0] + 1
-        assert app.replay.position == first_task
+        first_task = app.shown.replay.markers.by_kind["task"][0] + 1
+        assert app.shown.replay.position == first_task
         await pilot.press("a")
-        assert app.replay.position == app.replay.markers.by_kind["task"][1] + 1
+        assert app.shown.replay.position == app.shown.replay.markers.by_kind["task"][1] + 1
         await pilot.press("A")
-        assert app.replay.position == first_task
+        assert app.shown.replay.position == first_task
         await pilot.press("c")  # next tool call
-        assert app.replay.position == app.replay.markers.next("tool", first_task - 1) + 1
+        assert app.shown.replay.position == app.shown.replay.markers.next("tool", first_task - 1) + 1
         await pilot.press("z")  # there is no compaction: stays, says so
-        position = app.replay.position
-        assert app.replay.position == position
+        position = app.shown.replay.position
+        assert app.shown.replay.position == position
 
 
 async def test_playing_follows_the_paced_clock() -> None:
     clock = FakeClock()
     app = _app(BG, pace_clock=clock, speed=2.0)
     async with app.run_test(size=(120, 36)) as pilot:
-        offsets = app.replay.timeline.paced(True)[0]
+        offsets = app.shown.replay.timeline.paced(True)[0]
         await pilot.press("space")
-        assert app.playing
+        assert app.shown.playing
         target = 6  # advance the clock to frame 6's paced time at 2×
         clock.t += (offsets[target - 1] - offsets[0]) / 2.0
         app._play_tick()
-        assert app.replay.position == target
+        assert app.shown.replay.position == target
         await pilot.press("plus")
-        assert app.speed == 4.0
+        assert app.shown.speed == 4.0
         clock.t += 1000
         app._play_tick()
-        assert app.replay.position == len(app.replay) and not app.playing
+        assert app.shown.replay.position == len(app.shown.replay) and not app.shown.playing
         await pilot.pause()
         assert _text(app, "#replay-bar").startswith("‖ paused 4×")
 
@@ -167,20 +167,20 @@ async def test_timeline_click_seeks() -> None:
         x = 1 + timeline.column_of(10)
         await pilot.click(ReplayTimeline, offset=(x, 0))
         await pilot.pause()
-        assert app.replay.position == timeline.position_at(x) == 10
+        assert app.shown.replay.position == timeline.position_at(x) == 10
 
 
 async def test_sub_agent_drill_down_shows_the_state_at_the_frame_and_closes_before_it() -> None:
     app = _app(SUBAGENT_SESSION)
     async with app.run_test(size=(120, 36)) as pilot:
-        first = next(i + 1 for i, f in enumerate(app.replay.frames) if f.agent is not None)
-        agent = app.replay.frames[first - 1].agent
+        first = next(i + 1 for i, f in enumerate(app.shown.replay.frames) if f.agent is not None)
+        agent = app.shown.replay.frames[first - 1].agent
         app.go_to(first + 1)
         await pilot.pause()
         app.open_agent(agent)
         await pilot.pause()
         assert isinstance(app.screen, SessionScreen) and app.screen.agent_id == agent
-        items = len(app.replay.session.agents[agent].items)
+        items = len(app.shown.replay.session.agents[agent].items)
         await pilot.press("right")
         await pilot.pause()
         assert app.screen.agent_id == agent  # the replay keys work on the sub-agent screen
@@ -195,7 +195,7 @@ async def test_search_box_gets_its_keys() -> None:
     async with app.run_test(size=(120, 36)) as pilot:
         await pilot.press("slash", "a", "space", "e", "left")
         await pilot.pause()
-        assert app.replay.position == 5  # typed into the box, not replay keys
+        assert app.shown.replay.position == 5  # typed into the box, not replay keys
 
 
 def test_snapshot_replay_paused_on_a_task_end(snap_compare) -> None:
@@ -214,7 +214,7 @@ def test_snapshot_replay_80x24_light(snap_compare) -> None:
 
     async def run_before(pilot) -> None:
         app.theme = "textual-light"
-        app.go_to(app.replay.markers.by_kind["compaction"][0] + 1)
+        app.go_to(app.shown.replay.markers.by_kind["compaction"][0] + 1)
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
@@ -244,20 +244,20 @@ async def test_a_big_file_opens_on_its_head_and_takes_the_rest_behind() -> None:
         await pilot.press("right")
         await app.workers.wait_for_complete()
         await pilot.pause()
-        assert rec.complete and len(app.replay) == 15
+        assert rec.complete and len(app.shown.replay) == 15
         assert app.screen.query_one(ReplayTimeline).total == 15
-        assert app.replay.position == 2
+        assert app.shown.replay.position == 2
         await app.workers.wait_for_complete()  # the checkpoints, after the rest
-        assert app.replay.checkpoints.complete
+        assert app.shown.replay.checkpoints.complete
         await pilot.press("end", "left")
-        assert app.replay.position == 14
+        assert app.shown.replay.position == 14
         assert "frame 14/15" in _text(app, "#replay-bar")
 
 
 def test_the_bar_says_the_checkpoints_are_being_taken_again_until_every_one_is() -> None:
     """The builder's second pass (checkpoints taken again with the final units)
     takes seconds on a big file: the bar counts it, then says nothing."""
-    from cctv.viewer.screens.replay import bar_text
+    from cctv.viewer.replay.screen import bar_text
     from cctv.reducer.replay.checkpoints import PLAIN, POOL, POOLED
 
     rec = load_recording(STREAM / "10_compact_manual.jsonl")
@@ -267,7 +267,7 @@ def test_the_bar_says_the_checkpoints_are_being_taken_again_until_every_one_is()
     said: list[str] = []
     for kind, position, data in replay.checkpoint_pieces(cps):
         cps.take(kind, position, data)
-        said.append(bar_text(app))
+        said.append(bar_text(app.shown))
         if kind == PLAIN:
             assert f"indexing {len(cps)} checkpoints…" in said[-1]
         elif kind == POOL:
@@ -277,5 +277,5 @@ def test_the_bar_says_the_checkpoints_are_being_taken_again_until_every_one_is()
             assert f"making seeks faster ({cps.pooled_count}/{len(cps)})…" in said[-1]
     assert cps.pooled_count == len(cps) >= 3
     cps.pooled = True  # what the builder says when it is done
-    assert "indexing" not in bar_text(app) and "seeks" not in bar_text(app)
-    assert bar_text(app, width=80).endswith("pace")  # nothing about checkpoints when narrow
+    assert "indexing" not in bar_text(app.shown) and "seeks" not in bar_text(app.shown)
+    assert bar_text(app.shown, width=80).endswith("pace")  # nothing about checkpoints when narrow

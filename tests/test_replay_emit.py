@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES
-from cctv.viewer.replay_emit import emit, plan_emit
+from cctv.viewer.replay.emit import emit, plan_emit
 
 STREAM = FIXTURES / "captures" / "stream"
 ROOT = Path(__file__).resolve().parent.parent

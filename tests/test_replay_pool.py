@@ -15,7 +15,7 @@ from cctv.reducer.replay.checkpoints import PLAIN, POOL, Pooled, restore_checkpo
 from cctv.reducer.replay.pool import PoolPlan, UnitPool, signature
 from cctv.reducer.session import Session
 from cctv.reducer.state import HookRun
-from cctv.viewer.replay_source import load_recording
+from cctv.viewer.replay.recording import load_recording
 
 STREAM = FIXTURES / "captures" / "stream"
 SUBAGENT_SESSION = (FIXTURES / "captures" / "projects" / "-home-ada-src-demo"

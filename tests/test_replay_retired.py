@@ -13,7 +13,7 @@ from conftest import FIXTURES, fold_garbage, state_graph
 from cctv.reducer.replay import Replay
 from cctv.reducer.replay.player import dismantle
 from test_replay_seek import _fresh
-from cctv.viewer.replay_source import load_recording
+from cctv.viewer.replay.recording import load_recording
 
 STREAM = FIXTURES / "captures" / "stream"
 SUBAGENT_SESSION = (FIXTURES / "captures" / "projects" / "-home-ada-src-demo"

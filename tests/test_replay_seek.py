@@ -16,7 +16,7 @@ from cctv.reducer.replay import player
 from cctv.reducer.replay.checkpoints import restore_checkpoint
 from cctv.reducer.replay.player import release
 from cctv.reducer.session import Session
-from cctv.viewer.replay_source import load_recording
+from cctv.viewer.replay.recording import load_recording
 
 STREAM = FIXTURES / "captures" / "stream"
 PROJECT = FIXTURES / "captures" / "projects" / "-home-ada-src-demo"
@@ -128,7 +128,7 @@ def test_a_seek_back_releases_the_state_it_replaces() -> None:
 
 async def test_in_the_app_a_step_back_after_a_rest_restores_nothing_on_the_ui_thread(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    from cctv.viewer.replay_app import ReplayApp
+    from cctv.viewer.replay.app import ReplayApp
 
     restores: list[tuple[str, bool]] = []
     real = Session.restore_with_extra  # (what a seek restores with)
@@ -209,7 +209,7 @@ def test_from_a_line_reads_a_head_through_that_line() -> None:
 
 def test_thinned_checkpoints_are_the_same_built_here_or_in_a_child_and_none_is_wasted(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    from cctv.viewer.replay_checkpoints import build_checkpoints
+    from cctv.viewer.replay.checkpoints import build_checkpoints
 
     rec = load_recording(SUBAGENT_SESSION)
     taken: list[int] = []
@@ -324,7 +324,7 @@ def test_a_restore_made_ahead_for_where_the_user_points_serves_a_seek_there(
 
 async def test_in_the_app_a_click_where_the_pointer_rested_restores_nothing_on_the_ui_thread(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    from cctv.viewer.replay_app import ReplayApp
+    from cctv.viewer.replay.app import ReplayApp
     from cctv.widgets.timeline import ReplayTimeline
 
     rec = load_recording(SUBAGENT_SESSION)

@@ -13,12 +13,12 @@ import pytest
 from textual import events
 from textual.widgets import Static
 
-import cctv.viewer.replay_app as replay_app
+import cctv.viewer.replay.controller as replay_controller
 import cctv.widgets.transcript as transcript
 from cctv.reducer.replay import player
 from conftest import FIXTURES, screen_text, wait_for
-from cctv.viewer.replay_app import ReplayApp
-from cctv.viewer.replay_source import load_recording
+from cctv.viewer.replay.app import ReplayApp
+from cctv.viewer.replay.recording import load_recording
 from cctv.widgets.status_bar import StatusBar
 from cctv.widgets.tasks_panel import TasksPanel
 from cctv.widgets.timeline import ReplayTimeline
@@ -107,27 +107,27 @@ async def test_a_seek_shows_what_a_fresh_open_at_that_frame_shows(
     app = _app(path)
     if fold_on:  # every seek forward folds on, and the transcript compares itself again
         monkeypatch.setattr(player, "REPORTED_FOLD", 1)
-        app.replay._restore_rate = 1.0
-        monkeypatch.setattr(replay_app, "LONG_SEEK_S", float("inf"))  # (restores look long)
+        app.shown.replay._restore_rate = 1.0
+        monkeypatch.setattr(replay_controller, "LONG_SEEK_S", float("inf"))  # (restores look long)
     seen: list[tuple[int, dict[str, object]]] = []
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("t")
         await pilot.pause()
         view = app.screen.query_one(TranscriptView)
-        for target in _targets(len(app.replay)):
+        for target in _targets(len(app.shown.replay)):
             app.go_to(target)
             await pilot.pause()
             first = _screen(app)  # the first screen after the seek
             await wait_for(pilot, lambda: not view._pending and not view._estimating)
             assert _screen(app) == first  # the estimates made later move nothing on screen
             assert view.virtual_size.height == view._index.total == sum(view._heights)
-            assert view._items == app.replay.session.main.items
+            assert view._items == app.shown.replay.session.main.items
             # every height is for the item now there: measured on screen, or estimated
             assert view._keys == [item.version for item in view._items]
             assert all(height == view._estimate(item, view._width)
                        for item, height, measured
                        in zip(view._items, view._heights, view._measured) if measured is None)
-            seen.append((app.replay.position, first))
+            seen.append((app.shown.replay.position, first))
     for position, shown in seen:
         assert shown == fresh[position], position
 
@@ -136,7 +136,7 @@ async def test_rows_drawn_before_a_seek_back_are_drawn_from_the_cache_after_it()
     app = _app(STREAM / "10_compact_manual.jsonl")
     async with app.run_test(size=SIZE) as pilot:
         view = app.screen.query_one(TranscriptView)
-        n = len(app.replay)
+        n = len(app.shown.replay)
         app.go_to(n)
         await pilot.pause()
         before = screen_text(app)
@@ -174,17 +174,17 @@ async def test_a_start_deep_in_the_file_shows_frame_one_first_and_gets_there_in_
     rec = load_recording(path)
     start = len(rec.frames) - 3
     expected = await _fresh_screen(path, start)
-    monkeypatch.setattr(replay_app, "CATCH_UP_FRAMES", 2)
+    monkeypatch.setattr(replay_controller, "CATCH_UP_FRAMES", 2)
     replay = rec.replay(interval=4)
     list(replay.build_checkpoints())
     app = ReplayApp(rec, replay=replay, start=start, build_checkpoints=False, label=path.name)
-    assert app.replay.position == 1 and app.catching_up == start  # nothing folded yet
+    assert app.shown.replay.position == 1 and app.shown.catching_up == start  # nothing folded yet
     folds: list[int] = []
-    real_apply = app.replay._apply
-    monkeypatch.setattr(app.replay, "_apply", lambda s, i: folds.append(i) or real_apply(s, i))
+    real_apply = app.shown.replay._apply
+    monkeypatch.setattr(app.shown.replay, "_apply", lambda s, i: folds.append(i) or real_apply(s, i))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("t")
-        await wait_for(pilot, lambda: app.catching_up is None and app.replay.position == start)
+        await wait_for(pilot, lambda: app.shown.catching_up is None and app.shown.replay.position == start)
         await pilot.pause()
         assert _screen(app) == expected
     # the fold to the start ran once, in the worker, from the checkpoint
@@ -203,31 +203,31 @@ async def test_a_long_seek_folds_in_a_worker_and_a_key_pressed_meanwhile_wins(
     rec = load_recording(path)
     n = len(rec.frames)
     expected = await _fresh_screen(path, n)
-    monkeypatch.setattr(replay_app, "LONG_SEEK_S", 0.0)  # every seek that folds is long
+    monkeypatch.setattr(replay_controller, "LONG_SEEK_S", 0.0)  # every seek that folds is long
     app = ReplayApp(rec, build_checkpoints=False, label=path.name)
     gate = threading.Event()  # holds the worker's fold (not the UI thread's)
-    real_apply = app.replay._apply
+    real_apply = app.shown.replay._apply
 
     def held(session: object, index: int) -> object:
         if threading.current_thread() is not threading.main_thread():
             gate.wait(5)
         return real_apply(session, index)
 
-    monkeypatch.setattr(app.replay, "_apply", held)
+    monkeypatch.setattr(app.shown.replay, "_apply", held)
     folds: list[int] = []
-    real_fold = app.replay.fold_spare
-    monkeypatch.setattr(app.replay, "fold_spare",
+    real_fold = app.shown.replay.fold_spare
+    monkeypatch.setattr(app.shown.replay, "fold_spare",
                         lambda position, cancelled: folds.append(position)
                         or real_fold(position, cancelled))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("t")
         await pilot.press("end")
-        assert app.replay.position == 1 and app.catching_up == n  # nothing folded on the UI thread
+        assert app.shown.replay.position == 1 and app.shown.catching_up == n  # nothing folded on the UI thread
         await pilot.press("end")  # again: the worker already goes there
         await pilot.pause()
         assert "going to frame" in str(app.screen.query_one("#replay-bar", Static).content)
         gate.set()
-        await wait_for(pilot, lambda: app.catching_up is None and app.replay.position == n)
+        await wait_for(pilot, lambda: app.shown.catching_up is None and app.shown.replay.position == n)
         await pilot.pause()
         shown = _screen(app)
         bar = shown.pop("replay-bar")
@@ -237,14 +237,14 @@ async def test_a_long_seek_folds_in_a_worker_and_a_key_pressed_meanwhile_wins(
 
         gate.clear()
         app.go_to(n // 2)  # back (a fold from the start): long too
-        assert app.catching_up == n // 2 and app.replay.position == n
-        monkeypatch.setattr(replay_app, "LONG_SEEK_S", 1e9)
+        assert app.shown.catching_up == n // 2 and app.shown.replay.position == n
+        monkeypatch.setattr(replay_controller, "LONG_SEEK_S", 1e9)
         await pilot.press("left")  # the user steps meanwhile: that wins
-        assert app.catching_up is None and app.replay.position == n - 1
+        assert app.shown.catching_up is None and app.shown.replay.position == n - 1
         gate.set()
         await pilot.pause(0.3)
         await pilot.pause()
-        assert app.replay.position == n - 1
+        assert app.shown.replay.position == n - 1
 
 
 async def test_items_a_seek_compares_later_are_measured_again_when_they_changed(
@@ -264,7 +264,7 @@ async def test_items_a_seek_compares_later_are_measured_again_when_they_changed(
         real_compare = view._compare
         monkeypatch.setattr(view, "_compare",
                             lambda *a: (found := real_compare(*a), later.append(list(found[2])))[0])
-        app.go_to(len(app.replay))
+        app.go_to(len(app.shown.replay))
         await pilot.pause()
         await wait_for(pilot, lambda: not view._pending and not view._estimating)
         end_keys = list(view._keys)
@@ -294,27 +294,27 @@ async def test_presses_queued_while_a_step_is_taken_go_there_in_one_seek(
     100 MB); a jump pressed after steps still waiting wins over them."""
     app = _app(SUBAGENT_SESSION)
     seeks: list[int] = []
-    real_seek = app.replay.seek
+    real_seek = app.shown.replay.seek
 
     def seek(target: int) -> player.SeekResult:
         seeks.append(target)
         return real_seek(target)
 
     async with app.run_test(size=SIZE) as pilot:
-        n = len(app.replay)
+        n = len(app.shown.replay)
         app.go_to(n - 2)
         await pilot.pause()
-        monkeypatch.setattr(app.replay, "seek", seek)
+        monkeypatch.setattr(app.shown.replay, "seek", seek)
         for key in ("left",) * 5 + ("right",):
             app.post_message(events.Key(key, None))
         await pilot.pause()
-        assert app.replay.position == n - 6 and seeks == [n - 6]
+        assert app.shown.replay.position == n - 6 and seeks == [n - 6]
         assert f"frame {n - 6:,}/{n:,}" in str(app.screen.query_one("#replay-bar", Static).content)
         seeks.clear()
         for key in ("left", "left", "end", "left"):
             app.post_message(events.Key(key, None))
         await pilot.pause()
-        assert app.replay.position == n - 1 and seeks == [n, n - 1]
+        assert app.shown.replay.position == n - 1 and seeks == [n, n - 1]
         seeks.clear()
         await pilot.press("left")  # one press alone: one step, at once
-        assert app.replay.position == n - 2 and seeks == [n - 2]
+        assert app.shown.replay.position == n - 2 and seeks == [n - 2]

@@ -185,7 +185,7 @@ async def walk_every_screen(app: CctvApp, pilot, rec: Recorder) -> None:
             await pilot.press("escape")
             await pilot.pause()
     # each sub-agent's transcript
-    for agent_id in [a for a in app.feed.session.agents if a != MAIN]:
+    for agent_id in [a for a in app.shown.feed.session.agents if a != MAIN]:
         app.open_agent(agent_id)
         await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen)
                        and app.screen.agent_id == agent_id)
@@ -240,7 +240,7 @@ async def test_hostile_stream_json_session_reaches_no_terminal(tmp_path: Path, n
     intro = f"Following the most recent session: {path}"  # what `cctv tail` says
     app = CctvApp(FileTail(path, follow=False), clock=None, intro=intro)
     async with app.run_test(size=(200, 50), notifications=True) as pilot:
-        await wait_for(pilot, lambda: app.ended is not None)
+        await wait_for(pilot, lambda: app.shown.ended is not None)
         await pilot.pause(0.3)
         rec = Recorder(app)
         first = rec.take("start")
@@ -257,8 +257,8 @@ async def test_hostile_on_disk_session_and_its_subagent(tmp_path: Path) -> None:
     app = CctvApp(FileTail(path, follow=False), clock=None,
                   intro=f"Following the most recent session: {path}")
     async with app.run_test(size=(200, 50), notifications=True) as pilot:
-        session = app.feed.session
-        await wait_for(pilot, lambda: app.ended is not None and any(
+        session = app.shown.feed.session
+        await wait_for(pilot, lambda: app.shown.ended is not None and any(
             a.id != MAIN and a.items for a in session.agents.values()))
         rec = Recorder(app)
         rec.take("start")
@@ -285,7 +285,7 @@ async def test_hostile_command_stderr_and_exit_notice(tmp_path: Path) -> None:
     frames = hostile_stream(tmp_path, "05_subagent")
     app = CctvApp(CommandSource([sys.executable, str(script), str(frames), ATTACK]), clock=None)
     async with app.run_test(size=(200, 50), notifications=True) as pilot:
-        await wait_for(pilot, lambda: app.ended is not None and len(app.stderr) >= 2)
+        await wait_for(pilot, lambda: app.shown.ended is not None and len(app.shown.stderr) >= 2)
         rec = Recorder(app)
         rec.take("run")
         await pilot.press("s")
@@ -344,7 +344,7 @@ async def test_hostile_projects_tree_in_the_browser(tmp_path: Path,
     from textual.widgets import OptionList
 
     from cctv.viewer.app import BrowseOptions
-    from cctv.viewer.cli import demo_path
+    from cctv.viewer.paths import demo_path
     from cctv.viewer.screens.browse import BrowseScreen
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
@@ -382,7 +382,7 @@ async def test_hostile_projects_tree_in_the_browser(tmp_path: Path,
         await pilot.press("enter")
         # (the file was written just now: the browser opens it live, following)
         await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen)
-                       and bool(app.feed.session.turns), timeout=30)
+                       and bool(app.shown.feed.session.turns), timeout=30)
         await pilot.pause(0.2)
         rec.take("opened from the browser")
         assert_shown(rec)
@@ -391,8 +391,8 @@ async def test_hostile_projects_tree_in_the_browser(tmp_path: Path,
 async def test_hostile_replay_inspector_and_timeline(tmp_path: Path) -> None:
     """Every frame of a hostile recording in ``cctv replay``: the inspector's raw
     frame and change descriptions, the timeline and the bar."""
-    from cctv.viewer.replay_app import ReplayApp
-    from cctv.viewer.replay_source import load_recording
+    from cctv.viewer.replay.app import ReplayApp
+    from cctv.viewer.replay.recording import load_recording
 
     path = hostile_stream(tmp_path, "05_subagent")
     recording = load_recording(path)
@@ -427,7 +427,7 @@ async def test_hostile_task_output_file(tmp_path: Path) -> None:
     app = CctvApp(FileTail(hostile_stream(tmp_path, "06_background_bash"), follow=False),
                   clock=None)
     async with app.run_test(size=(200, 50), notifications=True) as pilot:
-        await wait_for(pilot, lambda: app.ended is not None)
+        await wait_for(pilot, lambda: app.shown.ended is not None)
         app.push_screen(OutputScreen(str(output), "shell · " + ATTACK))
         await pilot.pause(0.3)
         rec = Recorder(app)

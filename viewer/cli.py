@@ -11,17 +11,11 @@ import difflib
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 
 from cctv.reducer.safe import visible
 
-__all__ = ["main", "demo_path", "version", "COMMANDS"]
-
-
-def demo_path() -> Path:
-    """The bundled example session (package data)."""
-    return Path(str(resources.files("cctv.viewer") / "demo" / "demo_session.jsonl"))
+__all__ = ["main", "version", "COMMANDS"]
 
 
 def version() -> str:
@@ -178,13 +172,13 @@ def _replay(name: str, args: list[str]) -> int:
     if ns.from_line is not None and ns.from_line < 1:
         p.error("--from must be a line number (1 or more)")
     if ns.emit:
-        from .replay_emit import run_emit
+        from .replay.emit import run_emit
 
         return run_emit(ns.path, speed=ns.speed, from_line=ns.from_line or 1,
                         skip_idle=not ns.keep_idle, out=getattr(sys.stdout, "buffer", sys.stdout),
                         err=sys.stderr)
     from .loader import InputError
-    from .replay_source import load_recording
+    from .replay.recording import load_recording
 
     try:
         recording = load_recording(ns.path, head_bytes=_REPLAY_HEAD_BYTES,
@@ -195,7 +189,7 @@ def _replay(name: str, args: list[str]) -> int:
     if not recording.frames:
         print(visible(f"cctv replay: {ns.path}: no lines to replay", oneline=True), file=sys.stderr)
         return 2
-    from .replay_app import ReplayApp
+    from .replay.app import ReplayApp
 
     replay = recording.replay()
     start = replay.position_of_line(ns.from_line) if ns.from_line else 1

@@ -6,17 +6,22 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING
 
+from textual.app import App
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from cctv.reducer.filters import KINDS, PRESETS, ViewFilter, next_preset
 from cctv.reducer.state import MAIN
 from cctv.widgets.safe_text import content, visible
 
+from .messages import OpenAgent
+
 if TYPE_CHECKING:
     from cctv.widgets.transcript import TranscriptView
 
-    from .app import CctvApp
     from .screens.session import SessionScreen
+
+# the session screen (its widgets, the fold) is imported when the palette is
+# over a session: the browser's palette shows without it
 
 __all__ = ["CctvCommands", "export_view", "ask_jump_to_time", "jump_to_time"]
 
@@ -43,7 +48,7 @@ _APP_ACTIONS: tuple[tuple[str, str, str], ...] = (
 """Commands every screen has."""
 
 
-def _session_screen(app: CctvApp) -> SessionScreen | None:
+def _session_screen(app: App) -> SessionScreen | None:
     from .screens.session import SessionScreen
 
     for screen in reversed(app.screen_stack):
@@ -52,7 +57,7 @@ def _session_screen(app: CctvApp) -> SessionScreen | None:
     return None
 
 
-def _view(app: CctvApp) -> TranscriptView | None:
+def _view(app: App) -> TranscriptView | None:
     from cctv.widgets.transcript import TranscriptView
 
     screen = _session_screen(app)
@@ -61,7 +66,7 @@ def _view(app: CctvApp) -> TranscriptView | None:
     return screen.query_one(TranscriptView)
 
 
-def _set_filter(app: CctvApp, make: Callable[[ViewFilter], ViewFilter]) -> None:
+def _set_filter(app: App, make: Callable[[ViewFilter], ViewFilter]) -> None:
     view = _view(app)
     if view is None:
         return
@@ -71,13 +76,13 @@ def _set_filter(app: CctvApp, make: Callable[[ViewFilter], ViewFilter]) -> None:
                f"filter: {described}" if described else "showing everything", timeout=3)
 
 
-def _toggle_times(app: CctvApp) -> None:
+def _toggle_times(app: App) -> None:
     view = _view(app)
     if view is not None:
         view.action_toggle_times()
 
 
-def export_view(app: CctvApp, *, whole: bool) -> None:
+def export_view(app: App, *, whole: bool) -> None:
     """Write the current transcript as Markdown (with the view's filters unless
     ``whole``) to a new file in the current directory (else the cache directory)
     and say where. The writing runs in a thread, so a big session does not
@@ -91,13 +96,14 @@ def export_view(app: CctvApp, *, whole: bool) -> None:
     if screen is None or view is None:
         return
     view_filter = ViewFilter() if whole else view.filter
-    session, agent_id, feed = app.feed.session, screen.agent_id, app.feed
+    shown = screen.shown
+    session, agent_id, feed = shown.session, screen.agent_id, shown.feed
     what = "session" if whole or not view_filter.active else "filtered view"
 
     def work() -> None:
         try:
             text = export_markdown(session, agent_id=agent_id, view_filter=view_filter,
-                                   time_of=app.item_time)
+                                   time_of=shown.item_time)
             path = write_export(text, export_file_name(feed, agent_id))
         except Exception as exc:  # a full disk, or a bug: say so, never crash
             app.call_from_thread(app.notify, f"export failed: {exc}", severity="error",
@@ -111,14 +117,16 @@ def export_view(app: CctvApp, *, whole: bool) -> None:
     app.run_worker(work, thread=True, group="export", exit_on_error=False)
 
 
-def jump_to_time(app: CctvApp, answer: str | None) -> None:
+def jump_to_time(app: App, answer: str | None) -> None:
     """Move the cursor to the first item at or after the time in ``answer``."""
     from cctv.reducer.item_time import format_clock, parse_clock
 
+    screen = _session_screen(app)
     view = _view(app)
-    if view is None or answer is None or not answer.strip():
+    if screen is None or view is None or answer is None or not answer.strip():
         return
-    first = next((t for item in view.items[:200] if (t := app.item_time(item)) is not None), None)
+    time_of = screen.shown.item_time
+    first = next((t for item in view.items[:200] if (t := time_of(item)) is not None), None)
     when = parse_clock(answer, first)
     if when is None:
         app.notify(f"not a time: {answer!r} (HH:MM, HH:MM:SS or an ISO date-time)",
@@ -126,22 +134,24 @@ def jump_to_time(app: CctvApp, answer: str | None) -> None:
         return
     if view.jump_to_time(when):
         item = view.cursor_item
-        at = app.item_time(item) if item is not None else None
+        at = time_of(item) if item is not None else None
         app.notify(f"at {format_clock(at)}" if at is not None else "moved", timeout=3)
     else:
         app.notify(f"nothing shown at or after {format_clock(when)}", severity="warning")
 
 
-def ask_jump_to_time(app: CctvApp) -> None:
+def ask_jump_to_time(app: App) -> None:
     """Ask for a time, then jump to it."""
+    from cctv.reducer.item_time import format_clock
+
     from .screens.ask import AskScreen
 
+    screen = _session_screen(app)
     view = _view(app)
-    if view is None:
+    if screen is None or view is None:
         return
     item = view.cursor_item
-    at = app.item_time(item) if item is not None else None
-    from cctv.reducer.item_time import format_clock
+    at = screen.shown.item_time(item) if item is not None else None
 
     hint = "HH:MM or HH:MM:SS (local time, the session's first day) or an ISO date-time"
     app.push_screen(AskScreen("Jump to time", hint, placeholder="14:05",
@@ -152,7 +162,8 @@ def ask_jump_to_time(app: CctvApp) -> None:
 class CctvCommands(Provider):
     """cctv's actions, filters and exports, and its sub-agents, in the command palette."""
 
-    def _filter_commands(self, app: CctvApp) -> list[tuple[str, str, Callable[[], object]]]:
+    def _filter_commands(self, app: App,
+                         screen: SessionScreen) -> list[tuple[str, str, Callable[[], object]]]:
         view = _view(app)
         current = view.filter if view is not None else ViewFilter()
         out: list[tuple[str, str, Callable[[], object]]] = []
@@ -169,7 +180,7 @@ class CctvCommands(Provider):
                     "Failed, denied or interrupted calls, problem rows, error notices, failed hooks",
                     partial(_set_filter, app, lambda f: f.toggle_errors())))
         agent_id = view.agent_id if view is not None else MAIN
-        names = sorted({c.name for c in app.feed.session.calls.values() if c.agent == agent_id})
+        names = sorted({c.name for c in screen.session.calls.values() if c.agent == agent_id})
         for tool in names:
             if tool == current.only_tool:
                 out.append((f"Filter: every tool, not only {tool}", "Show all items again",
@@ -182,16 +193,20 @@ class CctvCommands(Provider):
         return out
 
     def _commands(self) -> list[tuple[str, str, Callable[[], object]]]:
-        app: CctvApp = self.app  # type: ignore[assignment]
+        app = self.app
         own = getattr(self.screen, "PALETTE", None)  # the screen the palette is over
         if own is not None:  # a screen with commands of its own (the browser): only those
             return [(title, help_text, partial(app.run_action, action))
                     for title, help_text, action in (*own, *_APP_ACTIONS)]
+        screen = _session_screen(app)
+        if screen is None:
+            return [(title, help_text, partial(app.run_action, action))
+                    for title, help_text, action in _APP_ACTIONS]
         out: list[tuple[str, str, Callable[[], object]]] = [
             (title, help_text, partial(app.run_action, action))
             for title, help_text, action in (*_ACTIONS, *_APP_ACTIONS)
         ]
-        out += self._filter_commands(app)
+        out += self._filter_commands(app, screen)
         out += [
             ("Toggle the time column", "T — each item's time (its row's timestamp, or when it arrived)",
              partial(_toggle_times, app)),
@@ -202,13 +217,13 @@ class CctvCommands(Provider):
             ("Export the session as Markdown", "Every item of this transcript, whatever the filters",
              partial(export_view, app, whole=True)),
         ]
-        for agent in app.feed.session.agents.values():
+        for agent in screen.session.agents.values():
             if agent.id == MAIN:
                 continue
             label = agent.description or agent.subagent_type or agent.id
             out.append((f"Open sub-agent: {label}",
                         f"{agent.subagent_type or 'agent'} · {agent.tool_calls} tool calls · {agent.status}",
-                        partial(app.open_agent, agent.id)))
+                        partial(app.post_message, OpenAgent(agent.id))))
         return out
 
     async def discover(self) -> Hits:

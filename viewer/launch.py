@@ -16,10 +16,12 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .paths import demo_path
+
 if TYPE_CHECKING:
-    from .app import CctvApp
     from .newest import NewestSession
     from .sources import Event, FileTail, Source, StreamSource
+    from .viewer_app import ViewerApp
 
 __all__ = ["launch", "launch_browser", "exit_status", "build_source", "StdinPipeSource"]
 
@@ -98,7 +100,6 @@ def _command_error(argv: list[str]) -> tuple[str, int] | None:
 
 def build_source(args: list[str]) -> Source | str:
     """The source the words ask for, or an error message."""
-    from .cli import demo_path
     from .sources import CommandSource, FileTail
 
     if args and args[0] == "run":
@@ -165,7 +166,6 @@ def _file_source(target: str, *, follow: bool, wait: bool) -> FileTail | str:
 
 def _intro(args: list[str], source: Source) -> str | None:
     """What to tell the user about the source cctv chose for them."""
-    from .cli import demo_path
     from .sources import FileTail
 
     target = args[0] if args else None
@@ -185,7 +185,6 @@ def _intro(args: list[str], source: Source) -> str | None:
 def launch_browser(directory: str | None = None, *, use_index: bool = True) -> int:
     """Run the session browser over a projects folder (or a config root holding one)."""
     from .app import BrowseOptions, CctvApp
-    from .cli import demo_path
     from .index import resolve_root
 
     root = resolve_root(directory)
@@ -236,7 +235,7 @@ def launch(args: list[str]) -> int:
     return status  # not reached
 
 
-def exit_status(app: CctvApp, code: int | None) -> int:
+def exit_status(app: ViewerApp, code: int | None) -> int:
     """cctv's exit status after the app ended: a crash is never 0.
 
     An unhandled exception prints one line and leaves the traceback in the

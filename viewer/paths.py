@@ -1,4 +1,5 @@
-"""Where cctv keeps its own files: the user cache directory, never ``~/.claude``.
+"""Where cctv keeps its own files (the user cache directory, never ``~/.claude``)
+and where its bundled demo session is.
 
 ``$XDG_CACHE_HOME/cctv`` (default ``~/.cache/cctv``) holds the session index,
 crash logs and temporary files for the pager. Nothing here imports Textual.
@@ -7,9 +8,10 @@ crash logs and temporary files for the pager. Nothing here imports Textual.
 from __future__ import annotations
 
 import os
+from importlib import resources
 from pathlib import Path
 
-__all__ = ["cache_dir"]
+__all__ = ["cache_dir", "demo_path"]
 
 
 def cache_dir(*parts: str, create: bool = True) -> Path:
@@ -19,3 +21,8 @@ def cache_dir(*parts: str, create: bool = True) -> Path:
     if create:
         path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def demo_path() -> Path:
+    """The bundled example session (package data)."""
+    return Path(str(resources.files("cctv.viewer") / "demo" / "demo_session.jsonl"))

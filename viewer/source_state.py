@@ -42,6 +42,11 @@ __all__ = ["SourceState", "Effect", "Level"]
 
 Level = Literal["information", "warning", "error"]
 
+_Reading = Progress | HistoryRead | Live | WaitingForFile
+_FileChange = Truncated | Replaced | Deleted | Recreated
+_Trouble = CannotRead | WatchFailed
+_Command = ProcessStarted | ProcessExited | OutputClosed | CannotStart
+
 TRANSIENT_S = 10.0
 """How long the status bar shows a one-off event (replaced, recreated, …)."""
 SILENT_AFTER_S = 2.0
@@ -149,6 +154,29 @@ class SourceState:
         match event:
             case Lines():
                 self.output_seen(now)
+            case Progress() | HistoryRead() | Live() | WaitingForFile():
+                self._reading(event, now, effect)
+            case Truncated() | Replaced() | Deleted() | Recreated():
+                self._file_changed(event, now, effect)
+            case CannotRead() | WatchFailed():
+                self._trouble(event, effect)
+            case ProcessStarted() | ProcessExited() | OutputClosed() | CannotStart():
+                self._command(event, now, effect)
+            case EndOfInput(stopped=stopped):
+                self.loading = None
+                self.ended = ("stopped" if stopped else
+                              "end of file" if self.kind == "file" else "end of input")
+                if self.kind == "pipe" and not self.lines_seen:
+                    self._middle = "standard input ended without any line"
+            case Stderr(lines=lines):
+                effect.stderr = lines
+            case _:
+                assert_never(event)
+        return effect
+
+    def _reading(self, event: _Reading, now: float, effect: Effect) -> None:
+        """The history being read, then followed (or waited for)."""
+        match event:
             case Progress(done=done, total=total):
                 self.loading = None if done >= total else (done, total)
             case HistoryRead(lines=count, modified=modified):
@@ -166,6 +194,12 @@ class SourceState:
             case WaitingForFile(path=path):
                 self._say("waiting for the file to appear", "warning")
                 self._middle = f"waiting for {path} to appear\n\ncctv reads it as soon as it is created"
+            case _:
+                assert_never(event)
+
+    def _file_changed(self, event: _FileChange, now: float, effect: Effect) -> None:
+        """The followed file was truncated, replaced, deleted or created again."""
+        match event:
             case Truncated(size=size):
                 self.lines_seen = False
                 effect.notice = (f"the file was truncated to {size:,} bytes: read again from the start",
@@ -197,6 +231,12 @@ class SourceState:
                                  + ("" if continues else " from the start"), "information")
                 self._say("recreated · following again", "information", now=now, transient=True)
                 self._middle = None
+            case _:
+                assert_never(event)
+
+    def _trouble(self, event: _Trouble, effect: Effect) -> None:
+        """The input cannot be read, or changes to it cannot be watched."""
+        match event:
             case CannotRead(path=path, error=error):
                 text = f"cannot read {path}: {error}"
                 if text not in self._announced_errors:
@@ -209,27 +249,18 @@ class SourceState:
                 self._watch_note = (f"polling every {poll_s:g} s (watching failed: {error})", "warning")
                 effect.toast = (f"watching for changes failed ({error}): checking every {poll_s:g} s",
                                 "warning")
+            case _:
+                assert_never(event)
+
+    def _command(self, event: _Command, now: float, effect: Effect) -> None:
+        """The command cctv started (``cctv run``) started, exited, closed its output."""
+        match event:
             case ProcessStarted():
                 self.running = True
                 self._last_output = now
                 self._middle = f"{self.label.removeprefix('cmd: ')}\n\nwaiting for output"
             case ProcessExited(status=status, by_user=by_user):
-                self.running = False
-                self.exit_code = status
-                self.stopped_by_user = by_user
-                text = describe_exit(status, by_user)
-                failed = status != 0 and not by_user
-                told = text if status >= 0 and not by_user else f"was {text}"
-                effect.notice = (f"the command {told}", "error" if failed else "information")
-                if failed:
-                    effect.toast = (f"the command {told}", "error")
-                if self.output_closed:
-                    self.ended = text
-                    self._quiet()
-                else:
-                    self._say(f"{text} · its output is still open", "warning")
-                if not self.lines_seen:
-                    self._middle = f"{self.label.removeprefix('cmd: ')}\n\n{text} without any output"
+                self._exited(status, by_user, effect)
             case OutputClosed():
                 self.output_closed = True
                 if self.exit_code is not None:
@@ -243,17 +274,26 @@ class SourceState:
                 effect.notice = (self.ended, "error")
                 self._middle = f"cannot start {command}\n\n{error}"
                 self._quiet()
-            case EndOfInput(stopped=stopped):
-                self.loading = None
-                self.ended = ("stopped" if stopped else
-                              "end of file" if self.kind == "file" else "end of input")
-                if self.kind == "pipe" and not self.lines_seen:
-                    self._middle = "standard input ended without any line"
-            case Stderr(lines=lines):
-                effect.stderr = lines
             case _:
                 assert_never(event)
-        return effect
+
+    def _exited(self, status: int, by_user: bool, effect: Effect) -> None:
+        self.running = False
+        self.exit_code = status
+        self.stopped_by_user = by_user
+        text = describe_exit(status, by_user)
+        failed = status != 0 and not by_user
+        told = text if status >= 0 and not by_user else f"was {text}"
+        effect.notice = (f"the command {told}", "error" if failed else "information")
+        if failed:
+            effect.toast = (f"the command {told}", "error")
+        if self.output_closed:
+            self.ended = text
+            self._quiet()
+        else:
+            self._say(f"{text} · its output is still open", "warning")
+        if not self.lines_seen:
+            self._middle = f"{self.label.removeprefix('cmd: ')}\n\n{text} without any output"
 
     def finished(self) -> None:
         """The source has no more events."""

@@ -30,7 +30,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Literal, Protocol, cast, runtime_checkable
@@ -614,117 +614,155 @@ class FileTail:
     # -- main loop
 
     async def _run(self) -> AsyncGenerator[Event, None]:
-        shown = self.label.removeprefix("file ")
-        announced_waiting = False
-        announced_error: str | None = None
-        announced_watch_error: str | None = None
-        deleted = False  # a file was open and then removed: its return is Recreated
-        history = True  # the next read starts at offset 0 and reports Progress
-
+        run = _Run(self.label.removeprefix("file "))
         while not self._stopping.is_set():
-            if self._watch_error and self._watch_error != announced_watch_error:
-                announced_watch_error = self._watch_error
+            if self._watch_error and self._watch_error != run.announced_watch_error:
+                run.announced_watch_error = self._watch_error
                 yield WatchFailed(self._watch_error, self.poll_timeout_ms / 1000)
-
-            try:
-                st: os.stat_result | None = os.stat(self.path)
-            except FileNotFoundError:
-                st = None
-            except OSError as exc:
-                text = _err_text(exc)
-                if not self.follow:
-                    yield CannotRead(shown, text)
-                    return
-                if text != announced_error:
-                    announced_error = text
-                    yield CannotRead(shown, text)
-                await self._wait_for_change()
-                continue
-
-            if st is not None and not stat.S_ISREG(st.st_mode):
-                what = "it is a directory" if stat.S_ISDIR(st.st_mode) else "it is not a regular file"
-                yield CannotRead(shown, what)
+            async for event in self._look(run):
+                yield event
+            if run.done:
                 return
-
-            if st is None:
-                if self._fd is not None:
-                    async for event in self._drain_old():
-                        yield event
-                    self._close()
-                    deleted = True
-                    yield Deleted()
-                    if not self.follow:
-                        return
-                elif not announced_waiting and not deleted:
-                    if not self.follow:
-                        yield CannotRead(shown, os.strerror(errno.ENOENT))
-                        return
-                    announced_waiting = True
-                    yield WaitingForFile(shown)
-                await self._wait_for_change()
-                continue
-
-            try:
-                if self._fd is None:
-                    st = self._open()
-                    if deleted:
-                        deleted = False
-                        continues = not self._starts_like_before()
-                        self._restart(keep_numbering=continues)
-                        history = not continues
-                        yield Recreated(continues)
-                    announced_waiting = False
-                elif (st.st_dev, st.st_ino) != self._ident:
-                    # moved away and replaced: first what the old file got before it went
-                    async for event in self._drain_old():
-                        yield event
-                    st = self._open()
-                    continues = not self._starts_like_before()
-                    self._restart(keep_numbering=continues)
-                    history = not continues
-                    yield Replaced(continues)
-                elif st.st_size < self._splitter.offset:
-                    self._restart()
-                    history = True
-                    yield Truncated(st.st_size)
-                elif self._rewritten():
-                    self._restart()
-                    history = True
-                    yield Replaced(continues=False)
-                announced_error = None
-
-                if history:
-                    async for event in self._drain(st.st_size, st.st_size):
-                        yield event
-                    if self._stopping.is_set():
-                        return
-                    if not self.follow:
-                        if (last := self._flush()) is not None:
-                            yield Lines([last])
-                    yield HistoryRead(self._splitter.line_no, self._modified())
-                    history = False
-                    if not self.follow:
-                        yield EndOfInput()
-                        return
-                    yield Live()
-                elif st.st_size > self._splitter.offset:
-                    async for event in self._drain(st.st_size, None):
-                        yield event
-                if (last := self._flush_idle_line()) is not None:
-                    yield Lines([last])
-            except OSError as exc:
-                text = _err_text(exc)
-                self._close()
-                if not self.follow:
-                    yield CannotRead(shown, text)
-                    return
-                if text != announced_error:
-                    announced_error = text
-                    yield CannotRead(shown, text)
-                history = True
-                deleted = self._splitter.line_no > 0 or self._splitter.offset > 0
-
             await self._wait_for_change()
+
+    async def _look(self, run: _Run) -> AsyncGenerator[Event, None]:
+        """One look at the path: what happened to it since the last, and what is new in it."""
+        try:
+            st: os.stat_result | None = os.stat(self.path)
+        except FileNotFoundError:
+            st = None
+        except OSError as exc:
+            for event in self._cannot_read(run, _err_text(exc)):
+                yield event
+            return
+        if st is not None and not stat.S_ISREG(st.st_mode):
+            run.done = True
+            yield CannotRead(run.shown, "it is a directory" if stat.S_ISDIR(st.st_mode)
+                             else "it is not a regular file")
+            return
+        if st is None:
+            async for event in self._missing(run):
+                yield event
+            return
+        try:
+            async for event in self._present(run, st):
+                yield event
+        except OSError as exc:
+            self._close()
+            for event in self._cannot_read(run, _err_text(exc)):
+                yield event
+            if not run.done:
+                run.history = True
+                run.deleted = self._splitter.line_no > 0 or self._splitter.offset > 0
+
+    def _cannot_read(self, run: _Run, text: str) -> Iterator[Event]:
+        """Reading failed: the end when not following, else told once per error."""
+        if not self.follow:
+            run.done = True
+            yield CannotRead(run.shown, text)
+        elif text != run.announced_error:
+            run.announced_error = text
+            yield CannotRead(run.shown, text)
+
+    async def _missing(self, run: _Run) -> AsyncGenerator[Event, None]:
+        """The path does not exist: the open file was deleted, or the file is awaited."""
+        if self._fd is not None:
+            async for event in self._drain_old():
+                yield event
+            self._close()
+            run.deleted = True
+            run.done = not self.follow
+            yield Deleted()
+        elif not run.announced_waiting and not run.deleted:
+            if not self.follow:
+                run.done = True
+                yield CannotRead(run.shown, os.strerror(errno.ENOENT))
+                return
+            run.announced_waiting = True
+            yield WaitingForFile(run.shown)
+
+    async def _present(self, run: _Run, st: os.stat_result) -> AsyncGenerator[Event, None]:
+        """The path is a regular file: (re)open it, say how it changed, read what is new."""
+        run.size = st.st_size
+        async for event in self._changed(run, st):
+            yield event
+        run.announced_error = None
+        if run.history:
+            async for event in self._history(run):
+                yield event
+            if run.done:
+                return
+        elif run.size > self._splitter.offset:
+            async for event in self._drain(run.size, None):
+                yield event
+        if (last := self._flush_idle_line()) is not None:
+            yield Lines([last])
+
+    async def _changed(self, run: _Run, st: os.stat_result) -> AsyncGenerator[Event, None]:
+        """Open the file if none is; say if it came back, was replaced, truncated or rewritten."""
+        if self._fd is None:
+            run.size = self._open().st_size
+            if run.deleted:
+                run.deleted = False
+                continues = not self._starts_like_before()
+                self._restart(keep_numbering=continues)
+                run.history = not continues
+                yield Recreated(continues)
+            run.announced_waiting = False
+        elif (st.st_dev, st.st_ino) != self._ident:
+            # moved away and replaced: first what the old file got before it went
+            async for event in self._drain_old():
+                yield event
+            run.size = self._open().st_size
+            continues = not self._starts_like_before()
+            self._restart(keep_numbering=continues)
+            run.history = not continues
+            yield Replaced(continues)
+        elif st.st_size < self._splitter.offset:
+            self._restart()
+            run.history = True
+            yield Truncated(st.st_size)
+        elif self._rewritten():
+            self._restart()
+            run.history = True
+            yield Replaced(continues=False)
+
+    async def _history(self, run: _Run) -> AsyncGenerator[Event, None]:
+        """Read the file from offset 0 to its end; then follow it, or end."""
+        async for event in self._drain(run.size, run.size):
+            yield event
+        if self._stopping.is_set():
+            run.done = True
+            return
+        if not self.follow:
+            if (last := self._flush()) is not None:
+                yield Lines([last])
+        yield HistoryRead(self._splitter.line_no, self._modified())
+        run.history = False
+        if not self.follow:
+            run.done = True
+            yield EndOfInput()
+            return
+        yield Live()
+
+
+@dataclass(slots=True)
+class _Run:
+    """Where one run of :meth:`FileTail._run` stands, and what it has told."""
+
+    shown: str
+    """The path as events name it."""
+    announced_waiting: bool = False
+    announced_error: str | None = None
+    announced_watch_error: str | None = None
+    deleted: bool = False
+    """A file was open and then removed: its return is Recreated."""
+    history: bool = True
+    """The next read starts at offset 0 and reports Progress."""
+    size: int = 0
+    """The file's size at this look."""
+    done: bool = False
+    """No more events."""
 
 
 def _file_reader(fd: int, base: int) -> giant.ReadInto:

@@ -40,11 +40,10 @@ from cctv.widgets.status_glyphs import status
 
 from ..index import (LIVE_WINDOW_S, MARKS, Hit, IndexClosed, SessionIndex, SessionRow,
                      activity_order)
+from ..messages import OpenSession
 
 if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, RenderResult
-
-    from ..app import CctvApp
 
 __all__ = ["BrowseScreen", "COLUMNS"]
 
@@ -306,10 +305,6 @@ class BrowseScreen(Screen[None]):
         self._cell_cache: dict[str, tuple[SessionRow, bool, list[Any]]] = {}
         self._fill_generation = 0
         self.last_search_s: float | None = None
-
-    @property
-    def cctv(self) -> CctvApp:
-        return self.app  # type: ignore[return-value]
 
     # --- layout --------------------------------------------------------------------
 
@@ -720,12 +715,12 @@ class BrowseScreen(Screen[None]):
             hit = self.hits[event.option_index]
             row = self._row_for(hit.path)
             live = row.is_live(time.time(), LIVE_WINDOW_S) if row else False
-            self.cctv.open_session(Path(hit.path), line=hit.line, follow=live)
+            self.post_message(OpenSession(Path(hit.path), line=hit.line, follow=live))
 
     def open(self, row: SessionRow, line: int | None = None) -> None:
         """Open ``row`` in the viewer (following it when it is live)."""
         live = not self.showing_examples and row.is_live(time.time(), LIVE_WINDOW_S)
-        self.cctv.open_session(Path(row.path), line=line, follow=live)
+        self.post_message(OpenSession(Path(row.path), line=line, follow=live))
 
 
 class _Peekable:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
 
 from textual import on
 from textual.app import ComposeResult
@@ -23,14 +24,17 @@ from cctv.widgets.status_bar import StatusBar
 from cctv.widgets.tasks_panel import TasksPanel
 from cctv.widgets.transcript import TranscriptView
 
+from ..messages import CloseSession, OpenAgent
+
 if TYPE_CHECKING:
-    from ..app import CctvApp
+    from ..shown import ShownSession
 
 __all__ = ["SessionScreen"]
 
 
 class SessionScreen(Screen[None]):
-    """The transcript of one agent (the main conversation or a sub-agent).
+    """The transcript of one agent (the main conversation or a sub-agent) of
+    the session it is given (:class:`~viewer.shown.ShownSession`).
 
     | Key(s) | Description |
     | :- | :- |
@@ -43,7 +47,7 @@ class SessionScreen(Screen[None]):
     | tab | Move between the transcript and the tasks panel (shows the panel) |
     """
 
-    CSS_PATH = "session.tcss"
+    CSS_PATH = Path(__file__).parent / "session.tcss"
 
     BINDINGS = [
         Binding("slash", "search", "Search", key_display="/", id="search"),
@@ -57,21 +61,22 @@ class SessionScreen(Screen[None]):
 
     show_tasks: var[bool] = var(False, toggle_class="-show-tasks")
 
+    STAYS_CURRENT: ClassVar[bool] = False
+    """The app redraws this screen's panels under another screen too."""
+
     class Dirty(Message):
         """The panels need a redraw (follow state or cursor changed)."""
 
-    def __init__(self, agent_id: str = MAIN) -> None:
+    def __init__(self, shown: ShownSession, agent_id: str = MAIN) -> None:
         super().__init__()
+        self.shown = shown
+        """The session drawn (the live one, or a replay at its frame)."""
         self.agent_id = agent_id
         self._view: TranscriptView | None = None
 
     @property
-    def cctv(self) -> CctvApp:
-        return self.app  # type: ignore[return-value]
-
-    @property
     def session(self) -> Session:
-        return self.cctv.feed.session
+        return self.shown.session
 
     def compose(self) -> ComposeResult:
         if self.agent_id != MAIN:
@@ -86,7 +91,7 @@ class SessionScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self._view = self.query_one(TranscriptView)
-        self._view.time_of = self.cctv.item_time
+        self._view.time_of = self.shown.item_time
         self._view.focus()
         self.refresh_panels()
 
@@ -108,9 +113,12 @@ class SessionScreen(Screen[None]):
             for panel in self.query(TasksPanel):
                 panel.note_changes(session, changes)
 
-    def reset(self, session: Session) -> None:
+    def show(self, shown: ShownSession) -> None:
+        """Draw ``shown`` instead (the source started over, or another file is followed)."""
+        self.shown = shown
         if self._view is not None:
-            self._view.reset(session)
+            self._view.reset(shown.session)
+            self._view.time_of = shown.item_time
             self.refresh_panels()
 
     def refresh_panels(self) -> None:
@@ -122,23 +130,23 @@ class SessionScreen(Screen[None]):
             tasks = self.query_one(TasksPanel)
         except NoMatches:
             return
-        app = self.cctv
-        now = app.now()
+        shown = self.shown
+        now = shown.now()
         ticks = time.monotonic()
         status.update_state(
             self.session,
-            source=app.source_label,
+            source=shown.label,
             following=self._view.following,
-            ended=app.ended,
+            ended=shown.ended,
             now=now,
-            loading=app.loading,
+            loading=shown.loading,
             filtered=self._view.filter.describe(),
-            source_state=self._verdict() or app.source_state.status(ticks),
-            settled=app.source_state.settled(ticks),
+            source_state=self._verdict() or shown.source_state.status(ticks),
+            settled=shown.source_state.settled(ticks),
         )
         if self.show_tasks:
             tasks.update_state(self.session, now=now)
-        self._show_placeholder(app.source_state.middle(ticks))
+        self._show_placeholder(shown.source_state.middle(ticks))
 
     def _verdict(self) -> tuple[str, str] | None:
         """One verdict for an input with no frame in it (a binary, an HTML page),
@@ -204,8 +212,8 @@ class SessionScreen(Screen[None]):
             return
         if self.agent_id != MAIN:
             self.dismiss()
-        elif self.cctv.browse is not None:
-            self.cctv.close_session()
+        else:
+            self.post_message(CloseSession())
 
     def go_to_line(self, line_no: int) -> None:
         """Put the cursor on the item made from line ``line_no`` of the source
@@ -227,40 +235,35 @@ class SessionScreen(Screen[None]):
         if item.line_no <= 0:
             self.notify("this notice comes from cctv (about the input), not from a line of it")
             return
-        entry = self.cctv.feed.entry_at(item.line_no, item.source or None)
+        shown = self.shown
+        entry = shown.feed.entry_at(item.line_no, item.source or None)
         if entry is None:
             self.notify(f"line {item.line_no} is no longer in memory", severity="warning")
             return
-        own_file = item.agent if item.agent in self.cctv.feed.agent_entries else None
+        own_file = item.agent if item.agent in shown.feed.agent_entries else None
         try:
-            entry = self.cctv.raw_store.with_raw(entry, own_file)
+            entry = shown.raw_store.with_raw(entry, own_file)
         except RawUnavailable as exc:
             self.notify(str(exc), title="Raw line", severity="warning")
             return
-        self.app.push_screen(RawScreen(entry, self.cctv.source_label,
-                                       stepper=self.cctv.frame_stepper(item, entry),
-                                       fill=lambda e: self.cctv.raw_store.with_raw(e, own_file)))
+        self.app.push_screen(RawScreen(entry, shown.label,
+                                       stepper=shown.frame_stepper(item, entry),
+                                       fill=lambda e: shown.raw_store.with_raw(e, own_file)))
 
     def action_stderr(self) -> None:
         from .stderr import StderrScreen
 
-        self.app.push_screen(StderrScreen(self.cctv.stderr))
+        self.app.push_screen(StderrScreen(self.shown.stderr))
 
     async def action_stop_command(self) -> None:
-        source = self.cctv.source
-        state = self.cctv.source_state
-        # a command that exited may have left something behind that holds its output
-        if source is None or source.kind != "command" or self.cctv.ended is not None \
-                or not (state.running or state.exit_code is not None):
+        if await self.shown.stop_command():
+            self.notify("stopping the command…")
+        else:
             self.notify("no running command to stop", severity="warning")
-            return
-        await source.stop()
-        self.notify("stopping the command…")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("stderr", "stop_command"):  # only for `cctv run`
-            source = self.cctv.source
-            return source is not None and source.kind == "command"
+            return self.shown.runs_command
         if action == "focus_tasks" and isinstance(self.focused, Input):
             return False  # tab in the search box is the box's own
         return True
@@ -281,7 +284,7 @@ class SessionScreen(Screen[None]):
     @on(TranscriptView.OpenAgent)
     @on(TasksPanel.OpenAgent)
     def _open_agent(self, event: TranscriptView.OpenAgent | TasksPanel.OpenAgent) -> None:
-        self.cctv.open_agent(event.agent_id)
+        self.post_message(OpenAgent(event.agent_id))
 
     @on(TasksPanel.OpenOutput)
     def _open_output(self, event: TasksPanel.OpenOutput) -> None:

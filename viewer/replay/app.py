@@ -1,10 +1,8 @@
-"""``cctv replay PATH``: the viewer driven by a :class:`~reducer.replay.Replay`.
+"""``cctv replay PATH``: the viewer over a :class:`~viewer.replay.controller.ReplayController`.
 
-The app's feed holds every decoded line (for the raw view); its ``session``
-is the replay's, swapped after each seek. Screens are told the way the live
-viewer tells them: the change records of a step forward, or a rebind of the
-transcript views after a restore. Checkpoints are built in a thread worker
-while the user already steps.
+Screens are told the way the live viewer tells them: the change records of a
+step forward, or a rebind of the transcript views after a restore.
+Checkpoints are built in a thread worker while the user already steps.
 
 The collector: the app holds a million long-lived objects (the decoded
 frames, the state, the restore made ahead). A full collection walks all of
@@ -31,15 +29,18 @@ from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.timer import Timer
 from textual.widgets import Input
+from textual.worker import get_current_worker
 
-from cctv.reducer.replay import MARKER_KINDS, MarkerKind, Pacer, Replay
-from cctv.reducer.replay.pacing import faster, slower
+from cctv.reducer.replay import MARKER_KINDS, MarkerKind, Replay
 from cctv.reducer.state import MAIN
 
-from .app import CctvApp
-from .replay_source import Recording, RestOfRecording
-from .screens.replay import ReplayScreen
-from .screens.session import SessionScreen
+from ..messages import Aim, Seek
+from ..screens.session import SessionScreen
+from ..viewer_app import ViewerApp
+from .checkpoints import build_checkpoints
+from .controller import MARKER_NAMES, ReplayController
+from .recording import Recording, RestOfRecording
+from .screen import ReplayScreen
 
 __all__ = ["ReplayApp", "ReplayCommands"]
 
@@ -47,21 +48,7 @@ PLAY_TICK_S = 1 / 30
 """How often a playing replay looks at the clock."""
 SPARE_AFTER_S = 0.15
 """How long the cursor rests before the restore a step back needs is made ahead."""
-BUSY_S = 0.3
-"""Workers wait this long after a seek before they go on (the UI thread has the
-interpreter lock to itself while it draws the seek's screen)."""
-WAIT_AT_MOST_S = 1.0
-"""The longest a worker waits for the UI thread at a time (keys held down)."""
-LONG_SEEK_S = 0.5
-"""A seek expected to take longer folds in a worker (see :meth:`ReplayApp.go_to`)."""
-CATCH_UP_FRAMES = 5000
-"""A start farther than this many frames in is folded to in a worker: the
-first screen shows frame 1 at once, and the start when the fold is done."""
 
-_MARKER_NAMES: dict[MarkerKind, str] = {
-    "turn": "turn", "tool": "tool call", "error": "error", "hook": "hook",
-    "task": "task event", "compaction": "compaction",
-}
 _MARKER_KEYS: dict[MarkerKind, tuple[str, str, str]] = {
     # kind: (next key, previous key, shown as)
     "turn": ("right_square_bracket", "left_square_bracket", "] ["),
@@ -91,7 +78,7 @@ def _bindings() -> list[Binding]:
     ]
     for kind in MARKER_KINDS:
         nxt, prev, _ = _MARKER_KEYS[kind]
-        name = _MARKER_NAMES[kind]
+        name = MARKER_NAMES[kind]
         out.append(Binding(nxt, f"jump('{kind}', 1)", f"Next {name}", show=False, priority=True,
                            id=f"replay.next_{kind}"))
         out.append(Binding(prev, f"jump('{kind}', -1)", f"Previous {name}", show=False,
@@ -114,7 +101,7 @@ class ReplayCommands(Provider):
              app.action_toggle_idle),
         ]
         for kind in MARKER_KINDS:
-            name = _MARKER_NAMES[kind]
+            name = MARKER_NAMES[kind]
             keys = _MARKER_KEYS[kind][2]
             out.append((f"Replay: next {name}", f"Jump to the next {name} frame ({keys})",
                         partial(app.action_jump, kind, 1)))
@@ -134,94 +121,69 @@ class ReplayCommands(Provider):
                 yield Hit(score, matcher.highlight(title), callback, help=help_text)
 
 
-class ReplayApp(CctvApp):
+class ReplayApp(ViewerApp[ReplayController]):
     """The viewer over a recording, at one frame of it at a time."""
 
-    COMMANDS = CctvApp.COMMANDS | {ReplayCommands}
-    BINDINGS = [*CctvApp.BINDINGS, *_bindings()]
+    COMMANDS = ViewerApp.COMMANDS | {ReplayCommands}
+    BINDINGS = _bindings()
+
+    shown: ReplayController
 
     def __init__(self, recording: Recording, *, replay: Replay | None = None,
                  start: int = 1, speed: float = 1.0, skip_idle: bool = True,
                  build_checkpoints: bool = True, fork_builder: bool = True,
                  label: str | None = None,
                  pace_clock: Callable[[], float] = time.monotonic) -> None:
-        super().__init__(None, feed=recording.feed, clock=None,
-                         label=label if label is not None else str(recording.path))
-        self.recording = recording
-        self.replay = replay or recording.replay()
-        self.speed = speed
-        self.skip_idle = skip_idle
-        self.playing = False
+        super().__init__(ReplayController(recording, replay=replay, start=start, speed=speed,
+                                          skip_idle=skip_idle, label=label,
+                                          pace_clock=pace_clock), ticks=False)
         self._build = build_checkpoints
-        self._pace_clock = pace_clock
-        self._pacer: Pacer | None = None
         self._fork = fork_builder
         self._builder_pid: int | None = None
         self._spare_timer: Timer | None = None
         self._spare_busy = False
-        self._busy_until = 0.0
-        self._closing = False
-        self.replay.spare_yield = self._wait_for_ui
-        self.catching_up: int | None = None
-        """The frame a worker folds to for a seek that would take long (the
-        frame the app opens at, or a far jump before the checkpoints near it
-        are built); the screen stays where it is meanwhile."""
-        self._caught_up_from = 1
-        """Where the cursor was when that seek was asked for: the app goes
-        there when the fold is done only if the cursor has not moved since."""
-        self._steps_pending = 0
-        """Frames ``←`` / ``→`` asked for that are not taken yet (see :meth:`action_step`)."""
-        if start > CATCH_UP_FRAMES:
-            self.catching_up = start
-            start = 1
-        self.replay.seek(start)
-        self.feed.session = self.replay.session
 
-    def main_screen(self) -> SessionScreen:
-        return ReplayScreen()
-
-    def now(self) -> float | None:
-        """The recorded wall-clock time of the current frame (for elapsed times)."""
-        replay = self.replay
-        return replay.timeline.wall_clock(replay.position - 1) if replay.position else None
-
-    def on_mount(self) -> None:  # Textual runs CctvApp.on_mount after this one
+    def on_mount(self) -> None:
+        controller = self.shown
         self.set_interval(PLAY_TICK_S, self._play_tick)
-        if self.catching_up is not None:
-            self.catch_up(self.catching_up)
-        if not self.recording.complete:
+        if controller.catching_up is not None:
+            self.catch_up(controller.catching_up)
+        if not controller.recording.complete:
             self.read_rest()
         elif self._build:
             self.build_checkpoints()
+        self.push_screen(ReplayScreen(controller))
+        self._start_panel_timers()
+
+    # --- workers ---------------------------------------------------------------------------
 
     @work(thread=True, exclusive=True, group="catch-up", exit_on_error=False)
     def catch_up(self, start: int) -> None:
         """Fold to the frame before ``start`` off the UI thread (the fold a seek
         there would do), then go there unless the user has moved meanwhile."""
+        controller = self.shown
         try:  # (stops when the user goes elsewhere meanwhile)
-            self.replay.fold_spare(start - 1,
-                                   lambda: self._closing or self.catching_up != start)
+            controller.replay.fold_spare(start - 1, controller.catch_up_dropped(start))
         finally:
             with contextlib.suppress(RuntimeError):  # the app closed meanwhile
                 self.call_from_thread(self._caught_up, start)
 
     def _caught_up(self, start: int) -> None:
-        if self.catching_up == start and self.replay.position == self._caught_up_from \
-                and not self.playing:
+        if self.shown.caught_up(start):
             self._go(start)  # (takes the fold the worker made)
-        if self.catching_up == start:
-            self.catching_up = None
+        self.shown.catch_up_over(start)
         self._dirty = True
         self._flush_panels()
 
     @work(thread=True, exclusive=True, group="read-rest", exit_on_error=False)
     def read_rest(self) -> None:
         """Decode the rest of a big file while the user already steps through its head."""
-        rest = self.recording.read_rest()
+        rest = self.shown.recording.read_rest()
         self.call_from_thread(self._took_rest, rest)
 
     def _took_rest(self, rest: RestOfRecording) -> None:
-        self.recording.take_rest(rest, self.replay)
+        controller = self.shown
+        controller.recording.take_rest(rest, controller.replay)
         for screen in self.screen_stack:
             if isinstance(screen, ReplayScreen):
                 screen.markers_changed()
@@ -234,16 +196,12 @@ class ReplayApp(CctvApp):
     def build_checkpoints(self) -> None:
         """Checkpoint the fold in the background (a child process pickles, so
         the UI never waits on it); the bar shows the progress."""
-        from textual.worker import get_current_worker
-
-        from .replay_checkpoints import build_checkpoints
-
         worker = get_current_worker()
 
         def on_child(pid: int | None) -> None:
             self._builder_pid = pid
 
-        for _ in build_checkpoints(self.replay, lambda: worker.is_cancelled,
+        for _ in build_checkpoints(self.shown.replay, lambda: worker.is_cancelled,
                                    use_fork=self._fork, on_child=on_child):
             self._dirty = True
         self._dirty = True
@@ -251,9 +209,9 @@ class ReplayApp(CctvApp):
             with contextlib.suppress(RuntimeError):  # the app closed meanwhile
                 self.call_from_thread(self._spare_soon)
 
-    def on_unmount(self) -> None:  # (and CctvApp.on_unmount after it)
-        self._closing = True
-        self.replay.stop_spare()  # a restore made ahead stops at its next burst
+    def on_unmount(self) -> None:  # (and ViewerApp.on_unmount after it)
+        self.shown.closing = True
+        self.shown.replay.stop_spare()  # a restore made ahead stops at its next burst
         pid = self._builder_pid
         if pid is not None:  # stop the checkpoint builder now, not when it is done
             with contextlib.suppress(OSError):
@@ -261,33 +219,29 @@ class ReplayApp(CctvApp):
 
     # --- moving -----------------------------------------------------------------------------
 
+    def on_seek(self, message: Seek) -> None:
+        self.go_to(message.position)
+
     def go_to(self, position: int) -> None:
         """Show the state as of frame ``position`` (1-based), forward or back.
-        A seek expected to take longer than :data:`LONG_SEEK_S` (the
-        checkpoints near it are not built yet) folds in a worker, and the bar
-        says where it is going meanwhile; the UI stays live. Steps not taken
-        yet are dropped: this is where the user went after them."""
-        self._steps_pending = 0
-        if not self.playing and self.replay.seek_cost(position) > LONG_SEEK_S:
-            if self.catching_up != position:  # (else a worker already goes there)
-                self._go_later(position)
+        A seek expected to take long (:meth:`ReplayController.takes_long`)
+        folds in a worker, and the bar says where it is going meanwhile; the
+        UI stays live. Steps not taken yet are dropped: this is where the
+        user went after them."""
+        controller = self.shown
+        controller.steps_pending = 0
+        if controller.takes_long(position):
+            if controller.catching_up != position:  # (else a worker already goes there)
+                controller.go_later(position)
+                self._dirty = True
+                self._flush_panels()
+                self.catch_up(position)
             return
         self._go(position)
 
-    def _go_later(self, position: int) -> None:
-        self.catching_up = position
-        self._caught_up_from = self.replay.position
-        self._dirty = True
-        self._flush_panels()
-        self.catch_up(position)
-
     def _go(self, position: int) -> None:
-        self._busy_until = time.monotonic() + BUSY_S
-        replay = self.replay
-        if self.catching_up is not None and position != self.catching_up:
-            self.catching_up = None  # the user went elsewhere: the worker's fold is not taken
-        result = replay.seek(position)
-        self.feed.session = replay.session
+        controller = self.shown
+        result = controller.seek(position)
         if result.restored or result.many:
             if result.restored:
                 self._drop_missing_agents()
@@ -296,12 +250,12 @@ class ReplayApp(CctvApp):
                 self.call_after_refresh(self.free_retired)
             for screen in self.screen_stack:  # (mounted or not: none keeps the old state)
                 if isinstance(screen, SessionScreen):
-                    screen.rebind(replay.session, None if result.restored else result.changes)
+                    screen.rebind(controller.session, None if result.restored else result.changes)
         else:
             self._broadcast(result.changes)
         self._dirty = True
         self._flush_panels()
-        if not self.playing:
+        if not controller.playing:
             self._spare_soon()
 
     @work(thread=True, group="free", exit_on_error=False)
@@ -309,25 +263,26 @@ class ReplayApp(CctvApp):
         """Free the states seeks left behind (:meth:`Replay.free_retired`) a
         piece at a time, waiting between pieces while the UI thread handles a
         seek."""
-        self.replay.free_retired(self._wait_for_ui)
+        self.shown.replay.free_retired(self.shown.wait_for_ui)
 
-    def _wait_for_ui(self) -> None:
-        """(On a worker thread.) Wait while the UI thread handles a seek (not
-        while playing, and at most :data:`WAIT_AT_MOST_S`: a worker holding
-        the collector off does not wait for ever)."""
-        give_up = time.monotonic() + WAIT_AT_MOST_S
-        while not self._closing and not self.playing \
-                and time.monotonic() < min(self._busy_until, give_up):
-            time.sleep(0.01)
+    def _drop_missing_agents(self) -> None:
+        """Close sub-agent screens whose agent does not exist yet at this frame."""
+        while isinstance(self.screen, SessionScreen) and self.screen.agent_id != MAIN \
+                and self.screen.agent_id not in self.shown.session.agents:
+            self.pop_screen()
+            self.notify("that sub-agent has not started yet at this frame", severity="warning")
 
     # --- the restore a step back needs, made ahead ----------------------------------------
+
+    def on_aim(self, message: Aim) -> None:
+        self.aim_at(message.position)
 
     def aim_at(self, position: int | None) -> None:
         """The pointer rests on the timeline at ``position`` (``None``: it left):
         once it has rested there a moment, the restore made ahead is the one a
         click there needs (:attr:`Replay.aim`), so the click only folds a few frames."""
-        self.replay.aim = position
-        if not self.playing:
+        self.shown.replay.aim = position
+        if not self.shown.playing:
             self._spare_soon()
 
     def _spare_soon(self) -> None:
@@ -339,8 +294,7 @@ class ReplayApp(CctvApp):
 
     def _start_spare(self) -> None:
         self._spare_timer = None
-        if not self._spare_busy and not self.playing and self.catching_up is None \
-                and self.replay.wants_spare():
+        if not self._spare_busy and self.shown.wants_spare():
             self._spare_busy = True
             self.prepare_spare()
 
@@ -348,61 +302,45 @@ class ReplayApp(CctvApp):
     def prepare_spare(self) -> None:
         """Restore what a step back needs, letting the UI run meanwhile; again
         while the cursor has moved on to another checkpoint's span."""
+        controller = self.shown
         try:
-            while not self.playing and self.replay.prepare_spare():
+            while not controller.playing and controller.replay.prepare_spare():
                 pass
-            self.replay.free_retired(self._wait_for_ui)  # a restore made ahead it replaced
+            controller.replay.free_retired(controller.wait_for_ui)  # a restore made ahead it replaced
         finally:
             self._spare_busy = False
 
-    def _drop_missing_agents(self) -> None:
-        """Close sub-agent screens whose agent does not exist yet at this frame."""
-        while isinstance(self.screen, SessionScreen) and self.screen.agent_id != MAIN \
-                and self.screen.agent_id not in self.replay.session.agents:
-            self.pop_screen()
-            self.notify("that sub-agent has not started yet at this frame", severity="warning")
-
-    def _flush_panels(self) -> None:
-        if not self._dirty:
-            return
-        super()._flush_panels()
-        for screen in self.screen_stack:  # the replay bar stays current under a sub-agent
-            if isinstance(screen, ReplayScreen) and screen is not self.screen:
-                screen.refresh_panels()
-
-    def _restart_pacer(self) -> None:
-        offsets = self.replay.timeline.paced(self.skip_idle)[0]
-        self._pacer = Pacer(offsets, self._pace_clock, self.speed)
-        self._pacer.start(max(self.replay.position - 1, 0))
+    # --- playing ------------------------------------------------------------------------------
 
     def _play_tick(self) -> None:
-        if not self.playing or self._pacer is None:
+        controller = self.shown
+        target = controller.due()
+        if target is None:
             return
-        target = self._pacer.due() + 1
-        if target > self.replay.position:
+        if target > controller.replay.position:
             self.go_to(target)
-        if self.replay.position >= len(self.replay):
-            self.playing = False
+        if controller.at_end:
+            controller.playing = False
             self._dirty = True
             self._flush_panels()
 
     # --- actions ------------------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Replay keys work on the transcript screens, not in the search box or
-        on the help and raw screens (their keys go through there)."""
+        """Replay keys work on the transcript screens (a sub-agent's too), not
+        in the search box or on the help and raw screens (their keys go through there)."""
         if action in _REPLAY_ACTIONS:
             return isinstance(self.screen, SessionScreen) and not isinstance(self.focused, Input)
         return super().check_action(action, parameters)
 
     def action_play_pause(self) -> None:
-        if self.playing:
-            self.playing = False
+        controller = self.shown
+        if controller.playing:
+            controller.playing = False
         else:
-            if self.replay.position >= len(self.replay):
+            if controller.at_end:
                 self.go_to(1)
-            self.playing = True
-            self._restart_pacer()
+            controller.start_playing()
         self._dirty = True
         self._flush_panels()
 
@@ -412,35 +350,32 @@ class ReplayApp(CctvApp):
         back restores a big session (~0.1 s), and the cursor then goes once
         to where they all lead, not once per press (which lagged for seconds
         after the key was let go)."""
-        self.playing = False
-        if not self._steps_pending:
+        controller = self.shown
+        controller.playing = False
+        if not controller.steps_pending:
             self.call_later(self._take_steps)  # after the presses queued by now
-        self._steps_pending += delta
+        controller.steps_pending += delta
 
     def _take_steps(self) -> None:
-        delta = self._steps_pending
+        delta = self.shown.steps_pending
         if delta:
-            self.go_to(max(self.replay.position + delta, 1))
+            self.go_to(max(self.shown.replay.position + delta, 1))
 
     def action_first_frame(self) -> None:
-        self.playing = False
+        self.shown.playing = False
         self.go_to(1)
 
     def action_last_frame(self) -> None:
-        self.playing = False
-        self.go_to(len(self.replay))
+        self.shown.playing = False
+        self.go_to(len(self.shown.replay))
 
     def action_speed(self, direction: int) -> None:
-        self.speed = faster(self.speed) if direction > 0 else slower(self.speed)
-        if self._pacer is not None and self.playing:
-            self._pacer.set_speed(self.speed)
+        self.shown.change_speed(direction)
         self._dirty = True
         self._flush_panels()
 
     def action_toggle_idle(self) -> None:
-        self.skip_idle = not self.skip_idle
-        if self.playing:
-            self._restart_pacer()
+        self.shown.toggle_idle()
         self._dirty = True
         self._flush_panels()
 
@@ -449,17 +384,15 @@ class ReplayApp(CctvApp):
             if isinstance(screen, ReplayScreen):
                 screen.action_toggle_inspector()
 
-    def action_jump(self, kind: str, direction: int) -> None:
-        markers = self.replay.markers
-        index = self.replay.position - 1
-        name = _MARKER_NAMES.get(kind, kind)  # type: ignore[call-overload]
-        found = markers.next(kind, index) if direction > 0 else markers.previous(kind, index)  # type: ignore[arg-type]
+    def action_jump(self, kind: MarkerKind, direction: int) -> None:
+        found = self.shown.marker(kind, direction)
         if found is None:
             where = "after" if direction > 0 else "before"
-            self.notify(f"no {name} {where} this frame", severity="warning", timeout=2)
+            self.notify(f"no {MARKER_NAMES.get(kind, kind)} {where} this frame",
+                        severity="warning", timeout=2)
             return
-        self.playing = False
-        self.go_to(found + 1)
+        self.shown.playing = False
+        self.go_to(found)
 
 
 _REPLAY_ACTIONS = frozenset({

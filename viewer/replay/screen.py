@@ -3,7 +3,8 @@ showing the state as of one frame, with a replay bar, an inspector and a timelin
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import time
+from typing import TYPE_CHECKING, ClassVar
 
 from textual import on
 from textual.app import ComposeResult
@@ -19,10 +20,11 @@ from cctv.widgets.safe_text import content
 from cctv.widgets.status_glyphs import FOLLOW, PAUSED
 from cctv.widgets.timeline import ReplayTimeline
 
-from .session import SessionScreen
+from ..messages import Aim, Seek
+from ..screens.session import SessionScreen
 
 if TYPE_CHECKING:
-    from ..replay_app import ReplayApp
+    from .controller import ReplayController
 
 __all__ = ["ReplayScreen", "bar_text"]
 
@@ -30,18 +32,16 @@ __all__ = ["ReplayScreen", "bar_text"]
 def _clock(epoch: float | None) -> str:
     if epoch is None:
         return ""
-    import time
-
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(epoch))
 
 
-def bar_text(app: ReplayApp, width: int = 200) -> str:
+def bar_text(controller: ReplayController, width: int = 200) -> str:
     """The replay bar: play state, speed, frame, idle skipping, pacing, checkpoints;
     shorter words when ``width`` is narrow."""
-    replay = app.replay
+    replay = controller.replay
     wide = width >= 110
-    state = (f"{FOLLOW} playing" if app.playing else f"{PAUSED} paused") if wide \
-        else (FOLLOW if app.playing else PAUSED)
+    state = (f"{FOLLOW} playing" if controller.playing else f"{PAUSED} paused") if wide \
+        else (FOLLOW if controller.playing else PAUSED)
     where = f"frame {replay.position:,}/{len(replay):,}"
     frame = replay.frame
     if frame is not None:
@@ -58,9 +58,9 @@ def bar_text(app: ReplayApp, width: int = 200) -> str:
                   "even": "even pace"}[timeline.source]
     skipped = timeline.paced(True)[1]
     idle = ("skip idle: on" + (f" (−{format_duration(skipped)})" if skipped else "")
-            if app.skip_idle else "skip idle: off")
+            if controller.skip_idle else "skip idle: off")
     cps = replay.checkpoints
-    if not app.recording.complete:
+    if not controller.recording.complete:
         building = " · reading the rest of the file…" if wide else " · reading…"
     elif cps.pooled:
         building = ""
@@ -69,11 +69,11 @@ def bar_text(app: ReplayApp, width: int = 200) -> str:
                     else " · tuning seeks…")
     else:
         building = f" · indexing {len(cps)} checkpoints…" if wide else " · indexing…"
-    if app.catching_up is not None:
-        going = (f" · going to frame {app.catching_up:,}…" if wide
-                 else f" · →{app.catching_up:,}…")
+    if controller.catching_up is not None:
+        going = (f" · going to frame {controller.catching_up:,}…" if wide
+                 else f" · →{controller.catching_up:,}…")
         building = going + building
-    return f"{state} {app.speed:g}× · {where} · {idle} · {pacing}{building}"
+    return f"{state} {controller.speed:g}× · {where} · {idle} · {pacing}{building}"
 
 
 class ReplayScreen(SessionScreen):
@@ -95,16 +95,16 @@ class ReplayScreen(SessionScreen):
     | f | Show / hide the inspector |
     """
 
-    CSS_PATH = ["session.tcss", "replay.tcss"]
+    CSS_PATH = [SessionScreen.CSS_PATH, "screen.tcss"]
+
+    STAYS_CURRENT: ClassVar[bool] = True  # the replay bar, under a sub-agent's screen
 
     show_inspector: var[bool] = var(True, toggle_class="-show-inspector")
 
-    def __init__(self) -> None:
-        super().__init__(MAIN)
+    shown: ReplayController
 
-    @property
-    def replay_app(self) -> ReplayApp:
-        return self.app  # type: ignore[return-value]
+    def __init__(self, controller: ReplayController) -> None:
+        super().__init__(controller, MAIN)
 
     def compose(self) -> ComposeResult:
         for widget in super().compose():
@@ -120,7 +120,7 @@ class ReplayScreen(SessionScreen):
 
     def markers_changed(self) -> None:
         """The replay's frames and markers changed (the rest of the file came in)."""
-        replay = self.replay_app.replay
+        replay = self.shown.replay
         self.query_one(ReplayTimeline).set_markers(len(replay), replay.markers.at)
         self.refresh_panels()
 
@@ -132,9 +132,8 @@ class ReplayScreen(SessionScreen):
             inspector = self.query_one(Inspector)
         except NoMatches:
             return
-        app = self.replay_app
-        replay = app.replay
-        bar.update(content(bar_text(app, bar.size.width or self.size.width)))
+        replay = self.shown.replay
+        bar.update(content(bar_text(self.shown, bar.size.width or self.size.width)))
         position = replay.position
         left = self._time_at(position)
         right = f"frame {position:,}/{len(replay):,} · {format_duration(replay.timeline.duration)}"
@@ -146,7 +145,7 @@ class ReplayScreen(SessionScreen):
 
     def _time_at(self, position: int) -> str:
         """The recorded time of a frame: the clock, or the time into the session."""
-        replay = self.replay_app.replay
+        replay = self.shown.replay
         wall = replay.timeline.wall_clock(position - 1) if position else None
         return _clock(wall) or f"t+{format_duration(replay.offset(position))}"
 
@@ -159,11 +158,11 @@ class ReplayScreen(SessionScreen):
 
     @on(ReplayTimeline.Seek)
     def _seek(self, event: ReplayTimeline.Seek) -> None:
-        self.replay_app.go_to(event.position)
+        self.post_message(Seek(event.position))
 
     @on(ReplayTimeline.Aim)
     def _aim(self, event: ReplayTimeline.Aim) -> None:
         position = event.position
         event.timeline.tooltip = (None if position is None else
                                   f"frame {position:,} · {self._time_at(position)}")
-        self.replay_app.aim_at(position)
+        self.post_message(Aim(position))

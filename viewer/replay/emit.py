@@ -20,8 +20,8 @@ from cctv.reducer.decode import decode_line
 from cctv.reducer.replay import Pacer, merge_frames, pace
 from cctv.reducer.safe import visible
 
-from .loader import InputError, check_readable
-from .replay_source import split_lines
+from ..loader import InputError, check_readable
+from .recording import split_lines
 
 __all__ = ["EmitPlan", "plan_emit", "emit", "run_emit"]
 

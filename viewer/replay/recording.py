@@ -16,9 +16,9 @@ from cctv.reducer.lines import LineSplitter
 from cctv.reducer.replay import AgentFile, Markers, Replay, ReplayFrame, Timeline, merge_frames, pace
 from cctv.reducer.session import Session
 
-from .discovery import subagent_files
-from .loader import InputError, check_readable
-from .subagent_tail import agent_id_for
+from ..discovery import subagent_files
+from ..loader import InputError, check_readable
+from ..subagent_tail import agent_id_for
 
 __all__ = ["Recording", "RestOfRecording", "load_recording", "split_lines"]
 

@@ -1,0 +1,53 @@
+"""What a screen asks of the app: the messages that change more than the screen.
+
+Screens and the command palette post these; the app that runs them handles
+them (``on_open_session``, …). Messages about one widget stay nested in it
+(``TranscriptView.OpenAgent``); these are the cross-cutting ones.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from textual.message import Message
+
+__all__ = ["OpenSession", "CloseSession", "OpenAgent", "Seek", "Aim"]
+
+
+@dataclass
+class OpenSession(Message):
+    """View the session file at ``path`` (from the browser)."""
+
+    path: Path
+    line: int | None = None
+    """Scroll to the item made from this line once it is read."""
+    follow: bool = False
+    """Follow the file as it grows."""
+
+
+@dataclass
+class CloseSession(Message):
+    """Back from a session to the browser it was opened from (if any)."""
+
+
+@dataclass
+class OpenAgent(Message):
+    """Show the transcript of a sub-agent."""
+
+    agent_id: str
+
+
+@dataclass
+class Seek(Message):
+    """A replay: go to frame ``position`` (1-based)."""
+
+    position: int
+
+
+@dataclass
+class Aim(Message):
+    """A replay: the pointer rests on the timeline at frame ``position``
+    (``None``: it left)."""
+
+    position: int | None
