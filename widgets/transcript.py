@@ -54,7 +54,7 @@ from textual.widget import Widget
 from cctv.reducer.filters import ViewFilter, next_preset
 from cctv.reducer.item_time import format_clock
 from cctv.reducer.session import Session
-from cctv.reducer.state import MAIN, Change, Item, PromptItem, ToolItem
+from cctv.reducer.state import MAIN, Change, Item, ToolItem
 from cctv.reducer.views import contains_folded, is_error_item, is_turn_start, search_parts
 
 from .render_items import Palette, RenderContext, estimate_height, live_key, margin_top, render_item
@@ -463,10 +463,6 @@ results, hooks, compactions and turn footers.
     def cursor_index(self) -> int | None:
         """The index (in the agent's items) of the item under the cursor."""
         return self._cursor
-
-    @property
-    def match_count(self) -> int:
-        return len(self._matches)
 
     # --- style -----------------------------------------------------------------------------
 
@@ -1338,9 +1334,6 @@ results, hooks, compactions and turn footers.
 
     def action_previous_call(self) -> None:
         self._step(-1, lambda i, item: isinstance(item, ToolItem))
-
-    def action_next_prompt(self) -> None:
-        self._step(1, lambda i, item: isinstance(item, PromptItem))
 
     # --- filters and the time column ---------------------------------------------------------
 
