@@ -339,6 +339,33 @@ async def test_search_highlights_and_n_N_cycle() -> None:
         assert view.search("") == 0 and view._search.matches == []
 
 
+async def test_a_seek_and_a_restart_search_again_for_the_query_as_typed() -> None:
+    """A replay seek (``rebind``) and a restarted source (``reset``) search the
+    new state for what was typed, not for its casefold: a word whose casefold
+    is other letters (ß → ss) stays highlighted, and its folded item stays folded."""
+    session = load_path(DEMO).session
+    item = next(i for i in session.main.items if isinstance(i, TextItem))
+    item.text = "Die Straße ist lang."
+    app = TranscriptApp(session)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        view = app.query_one(TranscriptView)
+
+        def highlighted() -> list[str]:
+            return [seg.text for y in range(view.scrollable_content_region.height)
+                    for seg in view.render_line(y) if seg.style is not None and seg.style.reverse]
+
+        assert view.search("Straße") == 1
+        await pilot.pause()
+        assert highlighted() == ["Straße"] and not view.is_expanded(item)
+        view.rebind(session)
+        await pilot.pause()
+        assert highlighted() == ["Straße"] and not view.is_expanded(item)
+        view.reset(session)
+        await pilot.pause()
+        assert highlighted() == ["Straße"] and not view.is_expanded(item)
+
+
 async def test_click_selects_and_click_again_toggles() -> None:
     app = TranscriptApp(load_path(STREAM / "04_thinking.jsonl").session)
     async with app.run_test(size=(100, 30)) as pilot:

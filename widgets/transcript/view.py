@@ -290,7 +290,7 @@ results, hooks, compactions and turn footers.
         self._estimating = False
         self.following = True
         if self._sync_width() and self._search.active:
-            self.search(self._search.query)
+            self.search(self._search.text)
         self.refresh()
 
     def rebind(self, session: Session) -> None:
@@ -312,7 +312,7 @@ results, hooks, compactions and turn footers.
         if self._cursor is not None and self._cursor >= len(items):
             self._cursor = lines.last_shown()
         if self._search.active:
-            self.search(self._search.query)
+            self.search(self._search.text)
         self._update_virtual_size()
         if self.following:
             self._set_scroll(self.max_scroll_y)
