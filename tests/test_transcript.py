@@ -339,6 +339,26 @@ async def test_search_highlights_and_n_N_cycle() -> None:
         assert view.search("") == 0 and view._search.matches == []
 
 
+def test_every_message_carries_its_view_as_control() -> None:
+    """One base for the transcript's messages: each has the view that sent it
+    as ``control`` (what ``@on(..., selector)`` matches), and keeps its name."""
+    from cctv.reducer.filters import ViewFilter
+
+    view = TranscriptView(Session(), id="transcript")
+    item = TextItem(MAIN, 1, 0, text="hi", message_id="m1")
+    messages = [TranscriptView.OpenAgent(view, "agent"),
+                TranscriptView.OpenText(view, item, editor=True),
+                TranscriptView.ViewImages(view, item), TranscriptView.FollowChanged(view, False),
+                TranscriptView.CursorMoved(view, None), TranscriptView.FilterChanged(view, ViewFilter())]
+    for message in messages:
+        assert isinstance(message, TranscriptView.TranscriptMessage)
+        assert message.control is view and message.transcript is view
+    assert [type(m).handler_name for m in messages] == [
+        "on_transcript_view_open_agent", "on_transcript_view_open_text",
+        "on_transcript_view_view_images", "on_transcript_view_follow_changed",
+        "on_transcript_view_cursor_moved", "on_transcript_view_filter_changed"]
+
+
 async def test_a_seek_and_a_restart_search_again_for_the_query_as_typed() -> None:
     """A replay seek (``rebind``) and a restarted source (``reset``) search the
     new state for what was typed, not for its casefold: a word whose casefold
