@@ -93,6 +93,29 @@ def test_widgets_never_import_the_viewer() -> None:
     assert res.returncode == 0, res.stderr
 
 
+_TRANSCRIPT_PARTS = ("cctv.widgets.transcript.line_index", "cctv.widgets.transcript.fenwick",
+                     "cctv.widgets.transcript.search_state", "cctv.widgets.transcript.follow_state",
+                     "cctv.widgets.transcript.expansion", "cctv.widgets.transcript.navigation")
+"""The transcript widget's parts that hold state and decide, not draw."""
+
+
+def test_the_transcripts_line_index_search_and_follow_state_import_no_ui_library() -> None:
+    """The line index (heights, the Fenwick tree, the shelf, the rebind
+    comparison), the search, follow, expansion and navigation state are
+    Textual-free, tested without Pilot; the package imports its widget on first use."""
+    code = (
+        "import importlib, sys\n"
+        f"for name in {_TRANSCRIPT_PARTS!r}:\n"
+        "    importlib.import_module(name)\n"
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich'))\n"
+        "assert not bad, bad\n"
+        "from cctv.widgets.transcript import TranscriptView\n"
+        "assert 'textual' in sys.modules and TranscriptView.__module__ == 'cctv.widgets.transcript.view'\n"
+    )
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+
+
 def test_the_viewer_modules_import_each_other_without_a_circle() -> None:
     """The viewer's import graph, counting every import statement (in a
     function, under ``TYPE_CHECKING``), has no cycle: no circle hidden by

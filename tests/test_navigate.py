@@ -18,7 +18,8 @@ from cctv.reducer.views import is_error_item
 from cctv.viewer.app import CctvApp
 from cctv.viewer.loader import load_path
 from cctv.widgets.status_bar import StatusBar
-from cctv.widgets.transcript import TIME_COLUMN, TranscriptView
+from cctv.widgets.transcript import TranscriptView
+from cctv.widgets.transcript.rows import TIME_COLUMN
 
 from conftest import FIXTURES
 
@@ -147,7 +148,8 @@ async def test_only_one_tool_and_the_status_bar_at_80x24() -> None:
 def test_filter_change_is_one_pass_and_drawing_stays_visible_only(monkeypatch) -> None:
     """On a 100k-item session a filter change estimates each item once (O(items))
     and renders only what is on screen (O(visible))."""
-    import cctv.widgets.transcript as transcript_module
+    import cctv.widgets.transcript.lines as lines_module
+    import cctv.widgets.transcript.rows as rows_module
     from cctv.reducer.session import Session
     from cctv.reducer.state import HookRun, TextItem
 
@@ -166,7 +168,7 @@ def test_filter_change_is_one_pass_and_drawing_stays_visible_only(monkeypatch) -
 
     rendered: list[int] = []
     estimated: list[int] = []
-    real_render, real_estimate = transcript_module.render_item, transcript_module.estimate_height
+    real_render, real_estimate = rows_module.render_item, lines_module.estimate_height
 
     def counting_render(item, *args):
         rendered.append(item.index)
@@ -183,8 +185,8 @@ def test_filter_change_is_one_pass_and_drawing_stays_visible_only(monkeypatch) -
         async with app.run_test(size=(100, 30)) as pilot:
             await pilot.pause()
             view = app.query_one(TranscriptView)
-            monkeypatch.setattr(transcript_module, "render_item", counting_render)
-            monkeypatch.setattr(transcript_module, "estimate_height", counting_estimate)
+            monkeypatch.setattr(rows_module, "render_item", counting_render)
+            monkeypatch.setattr(lines_module, "estimate_height", counting_estimate)
             started = time.perf_counter()
             view.set_filter(ViewFilter(hidden=frozenset({"hooks", "harness"})))
             call = time.perf_counter() - started

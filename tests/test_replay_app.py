@@ -93,18 +93,18 @@ async def test_the_transcript_shows_the_items_of_the_frame_backward_too() -> Non
         view = app.screen.query_one(TranscriptView)
         await pilot.press("end")
         await pilot.pause()
-        at_end = [type(i).__name__ for i in view._items]
-        assert "CompactionItem" in at_end and view._items == app.shown.replay.session.main.items
+        at_end = [type(i).__name__ for i in view._index.items]
+        assert "CompactionItem" in at_end and view._index.items == app.shown.replay.session.main.items
         compaction = app.shown.replay.markers.by_kind["compaction"][0] + 1
         app.go_to(compaction - 1)  # a restore: the view is rebound to the earlier state
         await pilot.pause()
         assert view.session is app.shown.replay.session
-        assert view._items == app.shown.replay.session.main.items
-        assert "CompactionItem" not in [type(i).__name__ for i in view._items]
+        assert view._index.items == app.shown.replay.session.main.items
+        assert "CompactionItem" not in [type(i).__name__ for i in view._index.items]
         assert view.virtual_size.height == view._index.total
         await pilot.press("end")
         await pilot.pause()
-        assert [type(i).__name__ for i in view._items] == at_end
+        assert [type(i).__name__ for i in view._index.items] == at_end
 
 
 async def test_home_end_and_marker_jumps() -> None:

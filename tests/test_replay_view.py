@@ -14,7 +14,8 @@ from textual import events
 from textual.widgets import Static
 
 import cctv.viewer.replay.controller as replay_controller
-import cctv.widgets.transcript as transcript
+import cctv.widgets.transcript.line_index as line_index
+import cctv.widgets.transcript.rows as transcript_rows
 from cctv.reducer.replay import player
 from conftest import FIXTURES, screen_text, wait_for
 from cctv.viewer.replay.app import ReplayApp
@@ -22,7 +23,8 @@ from cctv.viewer.replay.recording import load_recording
 from cctv.widgets.status_bar import StatusBar
 from cctv.widgets.tasks_panel import TasksPanel
 from cctv.widgets.timeline import ReplayTimeline
-from cctv.widgets.transcript import TranscriptView, _Fenwick
+from cctv.widgets.transcript import TranscriptView
+from cctv.widgets.transcript.fenwick import Fenwick
 
 STREAM = FIXTURES / "captures" / "stream"
 PROJECT = FIXTURES / "captures" / "projects" / "-home-ada-src-demo"
@@ -102,8 +104,8 @@ async def test_a_seek_shows_what_a_fresh_open_at_that_frame_shows(
     fresh = await _fresh_screens(path, [min(max(t, 0), n) for t in _targets(n)])  # unpatched
     if not eager:  # every item never seen starts at the mean height, and only the
         # last few and those around the cursor are compared with the ones known
-        monkeypatch.setattr(transcript, "EAGER_ESTIMATES", 0)
-        monkeypatch.setattr(transcript, "EAGER_COMPARE", 4)
+        monkeypatch.setattr(line_index, "EAGER_ESTIMATES", 0)
+        monkeypatch.setattr(line_index, "EAGER_COMPARE", 4)
     app = _app(path)
     if fold_on:  # every seek forward folds on, and the transcript compares itself again
         monkeypatch.setattr(player, "REPORTED_FOLD", 1)
@@ -118,15 +120,15 @@ async def test_a_seek_shows_what_a_fresh_open_at_that_frame_shows(
             app.go_to(target)
             await pilot.pause()
             first = _screen(app)  # the first screen after the seek
-            await wait_for(pilot, lambda: not view._pending and not view._estimating)
+            await wait_for(pilot, lambda: not view._index.pending and not view._estimating)
             assert _screen(app) == first  # the estimates made later move nothing on screen
-            assert view.virtual_size.height == view._index.total == sum(view._heights)
-            assert view._items == app.shown.replay.session.main.items
+            assert view.virtual_size.height == view._index.total == sum(view._index.heights)
+            assert view._index.items == app.shown.replay.session.main.items
             # every height is for the item now there: measured on screen, or estimated
-            assert view._keys == [item.version for item in view._items]
-            assert all(height == view._estimate(item, view._width)
+            assert view._index.keys == [item.version for item in view._index.items]
+            assert all(height == view._index.estimate(item)
                        for item, height, measured
-                       in zip(view._items, view._heights, view._measured) if measured is None)
+                       in zip(view._index.items, view._index.heights, view._index.measured) if measured is None)
             seen.append((app.shown.replay.position, first))
     for position, shown in seen:
         assert shown == fresh[position], position
@@ -144,13 +146,13 @@ async def test_rows_drawn_before_a_seek_back_are_drawn_from_the_cache_after_it()
         await pilot.pause()
         cached = len(view._cache)
         rendered: list[object] = []
-        real = transcript.render_item
-        transcript.render_item = lambda *a: rendered.append(a[0]) or real(*a)  # type: ignore[assignment]
+        real = transcript_rows.render_item
+        transcript_rows.render_item = lambda *a: rendered.append(a[0]) or real(*a)  # type: ignore[assignment]
         try:
             app.go_to(n)
             await pilot.pause()
         finally:
-            transcript.render_item = real
+            transcript_rows.render_item = real
         assert screen_text(app) == before
         assert cached and not rendered  # the end's items are equal: nothing drawn again
 
@@ -161,8 +163,8 @@ def test_a_fenwick_tree_extended_from_a_kept_prefix_equals_one_built_anew() -> N
         values = [rng.randint(0, 9) for _ in range(rng.randint(0, 80))]
         keep = rng.randint(0, len(values))
         tail = [rng.randint(0, 9) for _ in range(rng.randint(0, 80))]
-        grown = _Fenwick.extended(_Fenwick(values), keep, tail)
-        fresh = _Fenwick(values[:keep] + tail)
+        grown = Fenwick.extended(Fenwick(values), keep, tail)
+        fresh = Fenwick(values[:keep] + tail)
         assert (grown.tree, grown.n) == (fresh.tree, fresh.n)
         for row in range(fresh.total + 1):
             assert grown.find(row) == fresh.find(row)
@@ -254,36 +256,36 @@ async def test_items_a_seek_compares_later_are_measured_again_when_they_changed(
     drawn. Here an item off screen and before those changed between the two
     states (a tool call finished): its height is estimated again for the item
     now there."""
-    monkeypatch.setattr(transcript, "EAGER_COMPARE", 4)
+    monkeypatch.setattr(line_index, "EAGER_COMPARE", 4)
     path = (FIXTURES / "public" / "claude-code-log" / "real_projects" / "-experiments-worktrees"
             / "ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl")
     app = _app(path)
     later: list[list[tuple[int, int]]] = []
     async with app.run_test(size=(100, 14)) as pilot:
         view = app.screen.query_one(TranscriptView)
-        real_compare = view._compare
-        monkeypatch.setattr(view, "_compare",
+        real_compare = view._index.compare
+        monkeypatch.setattr(view._index, "compare",
                             lambda *a: (found := real_compare(*a), later.append(list(found[2])))[0])
         app.go_to(len(app.shown.replay))
         await pilot.pause()
-        await wait_for(pilot, lambda: not view._pending and not view._estimating)
-        end_keys = list(view._keys)
+        await wait_for(pilot, lambda: not view._index.pending and not view._estimating)
+        end_keys = list(view._index.keys)
         app.go_to(200)  # a restore: item 35 was a call still running there
         await pilot.pause()
-        items = view._items
+        items = view._index.items
         changed = [i for i, item in enumerate(items) if item.version != end_keys[i]]
         assert changed and all(any(low <= i < high for low, high in later[-1]) for i in changed)
         top, rows = round(view.scroll_y), view.scrollable_content_region.height
-        assert all(view._start(i) + view._heights[i] <= top or view._start(i) >= top + rows
+        assert all(view._index.start(i) + view._index.heights[i] <= top or view._index.start(i) >= top + rows
                    for i in changed)  # off screen: not measured there
         first = _screen(app)
-        await wait_for(pilot, lambda: not view._pending and not view._estimating)
+        await wait_for(pilot, lambda: not view._index.pending and not view._estimating)
         assert _screen(app) == first
-        assert view._keys == [item.version for item in items]
-        assert all(height == view._estimate(item, view._width)
-                   for item, height, measured in zip(items, view._heights, view._measured)
+        assert view._index.keys == [item.version for item in items]
+        assert all(height == view._index.estimate(item)
+                   for item, height, measured in zip(items, view._index.heights, view._index.measured)
                    if measured is None)
-        assert view.virtual_size.height == view._index.total == sum(view._heights)
+        assert view.virtual_size.height == view._index.total == sum(view._index.heights)
 
 
 async def test_presses_queued_while_a_step_is_taken_go_there_in_one_seek(

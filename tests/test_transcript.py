@@ -282,7 +282,7 @@ async def test_cursor_moves_and_jumps() -> None:
         for _ in range(25):
             await pilot.press("k")
         await pilot.pause()
-        start = view._start(view.cursor_index) + margin_top(view.cursor_item)
+        start = view._index.start(view.cursor_index) + margin_top(view.cursor_item)
         assert view.scroll_y <= start < view.scroll_y + view.scrollable_content_region.height
         assert not view.following
         # page keys move the view and the cursor
@@ -305,16 +305,16 @@ async def test_search_highlights_and_n_N_cycle() -> None:
                    if "hello from bash" in (getattr(item, "text", "") or "").lower()
                    or (isinstance(item, ToolItem) and item.call.name == "Bash"
                        and "hello from bash" in str(item.call.input).lower())]
-        assert count == len(view._matches) >= 2
-        assert set(matches) <= set(view._matches)
+        assert count == len(view._search.matches) >= 2
+        assert set(matches) <= set(view._search.matches)
         first = view.cursor_index
-        assert first in view._matches
+        assert first in view._search.matches
         # n steps through the matching rows of an item, then on to the next item
         rows_in_first = len(view._match_rows(first))
         for _ in range(rows_in_first):
             await pilot.press("n")
         second = view.cursor_index
-        assert second != first and second in view._matches
+        assert second != first and second in view._search.matches
         await pilot.press("N")
         assert view.cursor_index == first and view.match_row == view._match_rows(first)[-1]
         # n wraps around: every matching row of every item once, then the first again
@@ -325,10 +325,10 @@ async def test_search_highlights_and_n_N_cycle() -> None:
             if (view.cursor_index, view.match_row) in stops:
                 break
             stops.add((view.cursor_index, view.match_row))
-        assert {i for i, _row in stops} == set(view._matches)
+        assert {i for i, _row in stops} == set(view._search.matches)
         # a match off the cursor is marked in the gutter
         await pilot.pause()
-        other = next(i for i in view._matches if i != view.cursor_index)
+        other = next(i for i in view._search.matches if i != view.cursor_index)
         view.move_cursor(other)
         await pilot.pause()
         marked = [y for y in range(view.scrollable_content_region.height)
@@ -336,7 +336,54 @@ async def test_search_highlights_and_n_N_cycle() -> None:
         assert len(marked) > len(view._strips(other))  # the cursor item and another match
         assert view.search("no such text anywhere") == 0
         assert not view.search_next()
-        assert view.search("") == 0 and view._matches == []
+        assert view.search("") == 0 and view._search.matches == []
+
+
+def test_every_message_carries_its_view_as_control() -> None:
+    """One base for the transcript's messages: each has the view that sent it
+    as ``control`` (what ``@on(..., selector)`` matches), and keeps its name."""
+    from cctv.reducer.filters import ViewFilter
+
+    view = TranscriptView(Session(), id="transcript")
+    item = TextItem(MAIN, 1, 0, text="hi", message_id="m1")
+    messages = [TranscriptView.OpenAgent(view, "agent"),
+                TranscriptView.OpenText(view, item, editor=True),
+                TranscriptView.ViewImages(view, item), TranscriptView.FollowChanged(view, False),
+                TranscriptView.CursorMoved(view, None), TranscriptView.FilterChanged(view, ViewFilter())]
+    for message in messages:
+        assert isinstance(message, TranscriptView.TranscriptMessage)
+        assert message.control is view and message.transcript is view
+    assert [type(m).handler_name for m in messages] == [
+        "on_transcript_view_open_agent", "on_transcript_view_open_text",
+        "on_transcript_view_view_images", "on_transcript_view_follow_changed",
+        "on_transcript_view_cursor_moved", "on_transcript_view_filter_changed"]
+
+
+async def test_a_seek_and_a_restart_search_again_for_the_query_as_typed() -> None:
+    """A replay seek (``rebind``) and a restarted source (``reset``) search the
+    new state for what was typed, not for its casefold: a word whose casefold
+    is other letters (ß → ss) stays highlighted, and its folded item stays folded."""
+    session = load_path(DEMO).session
+    item = next(i for i in session.main.items if isinstance(i, TextItem))
+    item.text = "Die Straße ist lang."
+    app = TranscriptApp(session)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        view = app.query_one(TranscriptView)
+
+        def highlighted() -> list[str]:
+            return [seg.text for y in range(view.scrollable_content_region.height)
+                    for seg in view.render_line(y) if seg.style is not None and seg.style.reverse]
+
+        assert view.search("Straße") == 1
+        await pilot.pause()
+        assert highlighted() == ["Straße"] and not view.is_expanded(item)
+        view.rebind(session)
+        await pilot.pause()
+        assert highlighted() == ["Straße"] and not view.is_expanded(item)
+        view.reset(session)
+        await pilot.pause()
+        assert highlighted() == ["Straße"] and not view.is_expanded(item)
 
 
 async def test_click_selects_and_click_again_toggles() -> None:
@@ -442,7 +489,7 @@ async def test_item_updates_are_redrawn_and_heights_above_keep_the_view_still() 
         top = view.scroll_y
         # expanding an item above the viewport (by state change) must not move the text
         above = index_of(view, lambda i: isinstance(i, ThinkingItem) and i.text)
-        assert view._start(above) < top
+        assert view._index.start(above) < top
         view.toggle_expanded(view.items[above])
         view.move_cursor(view.cursor_index)  # unchanged cursor, keeps it visible
         await pilot.pause()
@@ -450,13 +497,13 @@ async def test_item_updates_are_redrawn_and_heights_above_keep_the_view_still() 
         assert view.scroll_y > top
         # a hidden item takes no rows
         item = view.items[above]
-        height = view._heights[above]
+        height = view._index.heights[above]
         item.hidden = True
         item.version += 1
         from cctv.reducer.state import Change
         view.apply_changes([Change("item_updated", MAIN, above)])
         await pilot.pause()
-        assert view._heights[above] == 0
+        assert view._index.heights[above] == 0
         assert screen(view) == before
         assert height > 0
 
@@ -635,7 +682,7 @@ async def test_100k_items_mount_and_render_the_end_fast() -> None:
         await pilot.pause()
         append = time.perf_counter() - t
         print(f"100k: appended {len(changes)} changes and redrew in {append * 1000:.0f}ms")
-        assert len(view._items) == len(feed.session.main.items)
+        assert len(view._index.items) == len(feed.session.main.items)
         assert view.scroll_y == view.max_scroll_y
         assert append < 1.0
         # the top is reachable and drawn
