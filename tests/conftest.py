@@ -80,19 +80,43 @@ _LAZY = frozenset({"_open_calls", "tool", "_changes"})
 views on first use), and the change records of the last entry folded."""
 
 
-def fold_garbage() -> list[object]:
-    """What a full collection finds unreachable among the objects the fold made
-    (states, items, calls, hook runs): where a state must be freed by reference
-    counting, this is empty. Only the fold's own objects are looked at: a thread
-    another test left running may make cycles of its own meanwhile, which a bare
-    ``gc.collect() == 0`` would count."""
-    gc.set_debug(gc.DEBUG_SAVEALL)
-    try:
-        gc.collect()
-        return [o for o in gc.garbage if type(o).__module__.startswith("cctv.reducer")]
-    finally:
-        gc.set_debug(0)
-        gc.garbage.clear()
+class FoldObjects:
+    """The fold's objects (states, items, calls, hook runs…) that ``owner`` holds
+    now, by id, to ask later which of them only the cyclic collector could free.
+
+    Where a state must be freed by reference counting, :meth:`garbage` is
+    empty. Only these objects are looked at: a bare ``gc.collect() == 0`` also
+    counts what other tests left for the collector (CI once found an earlier
+    test's sub-agent session there)."""
+
+    def __init__(self, owner: object) -> None:
+        self.ids: set[int] = set()
+        self.add(owner)
+
+    def add(self, owner: object) -> None:
+        """Look at what ``owner`` holds now too."""
+        seen: set[int] = set()
+        todo = [owner]
+        while todo:
+            obj = todo.pop()
+            if id(obj) in seen:
+                continue
+            seen.add(id(obj))
+            if type(obj).__module__.startswith("cctv.reducer"):
+                self.ids.add(id(obj))
+            elif not isinstance(obj, (dict, list, tuple, set, frozenset)):
+                continue
+            todo.extend(r for r in gc.get_referents(obj) if not isinstance(r, type))
+
+    def garbage(self) -> list[object]:
+        """Those of the objects that a full collection finds unreachable."""
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        try:
+            gc.collect()
+            return [o for o in gc.garbage if id(o) in self.ids]
+        finally:
+            gc.set_debug(0)
+            gc.garbage.clear()
 
 
 def state_graph(session: Session) -> list[Any]:

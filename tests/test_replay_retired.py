@@ -3,13 +3,12 @@ and freeing them touches nothing the replay still shows (real recordings)."""
 
 from __future__ import annotations
 
-import gc
 import weakref
 from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, fold_garbage, state_graph
+from conftest import FIXTURES, FoldObjects, state_graph
 from cctv.reducer.replay import Replay
 from cctv.reducer.replay.player import dismantle
 from test_replay_seek import _fresh
@@ -38,10 +37,10 @@ def test_a_seek_leaves_the_state_it_replaced_for_later_and_freeing_it_changes_no
     replay.seek(2)  # a restore: the end state waits to be freed
     assert replay.retired == 1 and end_state() is not None
     shown = state_graph(replay.session)
-    gc.collect()
+    held = FoldObjects(replay)
     assert replay.free_retired() == 1 and replay.retired == 0
     assert end_state() is None  # freed by reference counting: no cycle was left
-    assert fold_garbage() == []
+    assert held.garbage() == []
     assert state_graph(replay.session) == shown == state_graph(_fresh(replay, 2))
     replay.seek(n - 1)  # and the replay goes on as before
     assert state_graph(replay.session) == state_graph(_fresh(replay, n - 1))
@@ -53,9 +52,9 @@ def test_only_the_last_two_replaced_states_wait_the_older_are_released_at_once()
     for target in (n, 2, n - 1, 3, n - 2):
         replay.seek(target)
     assert replay.retired == 2
-    gc.collect()
+    held = FoldObjects(replay)
     replay.seek(2)
-    assert replay.retired == 2 and fold_garbage() == []
+    assert replay.retired == 2 and held.garbage() == []
 
 
 def test_dismantle_frees_a_state_in_bursts_and_leaves_it_empty() -> None:
@@ -79,10 +78,10 @@ def test_a_restore_made_ahead_that_was_never_used_is_freed_like_a_replacedstate_
     assert replay.prepare_spare()
     replay.seek(n // 2 + 1)  # far back: the spare made for the end is not the one needed
     replay.free_retired()
-    gc.collect()
+    held = FoldObjects(replay)
     assert replay.prepare_spare()  # a new one replaces the unused one ...
     assert replay.retired == 1  # ... which waits to be freed instead of leaving cycles
-    assert replay.free_retired() == 1 and fold_garbage() == []
+    assert replay.free_retired() == 1 and held.garbage() == []
 
 
 @pytest.mark.parametrize("path", [STREAM / "07_hooks.jsonl", STREAM / "11_multi_turn.jsonl",

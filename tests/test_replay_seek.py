@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from conftest import FIXTURES, fold_garbage, replay_words, state_graph
+from conftest import FIXTURES, FoldObjects, replay_words, state_graph
 from cctv.reducer.replay import Replay
 from cctv.reducer.replay import player
 from cctv.reducer.replay.checkpoints import restore_checkpoint
@@ -111,19 +111,20 @@ def test_a_released_state_is_freed_without_the_cyclic_collector(path: Path) -> N
     assert gc.collect() > 0  # a state has cycles: without release only the collector frees it
     released = Session.restore(snapshot)
     assert released.calls
+    held = FoldObjects(released)
     release(released)
     del released
-    assert fold_garbage() == []
+    assert held.garbage() == []
 
 
 def test_a_seek_back_releases_the_state_it_replaces() -> None:
     replay = _replay(SUBAGENT_SESSION)
     replay.seek(len(replay))
-    gc.collect()
-    replay.seek(3)
-    replay.seek(len(replay) - 1)
-    replay.seek(2)
-    assert fold_garbage() == []
+    held = FoldObjects(replay)
+    for target in (3, len(replay) - 1, 2):
+        replay.seek(target)
+        held.add(replay)
+    assert held.garbage() == []
 
 
 async def test_in_the_app_a_step_back_after_a_rest_restores_nothing_on_the_ui_thread(
