@@ -31,7 +31,7 @@ from typing import Any
 import pytest
 
 from cctv.reducer.feed import Feed, read_file_lines
-from cctv.reducer.session import Session
+from cctv.reducer.fold import Session
 
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"

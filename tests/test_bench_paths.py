@@ -192,7 +192,7 @@ def test_build_big_is_deterministic_and_copies_get_fresh_ids(build_big, tmp_path
 
 
 def _rows_session(rows, walk_only: bool):
-    from cctv.reducer.session import Session
+    from cctv.reducer.fold import Session
 
     s = Session()
     if walk_only:

@@ -21,7 +21,7 @@ from cctv.reducer.decode import decode_bytes, decode_line
 from cctv.reducer.feed import Feed
 from cctv.reducer.frames import Entry, Malformed
 from cctv.reducer.lines import LineSplitter
-from cctv.reducer.session import Session
+from cctv.reducer.fold import Session
 from cctv.reducer.state import MAIN, ProblemItem
 from cctv.reducer.summary import summarize
 

@@ -13,7 +13,7 @@ from cctv.reducer.decode import decode_line
 from cctv.reducer.replay import ChangeDescriber, Pacer, Replay, ReplayFrame, merge_frames, pace
 from cctv.reducer.replay.pacing import EVEN_STEP_S, faster, skip_gaps, slower
 from cctv.reducer.replay.checkpoints import _PLAN_RATIO, Checkpoints, pack, restore_checkpoint
-from cctv.reducer.session import Session
+from cctv.reducer.fold import Session
 from conftest import FIXTURES, replay_words, state_graph
 from cctv.viewer.replay.recording import load_recording
 

@@ -15,7 +15,7 @@ from cctv.reducer.replay import Replay
 from cctv.reducer.replay import player
 from cctv.reducer.replay.checkpoints import restore_checkpoint
 from cctv.reducer.replay.player import release
-from cctv.reducer.session import Session
+from cctv.reducer.fold import Session
 from cctv.viewer.replay.recording import load_recording
 
 STREAM = FIXTURES / "captures" / "stream"

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..fold.snapshot import pack
-from ..session import Session
+from ..fold import Session
 from .describe import ChangeDescriber
 from .pool import UnitPool
 

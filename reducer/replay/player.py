@@ -1,6 +1,6 @@
 """A session at any frame: checkpoints of the fold, restored and folded on.
 
-:class:`Replay` holds the frames, a :class:`~reducer.session.Session` as of
+:class:`Replay` holds the frames, a :class:`~reducer.fold.Session` as of
 the current frame, and its :class:`~reducer.replay.checkpoints.Checkpoints`
 (``Session.checkpoint()`` every ``interval`` frames and at the frame before
 the last, built by
@@ -39,7 +39,7 @@ from collections.abc import Callable, Container, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from ..collector import collector_paused, promote_to_oldest
-from ..session import Session
+from ..fold import Session
 from ..state import Change
 from .checkpoints import PLAIN, POOL, POOLED, Checkpoints, restore_checkpoint
 from .describe import ChangeDescriber

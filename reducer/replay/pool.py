@@ -33,7 +33,7 @@ from msgspec.structs import astuple
 
 from ..collector import collector_paused, promote_to_oldest
 from ..fold.snapshot import Inflating
-from ..session import Session
+from ..fold import Session
 from ..state import HookItem, HookRun, Item, ToolCall, ToolItem, TurnFooterItem
 
 __all__ = ["PoolPlan", "UnitPool", "signature"]
