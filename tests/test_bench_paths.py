@@ -196,7 +196,7 @@ def _rows_session(rows, walk_only: bool):
 
     s = Session()
     if walk_only:
-        s._on_path = None  # the reference walk for every row
+        s.parts.chain._on_path = None  # the reference walk for every row
     changes = []
     for i, (kind, uuid, parent, meta, tool_result) in enumerate(rows, 1):
         row = {"type": kind, "uuid": uuid, "parentUuid": parent, "sessionId": "s", "isMeta": meta}

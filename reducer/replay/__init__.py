@@ -9,6 +9,7 @@
 * :mod:`.player` — the :class:`Replay`: a :class:`~reducer.fold.Session`
   at any frame, by restoring the nearest checkpoint (or one restored ahead)
   and folding on;
+* :mod:`.snapshot` — a state snapshotted, packed and restored;
 * :mod:`.checkpoints` — how checkpoints are kept and read back;
   :mod:`.pool` — the final state's units they share;
 * :mod:`.describe` — what a frame's change records mean, in words.
