@@ -37,7 +37,6 @@ class Notices:
         """The latest ``rate_limit_info`` as the CLI wrote it (see :attr:`rate_limit_state`)."""
         self.rate_limit_state = RateLimit()
         self.api_retries = 0
-        self.notifications = 0
 
     def on_rate_limit(self, e: F.RateLimitEvent, agent: str) -> None:
         """Every event updates the state (utilization, reset times, overage);
@@ -77,7 +76,6 @@ class Notices:
                      level="warning")
 
     def on_notification(self, e: F.Notification, agent: str) -> None:
-        self.notifications += 1
         level = "warning" if e.priority in ("high", "immediate") else "info"
         self._core.notice(agent, e.line_no, "notification", e.text, level=level, detail=e.key)
 

@@ -145,7 +145,6 @@ class Session:
     rate_limit: dict[str, Any] | None = kept_by("notices")
     rate_limit_state: RateLimit = kept_by("notices")
     api_retries: int = kept_by("notices")
-    notifications: int = kept_by("notices")
     # cost and usage
     cost_usd: float | None = kept_by("usage")
     result_usage: Totals = kept_by("usage")
