@@ -10,7 +10,7 @@ itself), :class:`~.chain.Chain` (the rewind chain), :class:`~.usage.Usage`,
 and their items, the change records, the routing context of the entry being
 folded). A part reaches another only through the references it is made with
 (:func:`new_parts`); they refer to each other without cycles (each only to
-parts made before it), so a state no longer needed is freed by reference
+parts before it in :class:`Parts`), so a state no longer needed is freed by reference
 counting once its cards' back references are broken
 (:func:`reducer.replay.player.release`).
 """
@@ -41,8 +41,8 @@ class Parts(NamedTuple):
     is every public attribute of these, each kept by one of them."""
 
     core: Core
-    info: Info
     chain: Chain
+    info: Info
     usage: Usage
     calls: Calls
     turns: Turns
@@ -66,7 +66,7 @@ def new_parts() -> Parts:
     calls_part = Calls(core, calls, turns, tasks)
     turns_part = Turns(core, turns, info, usage, calls_part)
     tasks_part = Tasks(core, tasks, calls, turns_part)
-    return Parts(core, info, chain, usage, calls_part, turns_part, tasks_part,
+    return Parts(core, chain, info, usage, calls_part, turns_part, tasks_part,
                  Hooks(core, tasks_part), Notices(core),
                  Messages(core, info, turns_part, usage, calls_part, tasks_part))
 
