@@ -57,8 +57,9 @@ class Core:
         self._now = now
 
     def end(self) -> None:
-        """The entries are folded: their change records were the caller's, and
-        are not kept (a snapshot of the state does not hold them)."""
+        """The entries are folded: their change records (the caller's list,
+        kept until the next :meth:`begin`) are let go of, so that a snapshot
+        of the state does not hold them."""
         self._changes = []
 
     @property

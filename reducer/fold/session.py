@@ -54,31 +54,35 @@ already routed to ``agent`` (or a function of :mod:`reducer.fold.parts`,
 taking the :class:`~reducer.fold.parts.Parts` as ``part``)."""
 
 
-class _Kept:
-    """A public attribute of :class:`Session` that one of its parts keeps."""
+class _Kept(property):
+    """A public attribute of :class:`Session` that one of its parts keeps
+    under the same name: read through the part by C code (an
+    ``attrgetter``: as fast as a plain property), and set there."""
 
-    __slots__ = ("part", "name", "_get")
+    def __init__(self, part: str, name: str) -> None:
+        super().__init__(attrgetter(f"parts.{part}.{name}"), self._set)
+        self.part = part
+        self.name = name
+
+    def _set(self, session: Session, value: Any) -> None:
+        setattr(getattr(session.parts, self.part), self.name, value)
+
+
+class _KeptBy:
+    """What :func:`kept_by` declares: a :class:`_Kept` once the class is made
+    (and so knows the name)."""
 
     def __init__(self, part: str) -> None:
         self.part = part
-        self.name = ""
-        self._get: Callable[[Any], Any] = attrgetter("")
 
     def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name
-        self._get = attrgetter(f"parts.{self.part}.{name}")
-
-    def __get__(self, session: Any, owner: type | None = None) -> Any:
-        return self if session is None else self._get(session)
-
-    def __set__(self, session: Any, value: Any) -> None:
-        setattr(getattr(session.parts, self.part), self.name, value)
+        setattr(owner, name, _Kept(self.part, name))
 
 
 def kept_by(part: str) -> Any:
     """Declares a public attribute of :class:`Session` that the part named
     ``part`` (a field of :class:`Parts`) keeps under the same name."""
-    return _Kept(part)
+    return _KeptBy(part)
 
 
 class _Route(NamedTuple):
@@ -182,7 +186,7 @@ class Session:
 
     @property
     def running_tasks(self) -> list[Task]:
-        return self.parts.tasks.running
+        return self.parts.tasks.running()
 
     @property
     def activity(self) -> Activity:
@@ -259,7 +263,6 @@ class Session:
         core.begin(changes, source, received_at)
         kinds = info.kinds
         routes = self._routes
-        session_seen = info.session_seen
         for entry in entries:
             cls = type(entry)
             route = routes.get(cls) or self._route(cls)
@@ -281,14 +284,13 @@ class Session:
                     elif route.message_row:  # a wire message: only its session id to note
                         sid = entry.session_id
                         if sid != info.session_id:
-                            session_seen(sid)
+                            info.session_seen(sid)
                 elif cls is F.Result:
-                    session_seen(entry.session_id)
+                    info.session_seen(entry.session_id)
                 route.handler(entry, where)
             except Exception as exc:  # the fold must never take the viewer down
                 core.problem(where, entry.line_no, "malformed", entry.kind_key,
                              f"cctv could not fold this frame: {type(exc).__name__}: {exc}")
-        core.end()
 
     def _fold_repeated_malformed(self, line_no: int, changes: list[Change]) -> bool:
         """Fold a main-source line whose bytes are those of the malformed line

@@ -34,8 +34,8 @@ class Tasks:
         self._background_running: set[str] = set()
         """Ids of backgrounded tasks still running."""
 
-    @property
     def running(self) -> list[Task]:
+        """The tasks still running."""
         return [t for t in self.tasks.values() if t.running]
 
     def background_running(self) -> bool:

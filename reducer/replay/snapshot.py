@@ -92,6 +92,7 @@ def checkpoint(session: Session, extra: Any = None, shared: Mapping[int, int] | 
     instead of building them to their index there (see
     :mod:`reducer.replay.pool`): each is pickled as that index (a
     persistent id), and their back references are the pool's own."""
+    session.parts.core.end()  # (the last fold's change records are not state)
     links = back_links(session)
     for owner, _ in links:
         owner.item = None
