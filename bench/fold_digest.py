@@ -3,8 +3,10 @@
 
 For each file: every decoded entry (all fields, raw bytes included), the change
 records each line's ``Feed.feed`` returned, and the whole public folded state
-(``Session`` attributes not starting with ``_``, walked deeply: items, calls,
-turns, tasks, hooks, agents…; shared objects are written once, then referenced).
+(the attributes not starting with ``_`` of every part of the ``Session``, as
+one object under the session's name: the session's public state is theirs;
+walked deeply: items, calls, turns, tasks, hooks, agents…; shared objects are
+written once, then referenced).
 Files are the reference recordings plus a few MB built by ``build_big.py`` in
 each format. Run it before and after a change and compare::
 
@@ -37,6 +39,7 @@ sys.path.insert(0, str(HERE))
 from build_big import DEFAULT_REF, build  # noqa: E402
 
 from cctv.reducer.feed import Feed, read_file_lines  # noqa: E402
+from cctv.reducer.fold import Session  # noqa: E402
 
 
 class _Walker:
@@ -90,6 +93,8 @@ class _Walker:
 
 
 def _fields(obj: Any) -> list[tuple[str, Any]]:
+    if isinstance(obj, Session):  # its public state: that of its parts, flattened
+        return [field for part in obj.parts for field in _fields(part)]
     if isinstance(obj, msgspec.Struct):
         return [(f, getattr(obj, f)) for f in obj.__struct_fields__]
     if dataclasses.is_dataclass(obj):

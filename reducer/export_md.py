@@ -1,6 +1,6 @@
 """A folded session as Markdown: the whole conversation, or what a filtered view shows.
 
-:func:`export_markdown` reads state only (a :class:`~reducer.session.Session`,
+:func:`export_markdown` reads state only (a :class:`~reducer.fold.Session`,
 optionally a :class:`~reducer.filters.ViewFilter` and a time look-up) and
 returns text: prompts as quotes, replies as they were written (they are
 Markdown already), thinking, hook output and sub-agent transcripts in
@@ -20,7 +20,7 @@ from .filters import ViewFilter
 from .item_time import format_clock
 from .format import compact_count, format_cost, format_duration
 from .safe import UNSAFE
-from .session import Session
+from .fold import Session
 from .state import (
     MAIN,
     CompactionItem,

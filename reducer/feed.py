@@ -2,7 +2,7 @@
 
 :class:`Feed` decodes numbered lines, detects the format from the first lines,
 keeps every decoded entry (for the raw view and for replay) and folds it into
-its :class:`~reducer.session.Session`.
+its :class:`~reducer.fold.Session`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from .decode import decode_line, detect_format
 from .frames import Entry, Malformed
 from .giant import GiantLine, fill
 from .lines import LineSplitter, RawLine
-from .session import Session
+from .fold import Session
 from .state import Change
 
 __all__ = ["Feed", "read_file_lines"]

@@ -1,7 +1,7 @@
 """Pretty-printed frame bytes for the raw view.
 
 Pure functions that turn bytes into strings; they do not parse frames into
-state (that is :mod:`reducer.decode` and :mod:`reducer.session`). The raw view
+state (that is :mod:`reducer.decode` and :mod:`reducer.fold`). The raw view
 calls :func:`raw_view`. The number formatters are in :mod:`reducer.format`.
 Nothing here imports Textual or Rich.
 """

@@ -42,7 +42,7 @@ ChangeKind = Literal["item_added", "item_updated", "agent_added", "agent_updated
 - ``session``: session info, status or totals changed.
 
 A source that is truncated or replaced is not a change: the viewer starts a
-new :class:`~reducer.session.Session` (and its views) from scratch."""
+new :class:`~reducer.fold.Session` (and its views) from scratch."""
 
 
 class Change(NamedTuple):

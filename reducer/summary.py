@@ -7,7 +7,7 @@ from typing import Any
 
 from .format import exact_count, format_cost
 from .safe import visible
-from .session import Session
+from .fold import Session
 from .state import MAIN, ActivityKind, TextItem
 
 __all__ = ["summarize", "format_summary", "final_status"]

@@ -15,7 +15,7 @@ import msgspec
 
 from .giant import memory_reader, string_pieces
 from .images import ImageInfo, image_info, images_in
-from .session import block_text
+from .fold import block_text
 from .tools import Tool, tool_from_use, tool_summary
 from .state import (
     CompactionItem,

@@ -31,7 +31,7 @@ from typing import Any
 import pytest
 
 from cctv.reducer.feed import Feed, read_file_lines
-from cctv.reducer.session import Session
+from cctv.reducer.fold import Session
 
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -74,10 +74,11 @@ def replay_words(path: Path) -> list[list[str]]:
     return out
 
 
-_LAZY = frozenset({"_open_calls", "tool", "_changes"})
+_LAZY = frozenset({"_open_calls", "tool", "_changes", "_routes"})
 """Kept lazily, not compared by :func:`state_graph`: the session's open calls
 (pruned whenever ``activity`` is read), a call's canonical tool (built by the
-views on first use), and the change records of the last entry folded."""
+views on first use), the change records of the entries being folded, and the
+session's routes (made for each entry class on its first entry)."""
 
 
 class FoldObjects:

@@ -192,11 +192,11 @@ def test_build_big_is_deterministic_and_copies_get_fresh_ids(build_big, tmp_path
 
 
 def _rows_session(rows, walk_only: bool):
-    from cctv.reducer.session import Session
+    from cctv.reducer.fold import Session
 
     s = Session()
     if walk_only:
-        s._on_path = None  # the reference walk for every row
+        s.parts.chain._on_path = None  # the reference walk for every row
     changes = []
     for i, (kind, uuid, parent, meta, tool_result) in enumerate(rows, 1):
         row = {"type": kind, "uuid": uuid, "parentUuid": parent, "sessionId": "s", "isMeta": meta}

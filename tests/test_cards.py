@@ -10,7 +10,7 @@ import pytest
 from rich.console import Console
 
 import cctv.reducer.views as views
-from cctv.reducer.session import Session
+from cctv.reducer.fold import Session
 from cctv.reducer.state import MAIN, ToolCall, ToolItem
 from cctv.reducer.tools import Raw
 from cctv.viewer.loader import load_path

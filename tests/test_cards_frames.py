@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from cctv.reducer.session import Session
+from cctv.reducer.fold import Session
 from cctv.reducer.state import MAIN, NoticeItem, PromptItem, ToolItem, TurnFooterItem
 from cctv.reducer.views import is_error_item
 from cctv.viewer.app import CctvApp

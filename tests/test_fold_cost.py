@@ -53,5 +53,6 @@ def test_asking_the_activity_forgets_calls_that_are_over() -> None:
                 feed.feed([line])
                 feed.session.activity
         s = feed.session
-        assert all(not c.finished and not c.background for c in s._open_calls.values()), name
-        assert len(s._open_calls) <= len([c for c in s.calls.values() if not c.finished])
+        open_calls = s.parts.calls._open_calls
+        assert all(not c.finished and not c.background for c in open_calls.values()), name
+        assert len(open_calls) <= len([c for c in s.calls.values() if not c.finished])

@@ -17,7 +17,7 @@ import msgspec
 from cctv.reducer import frames as F
 from cctv.reducer.decode import decode_line
 from cctv.reducer.fold import HANDLERS
-from cctv.reducer.session import Session
+from cctv.reducer.fold import Session
 from cctv.reducer.state import HookItem, ProblemItem
 from cctv.viewer.loader import load_path
 

@@ -16,7 +16,7 @@ import msgspec
 import pytest
 
 from cctv.reducer.decode import decode_line
-from cctv.reducer.session import Session
+from cctv.reducer.fold import Session
 from cctv.reducer.state import MAIN, ProblemItem
 from cctv.reducer.summary import summarize
 

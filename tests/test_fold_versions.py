@@ -336,7 +336,7 @@ def test_a_background_shell_still_running_keeps_the_session_running_in_backgroun
 
 
 def fold_frames(frames):
-    from cctv.reducer.session import Session
+    from cctv.reducer.fold import Session
 
     s = Session()
     for n, frame in enumerate(frames, 1):

@@ -22,7 +22,7 @@ _FIXTURE = FIXTURES / "captures" / "stream" / "07_hooks.jsonl"
 
 def test_reducer_imports_no_ui_library() -> None:
     modules = sorted(f"cctv.reducer.{m.name}" for m in pkgutil.iter_modules(reducer.__path__))
-    assert {"cctv.reducer.decode", "cctv.reducer.frames", "cctv.reducer.session", "cctv.reducer.summary"} <= set(modules)
+    assert {"cctv.reducer.decode", "cctv.reducer.fold", "cctv.reducer.frames", "cctv.reducer.summary"} <= set(modules)
     code = (
         "import importlib, sys\n"
         f"for name in {modules!r}:\n"

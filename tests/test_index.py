@@ -518,4 +518,4 @@ def test_the_index_fingerprint_covers_the_fold_package() -> None:
     from cctv.viewer.index.store import _sources
 
     names = [name for name, _ in _sources(resources.files("cctv.reducer"))]
-    assert "fold/kernel.py" in names and "replay/player.py" in names and "feed.py" in names
+    assert "fold/session.py" in names and "replay/player.py" in names and "feed.py" in names

@@ -17,7 +17,7 @@ import pytest
 
 import cctv.widgets.transcript.line_index as line_index
 from cctv.reducer.filters import ViewFilter
-from cctv.reducer.session import Session
+from cctv.reducer.fold import Session
 from cctv.reducer.state import HookItem, Item
 from cctv.widgets.cards import estimate_height, margin_top
 from cctv.widgets.transcript.expansion import Expansion

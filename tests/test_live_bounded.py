@@ -102,7 +102,7 @@ def test_stderr_buffer_says_when_it_cannot_spill(tmp_path: Path) -> None:
 
 
 def test_summary_counts_every_malformed_line_past_those_it_lists() -> None:
-    from cctv.reducer.fold.kernel import MALFORMED_KEPT
+    from cctv.reducer.fold.info import MALFORMED_KEPT
     from cctv.reducer.summary import format_summary, summarize
 
     good = (STREAM / "01_simple_text.jsonl").read_bytes()

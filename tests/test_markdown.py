@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
-from cctv.reducer.session import Session
+from cctv.reducer.fold import Session
 from cctv.reducer.state import MAIN, TextItem
 from cctv.widgets.render_items import Palette, RenderContext, render_item
 

@@ -40,7 +40,7 @@ from cctv.reducer.feed import Feed
 from cctv.reducer.frames import Malformed
 from cctv.reducer.lines import LineSplitter
 from cctv.reducer.pretty import raw_view
-from cctv.reducer.session import Session
+from cctv.reducer.fold import Session
 from cctv.reducer.state import ProblemItem
 from cctv.viewer.headless import run_check, run_summary
 from cctv.widgets.render_items import Palette, RenderContext, estimate_height, render_item

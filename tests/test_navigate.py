@@ -150,7 +150,7 @@ def test_filter_change_is_one_pass_and_drawing_stays_visible_only(monkeypatch) -
     and renders only what is on screen (O(visible))."""
     import cctv.widgets.transcript.lines as lines_module
     import cctv.widgets.transcript.rows as rows_module
-    from cctv.reducer.session import Session
+    from cctv.reducer.fold import Session
     from cctv.reducer.state import HookRun, TextItem
 
     session = Session()

@@ -24,7 +24,7 @@ from cctv.reducer.pretty import (
     raw_view,
     short_path,
 )
-from cctv.reducer.session import Session
+from cctv.reducer.fold import Session
 from cctv.viewer.loader import load_path
 from cctv.viewer.screens.help import HelpScreen
 from cctv.viewer.screens.raw import RawScreen

@@ -21,7 +21,8 @@ from cctv.reducer.decode import decode_bytes, decode_line
 from cctv.reducer.feed import Feed
 from cctv.reducer.frames import Entry, Malformed
 from cctv.reducer.lines import LineSplitter
-from cctv.reducer.session import Session
+from cctv.reducer.fold import Session
+from cctv.reducer.replay.snapshot import checkpoint, restore
 from cctv.reducer.state import MAIN, ProblemItem
 from cctv.reducer.summary import summarize
 
@@ -207,17 +208,17 @@ def test_checkpoint_restore_round_trip(data: st.DataObject) -> None:
 
     head = Session()
     _apply_all(head, entries[:k])
-    snapshot = head.checkpoint()
+    snapshot = checkpoint(head)
     assert isinstance(snapshot, bytes)
     at_k = _state(head)
-    restored = Session.restore(snapshot)
+    restored = restore(snapshot)
     assert _state(restored) == at_k, name
     # folding the rest after the restore lands where folding straight through does
     _apply_all(restored, entries[k:])
     assert _state(restored) == _state(straight), name
     # and the snapshot does not follow the session it was taken from
     _apply_all(head, entries[k:])
-    assert _state(Session.restore(snapshot)) == at_k, name
+    assert _state(restore(snapshot)) == at_k, name
 
 
 def test_checkpoint_mid_stream_keeps_streaming_items(reference: Path) -> None:
@@ -227,7 +228,7 @@ def test_checkpoint_mid_stream_keeps_streaming_items(reference: Path) -> None:
     entries = [decode_line(line, n, 0) for n, line in enumerate(lines, 1)]
     s = Session()
     _apply_all(s, entries[:10])
-    r = Session.restore(s.checkpoint())
+    r = restore(checkpoint(s))
     assert r.main.items[0].streaming
     _apply_all(r, entries[10:])
     assert [i.kind for i in r.main.items if i.kind != "turn_footer"] == ["thinking", "text"]

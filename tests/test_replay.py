@@ -13,7 +13,8 @@ from cctv.reducer.decode import decode_line
 from cctv.reducer.replay import ChangeDescriber, Pacer, Replay, ReplayFrame, merge_frames, pace
 from cctv.reducer.replay.pacing import EVEN_STEP_S, faster, skip_gaps, slower
 from cctv.reducer.replay.checkpoints import _PLAN_RATIO, Checkpoints, pack, restore_checkpoint
-from cctv.reducer.session import Session
+from cctv.reducer.fold import Session
+from cctv.reducer.replay.snapshot import checkpoint
 from conftest import FIXTURES, replay_words, state_graph
 from cctv.viewer.replay.recording import load_recording
 
@@ -302,7 +303,7 @@ def test_a_checkpoint_keeps_the_values_words_compare_against() -> None:
             session, describer = restore_checkpoint(found[1])
             assert describer is not None, (path.name, position)
             assert vars(describer) == vars(ChangeDescriber.of(session)), (path.name, position)
-    assert restore_checkpoint(pack(Session().checkpoint()))[1] is None
+    assert restore_checkpoint(pack(checkpoint(Session())))[1] is None
 
 
 def test_a_task_ending_is_told_as_a_status_change() -> None:

@@ -13,7 +13,7 @@ from conftest import FIXTURES, state_graph
 from cctv.reducer.replay import Replay
 from cctv.reducer.replay.checkpoints import PLAIN, POOL, Pooled, restore_checkpoint
 from cctv.reducer.replay.pool import PoolPlan, UnitPool, signature
-from cctv.reducer.session import Session
+from cctv.reducer.fold import Session
 from cctv.reducer.state import HookRun
 from cctv.viewer.replay.recording import load_recording
 

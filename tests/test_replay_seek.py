@@ -12,10 +12,11 @@ import pytest
 
 from conftest import FIXTURES, FoldObjects, replay_words, state_graph
 from cctv.reducer.replay import Replay
-from cctv.reducer.replay import player
+from cctv.reducer.replay import checkpoints, player
 from cctv.reducer.replay.checkpoints import restore_checkpoint
 from cctv.reducer.replay.player import release
-from cctv.reducer.session import Session
+from cctv.reducer.replay.snapshot import checkpoint, restore
+from cctv.reducer.fold import Session
 from cctv.viewer.replay.recording import load_recording
 
 STREAM = FIXTURES / "captures" / "stream"
@@ -104,12 +105,12 @@ def test_a_worker_making_a_restore_ahead_or_freeing_what_seeks_left_while_steppi
 @pytest.mark.parametrize("path", [STREAM / "07_hooks.jsonl", SUBAGENT_SESSION],
                          ids=lambda p: p.name)
 def test_a_released_state_is_freed_without_the_cyclic_collector(path: Path) -> None:
-    snapshot = _fresh(_replay(path), len(_replay(path)) - 1).checkpoint()
+    snapshot = checkpoint(_fresh(_replay(path), len(_replay(path)) - 1))
     gc.collect()
-    kept = Session.restore(snapshot)
+    kept = restore(snapshot)
     del kept
     assert gc.collect() > 0  # a state has cycles: without release only the collector frees it
-    released = Session.restore(snapshot)
+    released = restore(snapshot)
     assert released.calls
     held = FoldObjects(released)
     release(released)
@@ -132,14 +133,14 @@ async def test_in_the_app_a_step_back_after_a_rest_restores_nothing_on_the_ui_th
     from cctv.viewer.replay.app import ReplayApp
 
     restores: list[tuple[str, bool]] = []
-    real = Session.restore_with_extra  # (what a seek restores with)
+    real = checkpoints.restore_with_extra  # (what a seek restores with)
 
     def spy(snapshot: bytes, *, cancelled: Any = None, **kwargs: Any) -> tuple[Session, Any]:
         in_bursts = cancelled is not None  # a worker's restore: it can be stopped
         restores.append((threading.current_thread().name, in_bursts))
         return real(snapshot, cancelled=cancelled, **kwargs)
 
-    monkeypatch.setattr(Session, "restore_with_extra", staticmethod(spy))
+    monkeypatch.setattr(checkpoints, "restore_with_extra", spy)
     path = STREAM / "06_background_bash.jsonl"
     rec = load_recording(path)
     replay = rec.replay(interval=4)
@@ -214,16 +215,15 @@ def test_thinned_checkpoints_are_the_same_built_here_or_in_a_child_and_none_is_w
 
     rec = load_recording(SUBAGENT_SESSION)
     taken: list[int] = []
-    real = Session.checkpoint
+    real = player.checkpoint
 
-    def counted(self: Session, extra: Any = None, shared: Any = None) -> bytes:
-        if shared is None:  # (the first pass: the pooled ones are taken where these were kept)
-            taken.append(self.lines)
-        return real(self, extra, shared)
+    def counted(session: Session, extra: Any = None, shared: Any = None) -> bytes:
+        taken.append(session.lines)  # the first pass's (the pool's plan takes the pooled ones)
+        return real(session, extra, shared)
 
     here = rec.replay(interval=2, budget_bytes=40_000)
     there = rec.replay(interval=2, budget_bytes=40_000)
-    monkeypatch.setattr(Session, "checkpoint", counted)
+    monkeypatch.setattr(player, "checkpoint", counted)
     kept_here = list(build_checkpoints(here, use_fork=False))
     monkeypatch.undo()
     kept_there = list(build_checkpoints(there))
@@ -265,9 +265,9 @@ def test_a_restore_made_ahead_stops_when_told() -> None:
 def test_a_far_seek_forward_folds_on_when_that_is_cheaper_than_a_restore(
         monkeypatch: pytest.MonkeyPatch) -> None:
     restores: list[int] = []
-    real = Session.restore_with_extra  # (what a seek restores with)
-    monkeypatch.setattr(Session, "restore_with_extra",
-                        staticmethod(lambda *a, **k: restores.append(1) or real(*a, **k)))
+    real = checkpoints.restore_with_extra  # (what a seek restores with)
+    monkeypatch.setattr(checkpoints, "restore_with_extra",
+                        lambda *a, **k: restores.append(1) or real(*a, **k))
     replay = _replay(SUBAGENT_SESSION)
     words = replay_words(SUBAGENT_SESSION)
     n = len(replay)
@@ -311,9 +311,9 @@ def test_a_restore_made_ahead_for_where_the_user_points_serves_a_seek_there(
     assert replay.wants_spare() and replay.prepare_spare()
     assert not replay.wants_spare()
     restores: list[int] = []
-    real = Session.restore_with_extra  # (what a seek restores with)
-    monkeypatch.setattr(Session, "restore_with_extra",
-                        staticmethod(lambda *a, **k: restores.append(1) or real(*a, **k)))
+    real = checkpoints.restore_with_extra  # (what a seek restores with)
+    monkeypatch.setattr(checkpoints, "restore_with_extra",
+                        lambda *a, **k: restores.append(1) or real(*a, **k))
     replay.seek(target)
     assert not restores and replay._spare is None  # taken: only a few frames folded
     assert state_graph(replay.session) == state_graph(_fresh(replay, target))
@@ -333,9 +333,9 @@ async def test_in_the_app_a_click_where_the_pointer_rested_restores_nothing_on_t
     list(replay.build_checkpoints())
     app = ReplayApp(rec, replay=replay, build_checkpoints=False, label="session")
     restores: list[str] = []
-    real = Session.restore_with_extra  # (what a seek restores with)
-    monkeypatch.setattr(Session, "restore_with_extra", staticmethod(
-        lambda *a, **k: restores.append(threading.current_thread().name) or real(*a, **k)))
+    real = checkpoints.restore_with_extra  # (what a seek restores with)
+    monkeypatch.setattr(checkpoints, "restore_with_extra",
+                        lambda *a, **k: restores.append(threading.current_thread().name) or real(*a, **k))
     async with app.run_test(size=(120, 36)) as pilot:
         app.go_to(len(replay))
         await pilot.pause()

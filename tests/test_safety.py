@@ -306,7 +306,7 @@ def test_the_sanitiser_shows_what_it_replaces() -> None:
 def test_cards_draw_a_hostile_tool_name_and_ansi_output_safely() -> None:
     from rich.console import Console
 
-    from cctv.reducer.session import Session
+    from cctv.reducer.fold import Session
     from cctv.reducer.state import ToolCall
     from cctv.widgets.render_items import Palette, RenderContext, render_item
 
@@ -444,7 +444,7 @@ def test_a_crlf_output_shows_its_lines_not_their_carriage_returns() -> None:
     which could overwrite what is shown, is still shown as ``␍``."""
     from rich.console import Console
 
-    from cctv.reducer.session import Session
+    from cctv.reducer.fold import Session
     from cctv.reducer.state import ToolCall
     from cctv.widgets.render_items import Palette, RenderContext, render_item
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from rich.console import Console
 
 from cctv.reducer.format import compact_count, format_duration
-from cctv.reducer.session import Session
+from cctv.reducer.fold import Session
 from cctv.reducer.state import MAIN, NoticeItem, ToolCall, ToolItem
 from cctv.widgets.render_items import Palette, RenderContext, render_item
 from cctv.widgets.status_bar import status_parts

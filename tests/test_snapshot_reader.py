@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import zstandard
 
-from cctv.reducer.fold.snapshot import Inflating, pack, unpack
+from cctv.reducer.replay.snapshot import Inflating, pack, unpack
 
 _RNG = random.Random(7)
 # ~1.5 MB that compresses about as a snapshot does (words, numbers, some noise)

@@ -14,7 +14,7 @@ from textual.app import App, ComposeResult
 
 from cctv.reducer.feed import Feed, read_file_lines
 from cctv.reducer.lines import RawLine
-from cctv.reducer.session import Session
+from cctv.reducer.fold import Session
 from cctv.reducer.state import (
     MAIN,
     CompactionItem,

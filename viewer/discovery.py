@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 from cctv.reducer.decode import Format, detect_format
-from cctv.reducer.fold.agents import not_a_subagent
 
 from .index.scan import default_projects_dir, session_files
 
@@ -380,6 +379,25 @@ def _read_meta(path: Path) -> dict[str, Any]:
 
 def _meta_path(agent_file: Path) -> Path:
     return agent_file.with_name(agent_file.name[: -len(".jsonl")] + ".meta.json")
+
+
+_WARMUP = re.compile(rb'"content"\s*:\s*"Warmup"')
+
+
+def not_a_subagent(file_name: str, head: bytes) -> str | None:
+    """Why the file ``file_name`` (whose first bytes are ``head``) is not a
+    sub-agent transcript: ``"compaction"`` or ``"warm-up"``; ``None`` if it is one.
+
+    The CLI writes some ``agent-*.jsonl`` files that are not sub-agents: the
+    compaction agent's (``agent-acompact-*``) and the warm-up agent's (a one-line
+    ``"Warmup"`` prompt sent to prime the cache, CLI 2.0.x). Neither was started
+    by an Agent/Task call, so neither is a sub-agent, and neither ever "runs"."""
+    if file_name.startswith("agent-acompact"):
+        return "compaction"
+    first = head.split(b"\n", 1)[0]
+    if b'"type":"user"' in first.replace(b" ", b"") and _WARMUP.search(first):
+        return "warm-up"
+    return None
 
 
 def subagent_files(session_path: Path | str) -> list[tuple[Path, dict[str, Any]]]:

@@ -21,7 +21,7 @@ from .stderr_buffer import StderrBuffer
 if TYPE_CHECKING:
     from cctv.reducer.feed import Feed
     from cctv.reducer.frames import Entry
-    from cctv.reducer.session import Session
+    from cctv.reducer.fold import Session
     from cctv.reducer.state import Item
 
     from .source_state import SourceState

@@ -26,7 +26,7 @@ from typing import Any
 import msgspec
 
 from cctv.reducer.lines import RawLine
-from cctv.reducer.session import Session
+from cctv.reducer.fold import Session
 from cctv.reducer.state import Change
 
 from .discovery import subagent_files

@@ -1,6 +1,6 @@
 """The status bar: one line of what the session is and does now.
 
-It reads :class:`~reducer.session.Session` attributes (never frames) and is
+It reads :class:`~reducer.fold.Session` attributes (never frames) and is
 re-drawn by the app calling :meth:`StatusBar.update_state`; when the terminal
 is narrow it drops its least important parts first. Every string from the
 session or the source (model, tool name, path, why it ended) is made visible
@@ -17,7 +17,7 @@ from textual.content import Content
 from textual.widgets import Static
 
 from cctv.reducer.format import compact_count, format_cost, format_duration, short_path
-from cctv.reducer.session import Session
+from cctv.reducer.fold import Session
 from cctv.reducer.state import Activity
 from cctv.reducer.summary import final_status
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from cctv.reducer.safe import visible
-from cctv.reducer.session import SUBAGENT_TOOLS, Session
+from cctv.reducer.fold import SUBAGENT_TOOLS, Session
 from cctv.reducer.state import MAIN, Agent, Change, Task, ToolItem
 
 from .status_glyphs import normalise

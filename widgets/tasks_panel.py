@@ -1,7 +1,7 @@
 """The tasks panel: sub-agents, background shells, monitors and workflows.
 
-Rows are read from :attr:`Session.tasks <reducer.session.Session.tasks>` and
-:attr:`Session.agents <reducer.session.Session.agents>` (a sub-agent's task and
+Rows are read from :attr:`Session.tasks <reducer.fold.Session.tasks>` and
+:attr:`Session.agents <reducer.fold.Session.agents>` (a sub-agent's task and
 its transcript are one row), running ones first. The list is an
 :class:`~textual.widgets.OptionList`; updates replace rows in place, so the
 highlighted row and the scroll position survive every refresh.
@@ -22,7 +22,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from cctv.reducer.format import compact_count, format_duration, short_path
-from cctv.reducer.session import Session
+from cctv.reducer.fold import Session
 from cctv.reducer.state import Change
 
 from .status_glyphs import STATUSES, css

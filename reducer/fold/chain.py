@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from .. import frames as F
 from ..state import MAIN
-from .kernel import Kernel
+from .core import Core
 
 __all__ = ["Chain", "LOCAL_COMMAND_MARKERS"]
 
@@ -47,10 +47,26 @@ def _is_local_command(e: F._Row) -> bool:
     return text.lstrip().startswith(LOCAL_COMMAND_MARKERS)
 
 
-class Chain(Kernel):
+class Chain:
     """Rewind detection over the rows' ``parentUuid`` links."""
 
-    def _chain(self, e: F._Row) -> None:
+    def __init__(self, core: Core) -> None:
+        self._core = core
+        self.rewinds = 0
+        """On-disk branches abandoned by a rewind (their items are hidden)."""
+        self._parents: dict[str, str | None] = {}
+        self._on_path: set[str] | None = set()
+        """The rows from the root to :attr:`_leaf`; ``None`` makes the fold
+        find rewinds by walking up from the leaf instead (the slow reference
+        the tests compare it with)."""
+        self._leaving: list[str] = []
+        self._leaf: str | None = None
+
+    def knows(self, uuid: str) -> bool:
+        """Whether a row of the conversation chain folded so far has this uuid."""
+        return uuid in self._parents
+
+    def follow(self, e: F._Row) -> None:
         """Rebuild the on-disk conversation by ``parentUuid``: a user or assistant
         row whose parent is an *ancestor* of the current leaf abandons the rows
         in between (a rewind); their items are hidden. Tool-result rows, local
@@ -96,15 +112,16 @@ class Chain(Kernel):
                 b.type == "tool_result" for b in e.message.content):
             return
         hidden = 0
+        core = self._core
         for gone in abandoned:
-            for item in self._uuid_items(gone):
+            for item in core.uuid_items(gone):
                 if not item.hidden:
                     item.hidden = True
                     hidden += 1
-                    self._touch(item)
+                    core.touch(item)
         if hidden:
             self.rewinds += 1
-            self._notice(MAIN, e.line_no, "rewind",
+            core.notice(MAIN, e.line_no, "rewind",
                          f"conversation rewound: {hidden} item(s) of an abandoned branch hidden",
                          level="warning")
 

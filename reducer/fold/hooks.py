@@ -1,5 +1,6 @@
 """Hooks: runs from hook_started / hook_progress / hook_response (wire), hook
-attachments (disk), and stop-hook summaries; queued-command attachments.
+attachments and hook progress rows (disk), and stop-hook summaries;
+queued-command attachments.
 """
 
 from __future__ import annotations
@@ -8,13 +9,22 @@ from sys import intern
 
 from .. import frames as F
 from ..state import MAIN, HookItem, HookRun, StopSummaryItem
-from .kernel import Kernel, as_text, word
+from .core import Core
+from .tasks import Tasks
+from .values import as_text, word
 
 __all__ = ["Hooks"]
 
 
-class Hooks(Kernel):
+class Hooks:
     """Hook runs, each drawn as a chip in its turn."""
+
+    def __init__(self, core: Core, tasks: Tasks) -> None:
+        self._core = core
+        self._tasks = tasks
+        """For the task notifications queued commands carry."""
+        self.hooks: dict[str, HookRun] = {}
+        self.stop_summaries = 0
 
     # --- hooks -------------------------------------------------------------------------
 
@@ -22,24 +32,26 @@ class Hooks(Kernel):
         """The run ``e`` reports on, made (with its chip) when this is its first frame."""
         hook = self.hooks.get(e.hook_id)
         if hook is None:
+            core = self._core
             hook = HookRun(e.hook_id, intern(e.hook_name), intern(e.hook_event), e.line_no,
-                           self._turn_index(agent))
+                           core.turn_index())
             self.hooks[e.hook_id] = hook
             hook.item = HookItem(agent, e.line_no, hook.turn, hook=hook)
-            self._add(hook.item)
-            turn = self.current_turn
+            core.add(hook.item)
+            turn = core.current_turn()
             if turn is not None:
                 turn.hooks.append(e.hook_id)
         return hook
 
     def _hook_touched(self, hook: HookRun) -> None:
-        self._changed("hook", None, -1, hook.hook_id)
-        self._touch(hook.item)
+        core = self._core
+        core.changed("hook", None, -1, hook.hook_id)
+        core.touch(hook.item)
 
-    def _hook_started(self, e: F.HookStarted, agent: str) -> None:
+    def on_hook_started(self, e: F.HookStarted, agent: str) -> None:
         self._hook_touched(self._hook_run(e, agent))
 
-    def _hook_progress(self, e: F.HookProgress, agent: str) -> None:
+    def on_hook_progress(self, e: F.HookProgress, agent: str) -> None:
         hook = self._hook_run(e, agent)
         hook.progress += 1
         hook.stdout = e.stdout or hook.stdout
@@ -47,7 +59,7 @@ class Hooks(Kernel):
         hook.output = e.output or hook.output
         self._hook_touched(hook)
 
-    def _hook_response(self, e: F.HookResponse, agent: str) -> None:
+    def on_hook_response(self, e: F.HookResponse, agent: str) -> None:
         hook = self._hook_run(e, agent)
         hook.status = word(e.outcome) or ("success" if e.exit_code in (0, None) else "error")
         hook.exit_code = e.exit_code
@@ -57,43 +69,46 @@ class Hooks(Kernel):
         hook.stderr = e.stderr or ""
         self._hook_touched(hook)
 
-    def _stop_hook_summary(self, e: F.StopHookSummary, agent: str) -> None:
+    def on_stop_hook_summary(self, e: F.StopHookSummary, agent: str) -> None:
         self.stop_summaries += 1
-        if self._source == MAIN and not e.isSidechain:
+        core = self._core
+        if core.source == MAIN and not e.isSidechain:
             # its parent_tool_use_id names the hook's tool use, not a sub-agent
             agent = MAIN
-        turn = self.turns[-1] if self.turns else None
+        turn = core.last_turn()
         if turn is not None and agent == MAIN:
             turn.stop_summaries += 1
-        self._add(StopSummaryItem(agent, e.line_no, self._turn_index(agent), count=e.hookCount or 0,
-                                  infos=list(e.hookInfos), errors=list(e.hookErrors),
-                                  prevented=e.preventedContinuation, stop_reason=e.stopReason,
-                                  level=e.level))
+        core.add(StopSummaryItem(agent, e.line_no, core.turn_index(), count=e.hookCount or 0,
+                                 infos=list(e.hookInfos), errors=list(e.hookErrors),
+                                 prevented=e.preventedContinuation, stop_reason=e.stopReason,
+                                 level=e.level))
 
-    def _hook_progress_row(self, e: F.Progress, agent: str) -> None:
+    def progress_row(self, e: F.Progress, agent: str) -> None:
         """CLI 2.1.14–2.1.42 wrote one ``progress/hook_progress`` row per hook it
         ran (and no attachment): a hook run whose outcome was not recorded."""
         data = e.data
-        hook_id = self._line_id(e.line_no)
+        core = self._core
+        hook_id = core.line_id(e.line_no)
         hook = HookRun(hook_id, word(data.hookName or data.hookEvent or "hook"),
                        word(data.hookEvent or ""),
-                       e.line_no, self._turn_index(agent))
+                       e.line_no, core.turn_index())
         hook.status = "ran"
         hook.output = data.command or ""
         self.hooks[hook_id] = hook
         hook.item = HookItem(agent, e.line_no, hook.turn, hook=hook)
-        self._add(hook.item)
-        turn = self.current_turn
+        core.add(hook.item)
+        turn = core.current_turn()
         if turn is not None:
             turn.hooks.append(hook_id)
-        self._changed("hook", None, -1, hook_id)
+        core.changed("hook", None, -1, hook_id)
 
-    def _attachment(self, e: F.Attachment, agent: str) -> None:
+    def on_attachment(self, e: F.Attachment, agent: str) -> None:
         att = e.attachment
+        core = self._core
         if att.type.startswith("hook_"):
-            hook_id = self._line_id(e.line_no)
+            hook_id = core.line_id(e.line_no)
             hook = HookRun(hook_id, word(att.hookName or att.type), word(att.hookEvent or ""),
-                           e.line_no, self._turn_index(agent))
+                           e.line_no, core.turn_index())
             hook.status = "error" if "error" in att.type else "success"
             hook.exit_code = att.exitCode
             hook.stdout = att.stdout or ""
@@ -101,10 +116,14 @@ class Hooks(Kernel):
             hook.output = as_text(att.content) if att.content is not None else ""
             self.hooks[hook_id] = hook
             hook.item = HookItem(agent, e.line_no, hook.turn, hook=hook)
-            self._add(hook.item)
-            self._changed("hook", None, -1, hook_id)
+            core.add(hook.item)
+            core.changed("hook", None, -1, hook_id)
         elif att.type == "queued_command":
             if isinstance(att.prompt, str) and "<task-notification>" in att.prompt \
-                    and self._task_note(att.prompt, e.line_no):
+                    and self._tasks.task_note(att.prompt, e.line_no):
                 return
-            self._notice(agent, e.line_no, "queued", as_text(att.content) or "queued command")
+            core.notice(agent, e.line_no, "queued", as_text(att.content) or "queued command")
+
+    def tables(self) -> list[dict[str, HookRun]]:
+        """The containers it made itself that grow with the session."""
+        return [self.hooks]

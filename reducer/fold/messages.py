@@ -1,4 +1,4 @@
-"""Messages: assistant blocks, user prompts, streamed partial messages, titles.
+"""Messages: assistant blocks, user prompts, streamed partial messages.
 
 An assistant frame's blocks become text, thinking and tool-call items (merged
 with the items its stream events drew); a user frame is a tool result, a
@@ -12,7 +12,13 @@ from typing import Any
 
 from .. import frames as F
 from ..state import MAIN, Item, PromptItem, TextItem, ThinkingItem
-from .kernel import Kernel, block_text, usage_counts
+from .calls import Calls
+from .core import Core
+from .info import Info
+from .tasks import Tasks
+from .turns import Turns
+from .usage import Usage
+from .values import block_text
 
 __all__ = ["Messages", "NON_PROMPT_MARKERS"]
 
@@ -29,107 +35,109 @@ _COMMAND_HEADS = ("<command-name>", "<command-message>")
 _TASK_NOTE = re.compile(r"<(task-id|tool-use-id|output-file|status|summary)>(.*?)</\1>", re.S)
 
 
-class Messages(Kernel):
-    """Assistant, user and stream_event frames, and the title rows."""
+class Messages:
+    """Assistant, user and stream_event frames: what they say goes to the
+    turns, calls, tasks and usage they name."""
+
+    def __init__(self, core: Core, info: Info, turns: Turns, usage: Usage, calls: Calls,
+                 tasks: Tasks) -> None:
+        self._core = core
+        self._info = info
+        self._turns = turns
+        self._usage = usage
+        self._calls = calls
+        self._tasks = tasks
+        self._streaming: dict[tuple[str, str], list[Item]] = {}
+        """(agent, message id) → the items its stream events drew, not yet
+        replaced by the complete message."""
+        self._stream_blocks: dict[tuple[str, int], Item] = {}
+        """(agent, content block index) → the item that block streams into."""
+        self._stream_msg = ""
+        """The id of the message streaming now (from its ``message_start``)."""
 
     # --- assistant ---------------------------------------------------------------------
 
-    def _assistant(self, e: F.Assistant, agent_id: str) -> None:
-        agent = self.agent_for(agent_id)
+    def on_assistant(self, e: F.Assistant, agent_id: str) -> None:
+        core = self._core
+        agent = core.agent_for(agent_id)
         msg = e.message
         if agent_id == MAIN:
-            self._ensure_turn(e.line_no).answered = True
-            if self.status != "compacting":
+            turns = self._turns
+            turns.ensure_turn(e.line_no).answered = True
+            if turns.status != "compacting":
                 # a final stop reason (on-disk rows carry it) means the model is done
-                self.status = "idle" if msg.stop_reason in _FINAL_STOPS else "requesting"
-        if msg.model and msg.model != "<synthetic>" and agent_id == MAIN:
-            self.model = self.model or msg.model
-        turn = self._turn_index(agent_id)
+                turns.status = "idle" if msg.stop_reason in _FINAL_STOPS else "requesting"
+            if msg.model and msg.model != "<synthetic>":
+                self._info.model = self._info.model or msg.model
+        turn = core.turn_index()
         if e.supersedes:
             for uuid in e.supersedes:
-                for item in self._uuid_items(uuid):
+                for item in core.uuid_items(uuid):
                     item.hidden = True
-                    self._touch(item)
+                    core.touch(item)
         # usage: once per (message id, request id), the latest frame's figures
         if msg.usage is not None and msg.id:
-            key = (msg.id, e.request_id or e.requestId)
-            new = usage_counts(msg.usage)
-            old = self._usage_by_message.get(key)
-            self._usage_by_message[key] = new
-            agent.output_tokens += new[1] - old[1] if old is not None else new[1]
-            if agent_id == MAIN:  # main loop only, like result.usage
-                self.assistant_usage.add_counts(new, old)
-                self.context_tokens = sum(new)
+            self._usage.assistant(agent, agent_id == MAIN, (msg.id, e.request_id or e.requestId),
+                                  msg.usage)
         mkey = (agent_id, msg.id)
         streamed = self._streaming.get(mkey)
         for block in msg.content:
             btype = block.type
             if btype == "text":
-                item = self._take_streamed(streamed, TextItem) if streamed else None
+                item = _take_streamed(streamed, TextItem) if streamed else None
                 if item is not None:
                     item.text = block.text or ""
                     item.streaming = False
                     item.line_no = e.line_no
-                    item.source = self._source
+                    item.source = core.source
                     item.uuid = e.uuid
-                    self._index_uuid(e.uuid or "", item)
-                    self._touch(item)
+                    core.index_uuid(e.uuid or "", item)
+                    core.touch(item)
                 else:
-                    item = self._add(TextItem(agent_id, e.line_no, turn, e.uuid,
-                                              text=block.text or "", message_id=msg.id))
+                    item = core.add(TextItem(agent_id, e.line_no, turn, e.uuid,
+                                             text=block.text or "", message_id=msg.id))
             elif btype in ("thinking", "redacted_thinking"):
                 text = block.thinking or ""
                 redacted = btype == "redacted_thinking" or not text
-                tokens = self._pending_thinking
-                self._pending_thinking = 0
-                self.live_thinking_tokens = 0
-                item = self._take_streamed(streamed, ThinkingItem) if streamed else None
+                tokens = self._turns.take_thinking()
+                item = _take_streamed(streamed, ThinkingItem) if streamed else None
                 if item is not None:
                     item.text = text or item.text
                     item.redacted = redacted and not item.text
                     item.tokens = tokens or item.tokens
                     item.streaming = False
                     item.line_no = e.line_no
-                    item.source = self._source
-                    self._touch(item)
+                    item.source = core.source
+                    core.touch(item)
                 else:
-                    item = self._add(ThinkingItem(agent_id, e.line_no, turn, e.uuid, text=text,
-                                                  redacted=redacted, tokens=tokens,
-                                                  message_id=msg.id))
+                    item = core.add(ThinkingItem(agent_id, e.line_no, turn, e.uuid, text=text,
+                                                 redacted=redacted, tokens=tokens,
+                                                 message_id=msg.id))
             elif btype in ("tool_use", "server_tool_use"):
-                item = self._tool_use(agent, block, e, turn)
+                item = self._calls.tool_use(agent, block, e, turn)
             else:
                 label = btype or "block"
-                item = self._notice(agent_id, e.line_no, "content", f"[{label}]")
+                item = core.notice(agent_id, e.line_no, "content", f"[{label}]")
                 item.uuid = e.uuid
         if streamed is not None and not streamed:
             del self._streaming[mkey]
         if e.error or e.isApiErrorMessage:
             text = block_text(msg.content) or str(e.error)
-            self._notice(agent_id, e.line_no, "api error", f"API error: {e.error or ''} {text}".strip(),
-                         level="error")
+            core.notice(agent_id, e.line_no, "api error", f"API error: {e.error or ''} {text}".strip(),
+                        level="error")
         if e.aborted:
-            self._notice(agent_id, e.line_no, "interrupted", "response cut short by an interrupt",
-                         level="warning")
-
-    def _take_streamed(self, streamed: list[Item] | None, cls: type) -> Any:
-        if not streamed:
-            return None
-        for i, item in enumerate(streamed):
-            if isinstance(item, cls):
-                del streamed[i]
-                return item
-        return None
+            core.notice(agent_id, e.line_no, "interrupted", "response cut short by an interrupt",
+                        level="warning")
 
     # --- user --------------------------------------------------------------------------
 
-    def _user(self, e: F.User, agent_id: str) -> None:
+    def on_user(self, e: F.User, agent_id: str) -> None:
         content = e.message.content
         results = [b for b in content if b.type == "tool_result"] if isinstance(content, list) else []
         if results:
             payload = e.result_payload
             for block in results:
-                self._tool_result(block, payload if len(results) == 1 else None, e, agent_id)
+                self._calls.tool_result(block, payload if len(results) == 1 else None, e, agent_id)
             return
         ide: tuple[str, ...] = ()
         if isinstance(content, list) and agent_id == MAIN:
@@ -139,80 +147,76 @@ class Messages(Kernel):
         text = block_text(content)
         images = tuple(b.source for b in content if b.type == "image") \
             if isinstance(content, list) else ()
-        if self._awaiting_summary and e.synthetic and self._last_compaction is not None:
-            self._last_compaction.summary = text
-            self._awaiting_summary = False
-            self._touch(self._last_compaction)
+        turns = self._turns
+        if turns.compaction_summary(e, text):
             return
-        if e.isCompactSummary and self._last_compaction is not None:
-            self._last_compaction.summary = text
-            self._touch(self._last_compaction)
-            return
+        core = self._core
         stripped = text.lstrip()
         if agent_id != MAIN:
-            agent = self.agent_for(agent_id)
+            agent = core.agent_for(agent_id)
             if not agent.items and not e.synthetic:
-                self._add(PromptItem(agent_id, e.line_no, None, e.uuid, text=text, images=images))
+                core.add(PromptItem(agent_id, e.line_no, None, e.uuid, text=text, images=images))
             else:
-                self._notice(agent_id, e.line_no, "message", text)
-            self._touch_agent_call(agent_id)
+                core.notice(agent_id, e.line_no, "message", text)
+            self._calls.touch_agent_call(agent_id)
             return
         if e.synthetic or e.isReplay and stripped.startswith("<local-command-stdout>"):
-            self._notice(MAIN, e.line_no, "harness", _strip_tags(text))
+            core.notice(MAIN, e.line_no, "harness", _strip_tags(text))
             return
         if stripped.startswith(_COMMAND_HEADS) and "<command-name>" in stripped:
             # <command-message> comes first in some CLI versions, <command-name> in others
-            self._open_turn(_command_text(stripped), e.line_no, e.uuid, started_by="command")
+            turns.open_turn(_command_text(stripped), e.line_no, e.uuid, started_by="command")
             return
         if stripped.startswith("<local-command-stdout>") or stripped.startswith("<local-command-stderr>"):
             # a local command (/model, /clear, /mcp…) printed its output: the model is not asked
-            self._notice(MAIN, e.line_no, "harness", _strip_tags(text))
-            turn = self.current_turn
-            if turn is not None and not turn.answered and self.status == "requesting":
-                self.status = "idle"
-                self._changed("session")
+            core.notice(MAIN, e.line_no, "harness", _strip_tags(text))
+            turn = core.current_turn()
+            if turn is not None and not turn.answered and turns.status == "requesting":
+                turns.status = "idle"
+                core.changed("session")
             return
         if stripped.startswith("<task-notification>"):
             self._task_notification_turn(text, e)
             return
         if stripped.startswith("[Request interrupted"):
-            self._interrupted(e.line_no)
+            self._calls.interrupted(e.line_no)
         if stripped.startswith(NON_PROMPT_MARKERS):
             level = "warning" if stripped.startswith("[Request interrupted") else "info"
-            self._notice(MAIN, e.line_no, "harness", _strip_tags(text), level=level)
+            core.notice(MAIN, e.line_no, "harness", _strip_tags(text), level=level)
             return
-        if self._title_rank > 3 and text and not text.isspace():  # not strip(): a copy of 12 MB
-            self._set_title(text, 3)
-        self._open_turn(text, e.line_no, e.uuid, images, started_by="prompt", context=ide)
+        self._info.prompt_title(text)
+        turns.open_turn(text, e.line_no, e.uuid, images, started_by="prompt", context=ide)
 
     def _task_notification_turn(self, text: str, e: F.User) -> None:
         """A ``<task-notification>`` the CLI sent the model as a user message (a
         background task or agent finished): fold the notification, and open the
         turn it starts, headed by what started it."""
         fields = dict(_TASK_NOTE.findall(text))
-        if not self._task_note(text, e.line_no):  # one "task … completed · tokens" notice
-            self._task_notification_text(text, e.line_no)
-        turn = self.current_turn
+        tasks = self._tasks
+        if not tasks.task_note(text, e.line_no):  # one "task … completed · tokens" notice
+            tasks.task_notification_text(text, e.line_no)
+        turn = self._core.current_turn()
         if turn is not None and turn.started_by == "task-notification" and not turn.answered:
             return  # the queued copy of the same notification opened it already
-        self._pending_start = fields.get("summary") or ""
-        self._open_turn(None, e.line_no)
+        self._turns.start_next_by_task(fields.get("summary") or "")
+        self._turns.open_turn(None, e.line_no)
 
     # --- streaming partial messages ---------------------------------------------------------
 
-    def _stream_event(self, e: F.StreamEvent, agent_id: str) -> None:
+    def on_stream_event(self, e: F.StreamEvent, agent_id: str) -> None:
         ev = e.event
+        core = self._core
         if ev.type == "message_start" and ev.message is not None:
             self._stream_msg = ev.message.id
             if agent_id == MAIN:
-                self._ensure_turn(e.line_no)
-                self.status = "requesting"
-                self._changed("session")
+                self._turns.ensure_turn(e.line_no)
+                self._turns.status = "requesting"
+                core.changed("session")
             return
-        msg_id = e.api_message_id or getattr(self, "_stream_msg", "") or ""
+        msg_id = e.api_message_id or self._stream_msg or ""
         if ev.type == "content_block_start" and ev.content_block is not None:
             btype = ev.content_block.type
-            turn = self._turn_index(agent_id)
+            turn = core.turn_index()
             item: Item | None = None
             if btype == "text":
                 item = TextItem(agent_id, e.line_no, turn, text=ev.content_block.text or "",
@@ -220,7 +224,7 @@ class Messages(Kernel):
             elif btype == "thinking":
                 item = ThinkingItem(agent_id, e.line_no, turn, message_id=msg_id, streaming=True)
             if item is not None:
-                self._add(item)
+                core.add(item)
                 self._streaming.setdefault((agent_id, msg_id), []).append(item)
                 self._stream_blocks[(agent_id, ev.index or 0)] = item
             return
@@ -231,34 +235,21 @@ class Messages(Kernel):
             d = ev.delta
             if d.type == "text_delta" and isinstance(item, TextItem):
                 item.text += d.text or ""
-                self._touch(item)
+                core.touch(item)
             elif d.type == "thinking_delta" and isinstance(item, ThinkingItem):
                 item.text += d.thinking or ""
-                self._touch(item)
+                core.touch(item)
 
-    # --- titles ------------------------------------------------------------------------
 
-    def _title_row(self, e: F.Entry, agent: str) -> None:
-        if isinstance(e, F.CustomTitle):
-            self._set_title(e.customTitle, 0)
-        elif isinstance(e, F.AiTitle):
-            self._set_title(e.aiTitle, 1)
-        elif isinstance(e, F.Summary):
-            # a summary names this session only when its leaf is one of its rows: older
-            # CLIs copy the summaries of earlier sessions into a resumed one's head
-            leaf = e.leafUuid
-            if not leaf or leaf in self._parents:
-                self._set_title(e.summary, 2)
-            else:
-                self._pending_summaries[leaf] = e.summary
-
-    def _set_title(self, text: str, rank: int) -> None:
-        if rank <= self._title_rank and text:
-            head = text[:4096] if text[:4096].strip() else text.lstrip()[:4096]
-            self.title = " ".join(head.split())[:200]  # not the whole text: 12 MB of words
-            # split into a million strings took 13x the text in memory
-            self._title_rank = rank
-            self._changed("session")
+def _take_streamed(streamed: list[Item] | None, cls: type) -> Any:
+    """The first item of class ``cls`` in ``streamed``, taken out of it."""
+    if not streamed:
+        return None
+    for i, item in enumerate(streamed):
+        if isinstance(item, cls):
+            del streamed[i]
+            return item
+    return None
 
 
 _IDE_HEADS = ("<ide_selection>", "<ide_opened_file>")

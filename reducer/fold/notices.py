@@ -5,12 +5,14 @@ rule of its own (shown generically)."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import msgspec
 
 from .. import frames as F
-from ..state import MAIN
-from .kernel import Kernel, as_text
+from ..state import MAIN, RateLimit
+from .core import Core
+from .values import as_text
 
 __all__ = ["Notices"]
 
@@ -26,10 +28,17 @@ def _str(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
-class Notices(Kernel):
+class Notices:
     """Frames that become a notice in the transcript (and maybe a counter)."""
 
-    def _rate_limit(self, e: F.RateLimitEvent, agent: str) -> None:
+    def __init__(self, core: Core) -> None:
+        self._core = core
+        self.rate_limit: dict[str, Any] | None = None
+        """The latest ``rate_limit_info`` as the CLI wrote it (see :attr:`rate_limit_state`)."""
+        self.rate_limit_state = RateLimit()
+        self.api_retries = 0
+
+    def on_rate_limit(self, e: F.RateLimitEvent, agent: str) -> None:
         """Every event updates the state (utilization, reset times, overage);
         a change of status is also a notice."""
         info = e.rate_limit_info
@@ -49,62 +58,61 @@ class Notices(Kernel):
             util = info.get("utilization")
             pct = f" at {util * 100:.0f}%" if isinstance(util, (int, float)) else ""
             level = "error" if status == "rejected" else "warning"
-            self._notice(MAIN, e.line_no, "rate limit", f"rate limit {status}: {kind}{pct}",
+            self._core.notice(MAIN, e.line_no, "rate limit", f"rate limit {status}: {kind}{pct}",
                          level=level)
-        self._changed("session")
+        self._core.changed("session")
 
-    def _api_retry(self, e: F.ApiRetry, agent: str) -> None:
+    def on_api_retry(self, e: F.ApiRetry, agent: str) -> None:
         self.api_retries += 1
         err = e.error if isinstance(e.error, str) else (e.error or "")
-        self._notice(agent, e.line_no, "api retry",
+        self._core.notice(agent, e.line_no, "api retry",
                      f"API retry {e.attempt}/{e.max_retries} in {(e.retry_delay_ms or 0) / 1000:.1f}s"
                      f" ({e.error_status or 'no status'} {err})".rstrip(), level="warning")
 
-    def _api_error(self, e: F.ApiError, agent: str) -> None:
+    def on_api_error(self, e: F.ApiError, agent: str) -> None:
         self.api_retries += 1
-        self._notice(agent, e.line_no, "api error",
+        self._core.notice(agent, e.line_no, "api error",
                      f"API error (attempt {e.retryAttempt}/{e.maxRetries}): {e.error}",
                      level="warning")
 
-    def _notification(self, e: F.Notification, agent: str) -> None:
-        self.notifications += 1
+    def on_notification(self, e: F.Notification, agent: str) -> None:
         level = "warning" if e.priority in ("high", "immediate") else "info"
-        self._notice(agent, e.line_no, "notification", e.text, level=level, detail=e.key)
+        self._core.notice(agent, e.line_no, "notification", e.text, level=level, detail=e.key)
 
-    def _informational(self, e: F.Informational, agent: str) -> None:
-        self._notice(agent, e.line_no, "info", as_text(e.content),
+    def on_informational(self, e: F.Informational, agent: str) -> None:
+        self._core.notice(agent, e.line_no, "info", as_text(e.content),
                      level="warning" if e.level == "warning" else "info")
 
-    def _local_command_output(self, e: F.LocalCommandOutput, agent: str) -> None:
-        self._notice(agent, e.line_no, "command output", as_text(e.content))
+    def on_local_command_output(self, e: F.LocalCommandOutput, agent: str) -> None:
+        self._core.notice(agent, e.line_no, "command output", as_text(e.content))
 
-    def _system_other(self, e: F.System, agent: str) -> None:
+    def on_system_other(self, e: F.System, agent: str) -> None:
         """A subtype with no rule of its own (or, CLI 1.0.x, no subtype at all:
         hook results, "limit reached, now using Sonnet"): show it, generically."""
         text = as_text(e.content) if e.content is not None else ""
         level = e.level if e.level in ("warning", "error") else "info"
         if not e.subtype:
-            self._notice(agent, e.line_no, "system", _ANSI.sub("", text) or "system message",
+            self._core.notice(agent, e.line_no, "system", _ANSI.sub("", text) or "system message",
                          level=level)
             return
-        self._notice(agent, e.line_no, f"system/{e.subtype}",
+        self._core.notice(agent, e.line_no, f"system/{e.subtype}",
                      text or _frame_fields(e.raw) or e.subtype, level=level)
 
-    def _tool_use_summary(self, e: F.ToolUseSummary, agent: str) -> None:
-        self._notice(MAIN, e.line_no, "tool summary", e.summary)
+    def on_tool_use_summary(self, e: F.ToolUseSummary, agent: str) -> None:
+        self._core.notice(MAIN, e.line_no, "tool summary", e.summary)
 
-    def _prompt_suggestion(self, e: F.PromptSuggestion, agent: str) -> None:
-        self._notice(MAIN, e.line_no, "suggestion", e.suggestion)
+    def on_prompt_suggestion(self, e: F.PromptSuggestion, agent: str) -> None:
+        self._core.notice(MAIN, e.line_no, "suggestion", e.suggestion)
 
-    def _vcs_state(self, e: F.VcsStateChanged, agent: str) -> None:
+    def on_vcs_state(self, e: F.VcsStateChanged, agent: str) -> None:
         where = f" on {e.branch}" if e.branch else ""
-        self._notice(agent, e.line_no, "git", f"{e.change or 'change'}{where}", detail=e.cwd)
+        self._core.notice(agent, e.line_no, "git", f"{e.change or 'change'}{where}", detail=e.cwd)
 
-    def _control_response(self, e: F.ControlResponse, agent: str) -> None:
+    def on_control_response(self, e: F.ControlResponse, agent: str) -> None:
         """A failed control request (``set_model``, ``interrupt``…) is an error the user sees."""
         response = e.response if isinstance(e.response, dict) else {}
         if response.get("subtype") == "error":
-            self._notice(MAIN, e.line_no, "control",
+            self._core.notice(MAIN, e.line_no, "control",
                          f"control request failed: {response.get('error') or 'no reason given'}",
                          level="error", detail=f"request {response.get('request_id') or '?'}")
 

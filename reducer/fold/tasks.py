@@ -10,23 +10,45 @@ import re
 from .. import frames as F
 from ..notes import parse_task_notification, task_note_line
 from ..state import MAIN, TERMINAL_TASK_STATUSES, Task, ToolCall
-from .kernel import Kernel
+from .core import Core
+from .turns import Turns
 
 __all__ = ["Tasks"]
 
 _TASK_NOTE = re.compile(r"<(task-id|tool-use-id|output-file|status|summary)>(.*?)</\1>", re.S)
 
 
-class Tasks(Kernel):
+class Tasks:
     """The task table and its links to tool calls."""
+
+    def __init__(self, core: Core, tasks: dict[str, Task], calls: dict[str, ToolCall],
+                 turns: Turns) -> None:
+        self._core = core
+        self._calls = calls
+        """The tool calls (kept by :class:`~reducer.fold.calls.Calls`): a
+        backgrounded call shares its task's fate."""
+        self._turns = turns
+        self.tasks = tasks
+        self.roster: list[str] = []
+        """The ids of the background tasks the latest roster listed."""
+        self._background_running: set[str] = set()
+        """Ids of backgrounded tasks still running."""
+
+    def running(self) -> list[Task]:
+        """The tasks still running."""
+        return [t for t in self.tasks.values() if t.running]
+
+    def background_running(self) -> bool:
+        """Whether a backgrounded task still runs."""
+        return bool(self._background_running)
 
     # --- tasks -------------------------------------------------------------------------
 
     def _task(self, task_id: str, line_no: int) -> Task:
         task = self.tasks.get(task_id)
         if task is None:
-            task = Task(task_id, started_line=line_no, started_at=self._now,
-                        turn=self._turn_index(MAIN))
+            task = Task(task_id, started_line=line_no, started_at=self._core.now,
+                        turn=self._core.turn_index())
             self.tasks[task_id] = task
         return task
 
@@ -34,7 +56,7 @@ class Tasks(Kernel):
         if not tool_use_id:
             return
         task.tool_use_id = task.tool_use_id or tool_use_id
-        call = self.calls.get(tool_use_id)
+        call = self._calls.get(tool_use_id)
         if call is not None:
             call.task_id = task.task_id
             if task.backgrounded:
@@ -42,7 +64,7 @@ class Tasks(Kernel):
             if call.status == "pending":
                 call.status = "running"
             self._sync_call(call, task)
-            self._touch(call.item)
+            self._core.touch(call.item)
 
     def _sync_call(self, call: ToolCall, task: Task) -> None:
         """A backgrounded call shares its task's fate (one identity across the switch)."""
@@ -55,16 +77,17 @@ class Tasks(Kernel):
 
     def _task_changed(self, task: Task) -> None:
         self._note_background(task)
-        self._changed("task", key=task.task_id)
+        core = self._core
+        core.changed("task", key=task.task_id)
         if task.tool_use_id and task.total_tokens is not None:
-            agent = self.agents.get(task.tool_use_id)
+            agent = core.agents.get(task.tool_use_id)
             if agent is not None:  # a sub-agent's tokens are its task's usage
                 agent.total_tokens = task.total_tokens
         if task.tool_use_id:
-            call = self.calls.get(task.tool_use_id)
+            call = self._calls.get(task.tool_use_id)
             if call is not None:
                 self._sync_call(call, task)
-                self._touch(call.item)
+                core.touch(call.item)
 
     def _note_background(self, task: Task) -> None:
         if task.backgrounded and task.running:
@@ -72,7 +95,7 @@ class Tasks(Kernel):
         else:
             self._background_running.discard(task.task_id)
 
-    def _task_started(self, e: F.TaskStarted, agent: str) -> None:
+    def on_task_started(self, e: F.TaskStarted, agent: str) -> None:
         task = self._task(e.task_id, e.line_no)
         task.task_type = e.task_type or task.task_type
         task.description = e.description or task.description
@@ -84,7 +107,7 @@ class Tasks(Kernel):
         self._link_call(task, e.tool_use_id)
         self._task_changed(task)
 
-    def _task_progress(self, e: F.TaskProgress, agent: str) -> None:
+    def on_task_progress(self, e: F.TaskProgress, agent: str) -> None:
         task = self._task(e.task_id, e.line_no)
         # progress frames describe the current step ("Reading utils.py"), not the task
         task.description = task.description or e.description
@@ -100,13 +123,13 @@ class Tasks(Kernel):
         self._link_call(task, e.tool_use_id)
         self._task_changed(task)
 
-    def _task_updated(self, e: F.TaskUpdated, agent: str) -> None:
+    def on_task_updated(self, e: F.TaskUpdated, agent: str) -> None:
         task = self._task(e.task_id, e.line_no)
         patch = e.patch
         if patch.status:
             task.status = patch.status
             if patch.status in TERMINAL_TASK_STATUSES:
-                task.ended_at = self._now
+                task.ended_at = self._core.now
         if patch.description:
             task.description = patch.description
         if patch.end_time is not None:
@@ -117,12 +140,12 @@ class Tasks(Kernel):
             task.backgrounded = patch.is_backgrounded
         self._task_changed(task)
 
-    def _task_notification(self, e: F.TaskNotification, agent: str) -> None:
+    def on_task_notification(self, e: F.TaskNotification, agent: str) -> None:
         task = self._task(e.task_id, e.line_no)
-        if self.current_turn is None and self.turns and e.status != "stopped":
-            self._pending_start = e.summary or ""  # the model will answer it: a new turn
+        if self._core.current_turn() is None and self._turns.turns and e.status != "stopped":
+            self._turns.start_next_by_task(e.summary or "")  # the model will answer it: a new turn
         task.status = e.status or "completed"
-        task.ended_at = self._now
+        task.ended_at = self._core.now
         task.output_file = e.output_file or task.output_file
         task.summary = e.summary or task.summary
         if e.usage is not None:
@@ -132,7 +155,7 @@ class Tasks(Kernel):
         self._link_call(task, e.tool_use_id)
         self._task_changed(task)
 
-    def _background_tasks(self, e: F.BackgroundTasksChanged, agent: str) -> None:
+    def on_background_tasks(self, e: F.BackgroundTasksChanged, agent: str) -> None:
         ids: list[str] = []
         for entry in e.tasks:
             task_id = str(entry.get("task_id") or "")
@@ -149,34 +172,38 @@ class Tasks(Kernel):
             task = self.tasks.get(task_id)
             if task is not None:
                 task.in_roster = task_id in ids
-                self._changed("task", key=task_id)
+                self._core.changed("task", key=task_id)
         self.roster = ids
 
-    def _task_note(self, text: str, line_no: int) -> bool:
+    def task_note(self, text: str, line_no: int) -> bool:
         """A ``<task-notification>`` on disk: fold it into its task and show it as one
         ``task`` notice (``a3a5… completed · 1,217 tokens · …``, the result as detail)."""
         note = parse_task_notification(text)
         if note is None:
             return False
-        self._task_notification_text(text, line_no)
+        self.task_notification_text(text, line_no)
         task = self.tasks.get(note.task_id)
         if task is not None and note.total_tokens is not None:
             task.total_tokens, task.tool_uses = note.total_tokens, note.tool_uses
             task.duration_ms = note.duration_ms
         level = {"failed": "error", "killed": "warning", "stopped": "warning"}.get(note.status, "info")
-        self._notice(MAIN, line_no, "task", task_note_line(note), level, note.result or None)
+        self._core.notice(MAIN, line_no, "task", task_note_line(note), level, note.result or None)
         return True
 
-    def _task_notification_text(self, text: str, line_no: int) -> None:
+    def task_notification_text(self, text: str, line_no: int) -> None:
         """On disk a background task's end is only a queued ``<task-notification>``
         prompt (no system/task_notification row): fold it like that frame."""
         fields = dict(_TASK_NOTE.findall(text))
         if fields.get("task-id"):
-            call = self.calls.get(fields.get("tool-use-id") or "")
+            call = self._calls.get(fields.get("tool-use-id") or "")
             if call is not None and call.background:  # its tool_result named the task
                 self._task(fields["task-id"], line_no).backgrounded = True
-            self._task_notification(F.TaskNotification(
+            self.on_task_notification(F.TaskNotification(
                 subtype="task_notification", task_id=fields["task-id"],
                 tool_use_id=fields.get("tool-use-id"), status=fields.get("status") or "",
                 output_file=fields.get("output-file"), summary=fields.get("summary"),
                 line_no=line_no), MAIN)
+
+    def tables(self) -> list[dict[str, Task]]:
+        """The containers it made itself that grow with the session."""
+        return [self.tasks]

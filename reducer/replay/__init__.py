@@ -6,9 +6,10 @@
   idle-gap skipping and a clock-driven :class:`Pacer`;
 * :mod:`.markers` — turns, tool calls, errors, hooks, task events and
   compactions, for next / previous jumps and the timeline;
-* :mod:`.player` — the :class:`Replay`: a :class:`~reducer.session.Session`
+* :mod:`.player` — the :class:`Replay`: a :class:`~reducer.fold.Session`
   at any frame, by restoring the nearest checkpoint (or one restored ahead)
   and folding on;
+* :mod:`.snapshot` — a state snapshotted, packed and restored;
 * :mod:`.checkpoints` — how checkpoints are kept and read back;
   :mod:`.pool` — the final state's units they share;
 * :mod:`.describe` — what a frame's change records mean, in words.

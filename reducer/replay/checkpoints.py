@@ -1,7 +1,7 @@
 """Replay checkpoints: how they are kept, and read back.
 
-A checkpoint is a :meth:`~reducer.fold.kernel.Kernel.checkpoint` of the fold
-at some frame, :func:`~reducer.fold.snapshot.pack`-ed. :class:`Checkpoints`
+A checkpoint is a :func:`~reducer.replay.snapshot.checkpoint` of the fold
+at some frame, :func:`~reducer.replay.snapshot.pack`-ed. :class:`Checkpoints`
 keeps them by position under a byte budget, the builder's first pass adding
 plain ones and its second replacing each with one that takes the final
 state's unchanged units from a pool (:class:`Pooled`, see
@@ -17,10 +17,10 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from typing import Any
 
-from ..fold.snapshot import pack
-from ..session import Session
+from ..fold import Session
 from .describe import ChangeDescriber
 from .pool import UnitPool
+from .snapshot import pack, restore_with_extra
 
 __all__ = ["Buffer", "Checkpoints", "Kept", "PLAIN", "POOL", "POOLED", "Pooled",
            "pack", "restore_checkpoint"]
@@ -55,12 +55,12 @@ Kept = Buffer | Pooled
 def restore_checkpoint(kept: Kept, **options: Any) -> tuple[Session, ChangeDescriber | None]:
     """A kept checkpoint's state, and the describer synced with it that the
     builder saved with it (``None`` from a checkpoint taken without one).
-    ``options`` go to ``Session.restore_with_extra``."""
+    ``options`` go to :func:`~reducer.replay.snapshot.restore_with_extra`."""
     if type(kept) is Pooled:
-        session, extra = Session.restore_with_extra(kept.data, packed=True,
-                                                    shared=kept.pool.objects, **options)
+        session, extra = restore_with_extra(kept.data, packed=True, shared=kept.pool.objects,
+                                            **options)
     else:
-        session, extra = Session.restore_with_extra(kept, packed=True, **options)
+        session, extra = restore_with_extra(kept, packed=True, **options)
     return session, extra if isinstance(extra, ChangeDescriber) else None
 
 
@@ -124,7 +124,7 @@ class Checkpoints:
                 + (type(self._last) is Pooled)
 
     def add(self, position: int, snapshot: Buffer, *, packed: bool = False) -> bool:
-        """Keep ``snapshot`` (a :meth:`Session.checkpoint`, or its
+        """Keep ``snapshot`` (a :func:`~reducer.replay.snapshot.checkpoint`, or its
         :func:`pack` when ``packed``) taken after ``position`` frames, when the
         position is on the current grid or is :attr:`last_position`; positions
         must grow from call to call. Returns whether it was kept."""

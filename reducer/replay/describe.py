@@ -11,7 +11,7 @@ every call, task and hook: ~10 ms at 100 MB).
 
 from __future__ import annotations
 
-from ..session import Session
+from ..fold import Session
 from ..state import (
     MAIN,
     Change,

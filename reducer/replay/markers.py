@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Literal, get_args
 
 from .. import frames as F
-from ..session import NON_PROMPT_MARKERS
+from ..fold import NON_PROMPT_MARKERS
 from .frames import ReplayFrame
 
 __all__ = ["MarkerKind", "MARKER_KINDS", "frame_markers", "Markers"]

@@ -1,8 +1,8 @@
 """A session at any frame: checkpoints of the fold, restored and folded on.
 
-:class:`Replay` holds the frames, a :class:`~reducer.session.Session` as of
+:class:`Replay` holds the frames, a :class:`~reducer.fold.Session` as of
 the current frame, and its :class:`~reducer.replay.checkpoints.Checkpoints`
-(``Session.checkpoint()`` every ``interval`` frames and at the frame before
+(:func:`~reducer.replay.snapshot.checkpoint` every ``interval`` frames and at the frame before
 the last, built by
 :meth:`Replay.build_checkpoints`, which a caller runs in a worker while the
 user already steps). Seeking restores the nearest checkpoint at or before the
@@ -39,7 +39,7 @@ from collections.abc import Callable, Container, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from ..collector import collector_paused, promote_to_oldest
-from ..session import Session
+from ..fold import Session
 from ..state import Change
 from .checkpoints import PLAIN, POOL, POOLED, Checkpoints, restore_checkpoint
 from .describe import ChangeDescriber
@@ -47,6 +47,7 @@ from .frames import ReplayFrame
 from .markers import Markers
 from .pacing import Timeline, pace
 from .pool import PoolPlan
+from .snapshot import back_links, checkpoint, own_tables
 
 __all__ = ["Replay", "SeekResult", "dismantle", "release"]
 
@@ -76,7 +77,7 @@ def release(session: Session, shared: Container[int] = frozenset()) -> None:
     one such state). It can still be read, not folded on. ``shared``: the
     ``id`` of calls and hook runs other states share (a checkpoint pool's,
     :attr:`~reducer.replay.pool.UnitPool.owners`), left as they are."""
-    for owner, _ in session.back_links():
+    for owner, _ in back_links(session):
         if id(owner) not in shared:
             owner.item = None
 
@@ -87,16 +88,16 @@ def dismantle(session: Session, burst: int = 2048,
     (a worker thread running it lets the others run): at 100 MB a state is
     ~700k objects, ~150 ms to free in one go. Its cycles are broken first
     (as :func:`release` does, ``shared`` left alone), ``burst`` at a time, then the tables it made
-    itself (:meth:`~reducer.fold.kernel.Kernel.own_tables`) are emptied
+    itself (:func:`~reducer.replay.snapshot.own_tables`) are emptied
     ``burst`` entries at a time; the rest goes with the last reference."""
-    links = [link for link in session.back_links() if id(link[0]) not in shared]
+    links = [link for link in back_links(session) if id(link[0]) not in shared]
     yield
     for start in range(0, len(links), burst):
         for owner, _ in links[start:start + burst]:
             owner.item = None
         yield
     del links
-    for container in session.own_tables():  # never a frame's own list or dict
+    for container in own_tables(session):  # never a frame's own list or dict
         while container:
             if isinstance(container, list):
                 del container[-burst:]
@@ -495,7 +496,7 @@ class Replay:
                   session: Session | None = None) -> Iterator[tuple[int, bytes]]:
         """Fold every frame once more on a private session (``session``, a new
         one by default) and yield
-        ``(position, Session.checkpoint())`` on ``grid``'s
+        ``(position, checkpoint(session))`` on ``grid``'s
         :meth:`~Checkpoints.planned_interval`, and at the frame before the
         last (the state the user steps through is not touched); each size
         taken is told to ``grid``, which plans from it."""
@@ -509,7 +510,7 @@ class Replay:
             if (position % grid.planned_interval(n) == 0 and position < n) or position == n - 1:
                 with collector_paused():
                     # with the describer's values: a restore need not read them again
-                    snapshot = session.checkpoint(ChangeDescriber.of(session))
+                    snapshot = checkpoint(session, ChangeDescriber.of(session))
                 grid.snapshot_taken(position, len(snapshot))
                 yield position, snapshot
 

@@ -14,7 +14,7 @@ pool (:class:`UnitPool`) instead of building them.
 The states a replay holds (the one shown, the restore made ahead, the ones a
 seek left behind) then share the pooled units. That is sound because a fold
 never changes a unit that equals its final self: every change to a unit
-bumps its item's version (``Kernel._touch``; a test checks it frame by frame
+bumps its item's version (``Core.touch``; a test checks it frame by frame
 on the recordings), and versions only grow, so a unit that will change again
 differs from its final self. The code that frees a left-behind state skips
 the pool's calls and hook runs (:attr:`UnitPool.owners`).
@@ -32,9 +32,9 @@ from typing import Any
 from msgspec.structs import astuple
 
 from ..collector import collector_paused, promote_to_oldest
-from ..fold.snapshot import Inflating
-from ..session import Session
+from ..fold import Session
 from ..state import HookItem, HookRun, Item, ToolCall, ToolItem, TurnFooterItem
+from .snapshot import Inflating, checkpoint
 
 __all__ = ["PoolPlan", "UnitPool", "signature"]
 
@@ -146,8 +146,8 @@ class PoolPlan:
         return out
 
     def checkpoint(self, session: Session, extra: Any = None) -> bytes:
-        """``session.checkpoint(extra)`` with its final units as pool indexes."""
-        return session.checkpoint(extra, shared=self.shared(session))
+        """``checkpoint(session, extra)`` with its final units as pool indexes."""
+        return checkpoint(session, extra, shared=self.shared(session))
 
 
 class UnitPool:
@@ -163,7 +163,7 @@ class UnitPool:
     @classmethod
     def load(cls, data: Any, *, packed: bool = True,
              cancelled: Callable[[], bool] | None = None) -> UnitPool:
-        """The pool :meth:`PoolPlan.pickled` made, as :func:`~reducer.fold.snapshot.pack`
+        """The pool :meth:`PoolPlan.pickled` made, as :func:`~reducer.replay.snapshot.pack`
         left it unless not ``packed`` (``EOFError`` once ``cancelled``); built
         with the collector off, and moved to its oldest generation, as a
         restore is."""

@@ -22,7 +22,7 @@ from typing import Any
 from cctv.reducer import frames as F
 from cctv.reducer.feed import Feed
 from cctv.reducer.lines import LineSplitter, RawLine
-from cctv.reducer.session import Session
+from cctv.reducer.fold import Session
 from cctv.reducer.state import MAIN, Item, PromptItem, TextItem, ToolItem
 from cctv.reducer.summary import prompt_count
 

@@ -14,7 +14,7 @@ from cctv.reducer.feed import Feed, read_file_lines
 from cctv.reducer.frames import Entry
 from cctv.reducer.lines import LineSplitter
 from cctv.reducer.replay import AgentFile, Markers, Replay, ReplayFrame, Timeline, merge_frames, pace
-from cctv.reducer.session import Session
+from cctv.reducer.fold import Session
 
 from ..discovery import subagent_files
 from ..loader import InputError, check_readable

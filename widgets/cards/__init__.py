@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from rich.text import Text
 from textual.strip import Strip
 
-from cctv.reducer.session import SUBAGENT_TOOLS
+from cctv.reducer.fold import SUBAGENT_TOOLS
 from cctv.reducer.state import (
     CompactionItem,
     HookItem,
@@ -73,7 +73,7 @@ from .card import call_task
 from .tool import _tool, _tool_h
 
 if TYPE_CHECKING:
-    from cctv.reducer.session import Session
+    from cctv.reducer.fold import Session
 
 __all__ = [
     "Palette", "RenderContext", "render_item", "estimate_height", "margin_top", "live_key",

@@ -21,7 +21,7 @@ from cctv.reducer.images import ImageInfo, describe
 from ..safe_text import from_ansi, safe_text, visible
 
 if TYPE_CHECKING:
-    from cctv.reducer.session import Session
+    from cctv.reducer.fold import Session
 
 FOLD_LINES = 8
 """Body lines a collapsed card shows before "… N more lines"."""

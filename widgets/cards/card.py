@@ -28,7 +28,7 @@ from ..status_glyphs import STATUSES
 from .base import FOLD_LINES, Palette, RenderContext, _Body, _count_lines, image_lines
 
 if TYPE_CHECKING:
-    from cctv.reducer.session import Session
+    from cctv.reducer.fold import Session
 
 __all__ = ["ToolCard", "register", "card_for", "result_lines", "call_task", "CARDS",
            "shown_result", "denial"]

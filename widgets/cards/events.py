@@ -38,7 +38,7 @@ from .base import (
 )
 
 if TYPE_CHECKING:
-    from cctv.reducer.session import Session
+    from cctv.reducer.fold import Session
 
 
 def _compaction_label(item: CompactionItem) -> str:

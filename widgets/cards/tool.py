@@ -31,7 +31,7 @@ from .base import (
 from .card import card_for, denial
 
 if TYPE_CHECKING:
-    from cctv.reducer.session import Session
+    from cctv.reducer.fold import Session
 
 
 def _status(call: ToolCall, p: Palette) -> tuple[Text, Style]:

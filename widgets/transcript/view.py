@@ -1,7 +1,7 @@
 """The transcript of one agent: :class:`TranscriptView`.
 
 :class:`TranscriptView` draws the items of one agent (the main conversation or
-a sub-agent) from the folded :class:`~reducer.session.Session`. It reads state
+a sub-agent) from the folded :class:`~reducer.fold.Session`. It reads state
 and never parses frames; the app feeds it the fold's
 :class:`~reducer.state.Change` records through :meth:`TranscriptView.apply_changes`,
 and a replay seek another state of the session through :meth:`TranscriptView.rebind`.
@@ -26,7 +26,7 @@ from textual.message import Message
 from textual.strip import Strip
 
 from cctv.reducer.filters import ViewFilter, next_preset
-from cctv.reducer.session import Session
+from cctv.reducer.fold import Session
 from cctv.reducer.state import MAIN, Change, Item, ToolItem
 
 from ..cards import margin_top

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from rich.style import Style
 from rich.text import Text
 
-from cctv.reducer.session import SUBAGENT_TOOLS
+from cctv.reducer.fold import SUBAGENT_TOOLS
 from cctv.reducer.state import ToolCall
 from cctv.reducer.tools import Raw, Tool
 from cctv.reducer.notes import agent_reply
@@ -18,7 +18,7 @@ from ..base import RenderContext, _Body, clean
 from ..card import ToolCard, call_task, register, shown_result
 
 if TYPE_CHECKING:
-    from cctv.reducer.session import Session
+    from cctv.reducer.fold import Session
 
 
 def _answer(call: ToolCall, session: Session) -> tuple[str, bool]:

@@ -15,7 +15,7 @@ from ..base import RenderContext, _Body, _count_lines, _lines, clean
 from ..card import ToolCard, register, result_lines
 
 if TYPE_CHECKING:
-    from cctv.reducer.session import Session
+    from cctv.reducer.fold import Session
 
 
 def _background(call: ToolCall, bash: BashResult | None) -> tuple[bool, str | None]:

@@ -14,7 +14,7 @@ from ..base import Palette, RenderContext, _Body, clean
 from ..card import ToolCard, register, result_lines
 
 if TYPE_CHECKING:
-    from cctv.reducer.session import Session
+    from cctv.reducer.fold import Session
 
 DIFF_LIMIT = 4_000_000
 """Above this many line pairs an edit is shown as its changed block (common lines

@@ -12,7 +12,7 @@ from ..base import BODY_INDENT, RenderContext, _Body
 from ..card import ToolCard, register, result_lines
 
 if TYPE_CHECKING:
-    from cctv.reducer.session import Session
+    from cctv.reducer.fold import Session
 
 
 def _input_shown(tool: Tool) -> bool:

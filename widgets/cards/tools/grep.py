@@ -15,7 +15,7 @@ from ..base import RenderContext, _Body, _count_lines, clean
 from ..card import ToolCard, register
 
 if TYPE_CHECKING:
-    from cctv.reducer.session import Session
+    from cctv.reducer.fold import Session
 
 
 class GrepResult(msgspec.Struct, gc=False):

@@ -14,7 +14,7 @@ from ..base import READ_FOLD_LINES, RenderContext, _Body, _count_lines, _lines, 
 from ..card import ToolCard, register, result_lines, shown_result
 
 if TYPE_CHECKING:
-    from cctv.reducer.session import Session
+    from cctv.reducer.fold import Session
 
 
 @register

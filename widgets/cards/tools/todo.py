@@ -16,7 +16,7 @@ from ..base import RenderContext, _Body, clean
 from ..card import ToolCard, register, result_lines
 
 if TYPE_CHECKING:
-    from cctv.reducer.session import Session
+    from cctv.reducer.fold import Session
 
 
 @register

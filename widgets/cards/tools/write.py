@@ -17,7 +17,7 @@ from ..base import EXPAND_LINES, FOLD_LINES, Palette, RenderContext, _Body, _cou
 from ..card import ToolCard, register, result_lines
 
 if TYPE_CHECKING:
-    from cctv.reducer.session import Session
+    from cctv.reducer.fold import Session
 
 
 @lru_cache(maxsize=1)

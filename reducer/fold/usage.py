@@ -1,0 +1,113 @@
+"""Cost and usage: tokens of assistant messages (counted once per message),
+of ``result`` frames, the cost of each turn and in all, the context window.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import frames as F
+from ..state import Agent, Totals, Turn
+from .core import Core
+
+__all__ = ["Usage", "usage_counts", "usage_totals"]
+
+
+def usage_totals(u: F.Usage | None) -> Totals:
+    """Token counters of an API ``usage`` object (``None`` fields read as 0)."""
+    if u is None:
+        return Totals()
+    return Totals(*usage_counts(u))
+
+
+def usage_counts(u: F.Usage) -> tuple[int, int, int, int]:
+    """:func:`usage_totals` as the tuple :attr:`Totals.counts` (no Totals made)."""
+    return (u.input_tokens or 0, u.output_tokens or 0,
+            u.cache_creation_input_tokens or 0, u.cache_read_input_tokens or 0)
+
+
+class Usage:
+    """Token and cost totals, and each turn's share of them."""
+
+    def __init__(self, core: Core) -> None:
+        self._core = core
+        self.cost_usd: float | None = None
+        """Total cost in USD; ``None`` while no frame recorded one (unknown, not $0)."""
+        self._cost_base = 0.0
+        self._cost_last = 0.0
+        self._api_last = 0.0
+        self.result_usage = Totals()
+        self.assistant_usage = Totals()
+        self._usage_by_message: dict[tuple[str, str | None], tuple[int, int, int, int]] = {}
+        """(message id, request id) → the :attr:`Totals.counts` last counted for it."""
+        self.model_usage: dict[str, dict[str, Any]] = {}
+        self.context_window: int | None = None
+        self.context_tokens: int | None = None
+        self.results = 0
+        self.is_error = False
+        self.last_result: F.Result | None = None
+
+    @property
+    def totals(self) -> Totals:
+        """Main-loop usage: summed from ``result`` frames when there are any, else
+        from assistant messages counted once per (message id, request id)."""
+        return self.result_usage if self.results else self.assistant_usage
+
+    def assistant(self, agent: Agent, main: bool, key: tuple[str, str | None],
+                  usage: F.Usage) -> None:
+        """An assistant frame of ``agent`` (``main``: the main loop) reported
+        ``usage`` for the message ``key`` (message id, request id): the
+        latest frame's figures count, once per message."""
+        new = usage_counts(usage)
+        old = self._usage_by_message.get(key)
+        self._usage_by_message[key] = new
+        agent.output_tokens += new[1] - old[1] if old is not None else new[1]
+        if main:  # main loop only, like result.usage
+            self.assistant_usage.add_counts(new, old)
+            self.context_tokens = sum(new)
+
+    def result(self, e: F.Result, turn: Turn) -> None:
+        """A ``result`` closed ``turn``: its cost, usage and API time, and the totals."""
+        self.results += 1
+        self.last_result = e
+        total = e.total_cost_usd
+        if total is not None:
+            if total < self._cost_last:  # a new query() run: its total starts again
+                self._cost_base += self._cost_last
+                self._api_last = 0.0  # and so does its API time
+            turn.cost_usd = max(total - self._cost_last, 0.0) if total >= self._cost_last else total
+            self._cost_last = total
+            self.cost_usd = self._cost_base + total
+        usage = usage_totals(e.usage)
+        turn.usage = usage
+        self.result_usage.add(usage)
+        if e.modelUsage:
+            self.model_usage = e.modelUsage  # (a turn's own is in its result: end_line)
+            for mu in e.modelUsage.values():
+                window = mu.get("contextWindow") if isinstance(mu, dict) else None
+                if window:
+                    self.context_window = window
+        api = e.duration_api_ms
+        turn.api_total_ms = api
+        if api:  # the query's running total: this turn's share is what it added
+            turn.duration_api_ms = api - self._api_last if api >= self._api_last else api
+            self._api_last = api
+        else:
+            turn.duration_api_ms = api
+        self.is_error = e.is_error
+
+    def restart(self) -> None:
+        """The conversation was reset: the CLI's running cost starts again."""
+        self._cost_base += self._cost_last
+        self._cost_last = 0.0
+
+    def on_cost_state(self, e: F.CostState, agent: str) -> None:
+        if e.totalCostUSD is not None and not self.results:
+            self.cost_usd = e.totalCostUSD
+            if e.modelUsage:
+                self.model_usage = e.modelUsage
+            self._core.changed("session")
+
+    def tables(self) -> list[dict[tuple[str, str | None], tuple[int, int, int, int]]]:
+        """The containers it made itself that grow with the session."""
+        return [self._usage_by_message]
