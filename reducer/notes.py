@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from .pretty import format_duration
+from .format import format_duration
 
 __all__ = ["TaskNote", "parse_task_notification", "task_note_line", "AgentReply", "agent_reply"]
 

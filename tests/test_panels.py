@@ -14,16 +14,8 @@ from textual.widgets import Footer, Static
 
 from cctv.reducer.decode import decode_line
 from cctv.reducer.feed import Feed, read_file_lines
-from cctv.reducer.pretty import (
-    compact_count,
-    escape_bytes,
-    format_cost,
-    format_duration,
-    human_bytes,
-    pretty_json,
-    raw_view,
-    short_path,
-)
+from cctv.reducer.format import compact_count, format_cost, format_duration, human_bytes, short_path
+from cctv.reducer.pretty import escape_bytes, pretty_json, raw_view
 from cctv.reducer.fold import Session
 from cctv.viewer.loader import load_path
 from cctv.viewer.screens.help import HelpScreen

@@ -18,7 +18,7 @@ from rich.console import Console
 from cctv.reducer.format import compact_count, format_duration
 from cctv.reducer.fold import Session
 from cctv.reducer.state import MAIN, NoticeItem, ToolCall, ToolItem
-from cctv.widgets.render_items import Palette, RenderContext, render_item
+from cctv.widgets.cards import Palette, RenderContext, render_item
 from cctv.widgets.status_bar import status_parts
 from cctv.widgets.status_glyphs import LEGEND, STATUSES, normalise
 from cctv.widgets.tasks_panel import render_row, task_rows
