@@ -79,11 +79,6 @@ class Timeline:
                 else (self.offsets, 0.0)
         return cached
 
-    def index_at(self, offset: float, skip_idle: bool = False) -> int:
-        """The last frame recorded at or before ``offset`` seconds (0-based)."""
-        offsets = self.paced(skip_idle)[0]
-        return max(0, bisect_right(offsets, offset) - 1)
-
 
 def skip_gaps(offsets: Sequence[float], gap: float = IDLE_GAP_S,
               kept: float = IDLE_KEPT_S) -> tuple[list[float], float]:

@@ -492,7 +492,7 @@ class BrowseScreen(Screen[None]):
         """Add up to ``count`` entries; True if some are left."""
         for key, cells in itertools.islice(entries, count):
             table.add_row(*cells, key=key)
-        return _has_more(entries)
+        return entries.more()
 
     def _fill_more(self, table: DataTable, entries: _Peekable, generation: int) -> None:
         """Add the rest of a long list a chunk per frame, so the first screen (and
@@ -565,10 +565,10 @@ class BrowseScreen(Screen[None]):
             totals.append(format_duration(row.duration_s))
         parts += [(" · ".join(totals), "italic"), "\n\n"]
         if row.first_prompt:
-            parts += [("First prompt", "bold underline"), "\n", _one_para(row.first_prompt, 600),
+            parts += [("First prompt", "bold underline"), "\n", _one_line(row.first_prompt, 600),
                       "\n\n"]
         if row.last_reply:
-            parts += [("Last reply", "bold underline"), "\n", _one_para(row.last_reply, 600),
+            parts += [("Last reply", "bold underline"), "\n", _one_line(row.last_reply, 600),
                       "\n\n"]
         if row.tasks:
             parts += [("Tasks", "bold underline"), "\n"]
@@ -745,12 +745,3 @@ class _Peekable:
             except StopIteration:
                 return False
         return True
-
-
-def _has_more(entries: Any) -> bool:
-    return entries.more()
-
-
-def _one_para(text: str, limit: int) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
