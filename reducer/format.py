@@ -16,9 +16,12 @@ def exact_count(n: int | float | None) -> str:
     return f"{int(n or 0):,}"
 
 
-def plural(n: int, word: str) -> str:
-    """``1 tool``, ``3 tools``."""
-    return f"{n} {word}" + ("" if n == 1 else "s")
+def plural(n: int, word: str, many: str | None = None, *, grouped: bool = False) -> str:
+    """``1 tool``, ``3 tools``: a count and its word. ``many`` is the plural when
+    it is not ``word + "s"`` (``2 matches``); ``grouped`` separates the count's
+    thousands (``1,234 more lines``)."""
+    count = f"{n:,}" if grouped else str(n)
+    return f"{count} {word}" if n == 1 else f"{count} {many or word + 's'}"
 
 
 def human_bytes(n: int) -> str:

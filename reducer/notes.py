@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from .format import format_duration
+from .format import format_duration, plural
 
 __all__ = ["TaskNote", "parse_task_notification", "task_note_line", "AgentReply", "agent_reply"]
 
@@ -63,7 +63,7 @@ def task_note_line(note: TaskNote) -> str:
     if note.total_tokens is not None:
         parts.append(f"{note.total_tokens:,} tokens")
     if note.tool_uses is not None:
-        parts.append(f"{note.tool_uses} tool{'s' if note.tool_uses != 1 else ''}")
+        parts.append(plural(note.tool_uses, "tool"))
     if note.duration_ms is not None:
         parts.append(format_duration(note.duration_ms / 1000))
     if note.summary:

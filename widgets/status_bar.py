@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from textual.content import Content
 from textual.widgets import Static
 
-from cctv.reducer.format import compact_count, format_cost, format_duration, short_path
+from cctv.reducer.format import compact_count, format_cost, format_duration, plural, short_path
 from cctv.reducer.fold import Session
 from cctv.reducer.state import Activity
 from cctv.reducer.summary import final_status
@@ -117,7 +117,7 @@ def status_parts(session: Session, *, source: str, following: bool, ended: str |
         _Part(10, 70, Content.styled(_model(session), "bold")),
     ]
     turns = len(session.turns)
-    parts.append(_Part(20, 50, Content(f"{turns} turn" + ("" if turns == 1 else "s"))))
+    parts.append(_Part(20, 50, Content(plural(turns, "turn"))))
     cost = session.cost_usd  # None: never recorded (not $0)
     parts.append(_Part(30, 80, Content.styled("–" if cost is None else format_cost(cost),
                                               "$text-muted" if cost is None else "$text-success")))

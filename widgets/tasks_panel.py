@@ -21,7 +21,7 @@ from textual.widget import Widget
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from cctv.reducer.format import compact_count, format_duration, short_path
+from cctv.reducer.format import compact_count, format_duration, plural, short_path
 from cctv.reducer.fold import Session
 from cctv.reducer.state import Change
 
@@ -48,7 +48,7 @@ def _usage_text(row: TaskRow) -> str:
     if row.tokens:
         parts.append(f"{compact_count(row.tokens)} {'out' if row.tokens_are_output else 'tok'}")
     if row.tool_uses:
-        parts.append(f"{row.tool_uses} tool" + ("" if row.tool_uses == 1 else "s"))
+        parts.append(plural(row.tool_uses, "tool"))
     return " · ".join(parts)
 
 

@@ -34,7 +34,7 @@ from textual.widgets import DataTable, Footer, Input, OptionList, ProgressBar, S
 from textual.widgets.option_list import Option
 from textual.worker import Worker, WorkerState
 
-from cctv.reducer.format import compact_count, format_cost, format_duration, human_bytes
+from cctv.reducer.format import compact_count, format_cost, format_duration, human_bytes, plural
 from cctv.widgets.safe_text import content, visible
 from cctv.widgets.status_glyphs import status
 
@@ -359,7 +359,7 @@ class BrowseScreen(Screen[None]):
 
     def _where(self, extra: str = "") -> Content:
         count = len(self.rows) if hasattr(self, "rows") else 0
-        return content(f"{count} session{'s' if count != 1 else ''} under "
+        return content(f"{plural(count, 'session')} under "
                        f"{_short_project(str(self.root))}" + (f" · {extra}" if extra else ""))
 
     # --- the index -----------------------------------------------------------------
@@ -649,7 +649,7 @@ class BrowseScreen(Screen[None]):
         options.clear_options()
         if hits:
             options.add_options([Option(hit_content(h)) for h in hits])
-            options.border_title = f"{len(hits)} text match{'es' if len(hits) != 1 else ''}"
+            options.border_title = plural(len(hits), "text match", "text matches")
             options.add_class("-shown")
         else:
             options.remove_class("-shown")

@@ -16,6 +16,7 @@ from textual.reactive import var
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
+from cctv.reducer.format import plural
 from cctv.reducer.fold import Session
 from cctv.reducer.state import MAIN, Change, NoticeItem
 from cctv.reducer.verdict import session_verdict
@@ -277,7 +278,7 @@ class SessionScreen(Screen[None]):
         event.input.remove_class("-open")
         view.focus()
         if event.value:
-            self.notify(f"{count} match{'es' if count != 1 else ''} for {event.value!r}"
+            self.notify(f"{plural(count, 'match', 'matches')} for {event.value!r}"
                         + (" — n / N to step" if count else ""),
                         severity="information" if count else "warning")
 

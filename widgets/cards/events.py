@@ -18,7 +18,7 @@ from cctv.reducer.state import (
     TurnFooterItem,
 )
 
-from cctv.reducer.format import compact_count, exact_count, format_duration
+from cctv.reducer.format import compact_count, exact_count, format_duration, plural
 
 from ..status_glyphs import HOOK, NOTICE_GLYPHS, PROBLEM, STATUSES, UNKNOWN, normalise
 from .base import (
@@ -96,7 +96,7 @@ def _hook(item: HookItem, width: int, expanded: bool, ctx: RenderContext) -> lis
     if key == "running":
         chip.append(f" {STATUSES[key].word}", colour)
         if h.progress:
-            chip.append(f" · {h.progress} update{'s' if h.progress != 1 else ''}", p.muted)
+            chip.append(f" · {plural(h.progress, 'update')}", p.muted)
     elif h.exit_code is not None:
         chip.append(f" exit {h.exit_code}", p.error if h.exit_code else p.muted)
     elif key != "done":
@@ -125,7 +125,7 @@ def _stop_summary(item: StopSummaryItem, width: int, expanded: bool,
     p, console = ctx.palette, ctx.console
     line = Text(f"↳ stop hooks · {item.count} ran", p.muted)
     if item.errors:
-        line.append(f" · {len(item.errors)} error{'s' if len(item.errors) != 1 else ''}", p.error)
+        line.append(f" · {plural(len(item.errors), 'error')}", p.error)
     if item.prevented:
         line.append(" · prevented continuation", p.warning)
     if item.stop_reason:
@@ -219,7 +219,7 @@ def _footer_label(item: TurnFooterItem) -> tuple[str, str]:
     if tokens_in or u.output_tokens:
         parts.append(f"in {compact_count(tokens_in)} out {compact_count(u.output_tokens)}")
     if t.tool_calls:
-        parts.append(f"{t.tool_calls} tool{'s' if t.tool_calls != 1 else ''}")
+        parts.append(plural(t.tool_calls, "tool"))
     problem = ""
     outcome = t.outcome
     if outcome == "interrupted":
