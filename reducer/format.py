@@ -8,7 +8,7 @@ reads the same everywhere. Pure functions; no Textual, no Rich.
 from __future__ import annotations
 
 __all__ = ["human_bytes", "compact_count", "exact_count", "format_duration", "format_cost",
-           "short_path", "plural"]
+           "short_path", "plural", "clip", "short_id"]
 
 
 def exact_count(n: int | float | None) -> str:
@@ -75,6 +75,33 @@ def format_cost(usd: float | None) -> str:
     if usd is None:
         return "$–"
     return f"${usd:.4f}" if abs(usd) < 1 else f"${usd:.2f}"
+
+
+def clip(text: str, width: int, *, one_line: bool = False, trim: bool = False,
+         tail: bool = False) -> str:
+    """``text`` in at most ``width`` characters, cut with ``…`` where it is cut.
+
+    ``one_line`` first makes each run of whitespace (newlines too) one space;
+    ``trim`` leaves no whitespace beside the ``…``; ``tail`` keeps the end
+    (where a path's telling part is) and cuts the start. Characters, not
+    terminal cells: a table cell is cut to its cells by Rich when drawn."""
+    if one_line:
+        text = " ".join(text.split())
+    if len(text) <= width:
+        return text
+    if width <= 0:
+        return ""
+    if tail:
+        kept = text[len(text) - width + 1:]
+        return "…" + (kept.lstrip() if trim else kept)
+    kept = text[: width - 1]
+    return (kept.rstrip() if trim else kept) + "…"
+
+
+def short_id(value: str, keep: int = 4) -> str:
+    """``b0q8…`` for a long id (ids are told apart by their first characters);
+    an id at most two characters longer than ``keep`` is shown whole."""
+    return value if len(value) <= keep + 2 else clip(value, keep + 1)
 
 
 def short_path(path: str, width: int, home: str | None = None) -> str:

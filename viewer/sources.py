@@ -40,6 +40,7 @@ from watchfiles import awatch
 
 from cctv.reducer import giant
 from cctv.reducer.decode import MAX_LINE_BYTES, decode_line
+from cctv.reducer.format import clip
 from cctv.reducer.frames import Malformed
 from cctv.reducer.lines import LineSplitter, RawLine
 
@@ -250,10 +251,6 @@ def _tilde(path: Path | str) -> str:
     if home not in ("", "/") and (p == home or p.startswith(home + os.sep)):
         return "~" + p[len(home) :]
     return p
-
-
-def _shorten(text: str, width: int = 60) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def _err_text(exc: BaseException) -> str:
@@ -1042,7 +1039,7 @@ class CommandSource:
         grace: float = 2.0,
     ) -> None:
         self.argv = list(argv)
-        self.label = "cmd: " + _shorten(shlex.join(self.argv))
+        self.label = "cmd: " + clip(shlex.join(self.argv), 60)
         self.cwd = cwd
         self.env = env
         self.chunk_size = max(1, int(chunk_size))

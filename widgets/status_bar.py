@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from textual.content import Content
 from textual.widgets import Static
 
-from cctv.reducer.format import compact_count, format_cost, format_duration, plural, short_path
+from cctv.reducer.format import clip, compact_count, format_cost, format_duration, plural, short_path
 from cctv.reducer.fold import Session
 from cctv.reducer.state import Activity
 from cctv.reducer.summary import final_status
@@ -177,7 +177,7 @@ def _source_label(source: str, room: int) -> str:
     ``cmd: …``) cut at the end."""
     if source.startswith(("/", "~", "./", "../")):
         return short_path(source, room, os.path.expanduser("~"))
-    return source if len(source) <= room else source[: max(0, room - 1)] + "…"
+    return clip(source, room)
 
 
 def _fit(parts: list[_Part], width: int) -> Content:

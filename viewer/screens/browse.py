@@ -34,7 +34,7 @@ from textual.widgets import DataTable, Footer, Input, OptionList, ProgressBar, S
 from textual.widgets.option_list import Option
 from textual.worker import Worker, WorkerState
 
-from cctv.reducer.format import compact_count, format_cost, format_duration, human_bytes, plural
+from cctv.reducer.format import clip, compact_count, format_cost, format_duration, human_bytes, plural
 from cctv.widgets.safe_text import content, visible
 from cctv.widgets.status_glyphs import status
 
@@ -84,11 +84,11 @@ def _cost(r: SessionRow) -> str:
 COLUMNS: tuple[Column, ...] = (
     Column("live", "", lambda r, now: "●" if r.is_live(now, LIVE_WINDOW_S) else " ",
            lambda r: r.mtime, 1),
-    Column("title", "Title", lambda r, now: _one_line(r.title, TITLE_WIDTH),
+    Column("title", "Title", lambda r, now: clip(r.title, TITLE_WIDTH, one_line=True),
            lambda r: r.title.lower(), TITLE_WIDTH),
-    Column("project", "Project", lambda r, now: _tail(_short_project(r.project), 28),
+    Column("project", "Project", lambda r, now: clip(_short_project(r.project), 28, tail=True),
            lambda r: r.project.lower(), 28),
-    Column("branch", "Branch", lambda r, now: _one_line(r.git_branch or "", 16),
+    Column("branch", "Branch", lambda r, now: clip(r.git_branch or "", 16, one_line=True),
            lambda r: r.git_branch or "", 16),
     Column("started", "Started", lambda r, now: _when(r.started), lambda r: r.started or "", 16),
     Column("last", "Last activity", lambda r, now: _when(r.last_activity), activity_order, 16),
@@ -105,11 +105,6 @@ COLUMNS: tuple[Column, ...] = (
            lambda r: r.subagents, 6),
 )
 _BY_KEY = {c.key: c for c in COLUMNS}
-
-
-def _one_line(text: str, width: int) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
 def _safe(text: str) -> str:
@@ -149,11 +144,6 @@ class Cell:
         if cell_len(text) > room:
             text = set_cell_size(text, room - 1) + "…" if room > 0 else ""
         yield Segment(text)
-
-
-def _tail(text: str, width: int) -> str:
-    """The end of ``text`` (where a path's telling part is) in ``width`` characters."""
-    return text if len(text) <= width else "…" + text[-(width - 1):]
 
 
 def _short_project(project: str) -> str:
@@ -224,7 +214,7 @@ def narrow(rows: list[SessionRow], query: str) -> list[SessionRow]:
 def hit_content(hit: Hit, width: int = 200) -> Content:
     """A hit as one line: session title, the matching text with its words marked, the time."""
     on, off = MARKS
-    parts: list[str | tuple[str, str]] = [(_one_line(hit.title, 40), "bold"), "  "]
+    parts: list[str | tuple[str, str]] = [(clip(hit.title, 40, one_line=True), "bold"), "  "]
     text = hit.snippet[:width]
     while text:
         start = text.find(on)
@@ -565,16 +555,16 @@ class BrowseScreen(Screen[None]):
             totals.append(format_duration(row.duration_s))
         parts += [(" · ".join(totals), "italic"), "\n\n"]
         if row.first_prompt:
-            parts += [("First prompt", "bold underline"), "\n", _one_line(row.first_prompt, 600),
+            parts += [("First prompt", "bold underline"), "\n", clip(row.first_prompt, 600, one_line=True),
                       "\n\n"]
         if row.last_reply:
-            parts += [("Last reply", "bold underline"), "\n", _one_line(row.last_reply, 600),
+            parts += [("Last reply", "bold underline"), "\n", clip(row.last_reply, 600, one_line=True),
                       "\n\n"]
         if row.tasks:
             parts += [("Tasks", "bold underline"), "\n"]
             for task in row.tasks[:12]:
                 parts.append(f"  {status(task['status']).word:<10} "
-                             f"{_one_line(task['description'], 60)}\n")
+                             f"{clip(task['description'], 60, one_line=True)}\n")
         parts.append((f"\n{_short_project(row.path)}", "dim"))
         text.update(Content.assemble(*_safe_parts(parts)))
 
