@@ -8,7 +8,7 @@ reads the same everywhere. Pure functions; no Textual, no Rich.
 from __future__ import annotations
 
 __all__ = ["human_bytes", "compact_count", "exact_count", "format_duration", "format_cost",
-           "short_path", "plural", "clip", "short_id"]
+           "short_path", "tilde", "plural", "clip", "short_id"]
 
 
 def exact_count(n: int | float | None) -> str:
@@ -104,11 +104,20 @@ def short_id(value: str, keep: int = 4) -> str:
     return value if len(value) <= keep + 2 else clip(value, keep + 1)
 
 
+def tilde(path: str, home: str) -> str:
+    """``path`` with the home directory ``home`` at its start as ``~``
+    (``~/src/demo``). A home of ``/`` (or none) is no home: every path is under it."""
+    home = home.rstrip("/")
+    if home and (path == home or path.startswith(home + "/")):
+        return "~" + path[len(home):]
+    return path
+
+
 def short_path(path: str, width: int, home: str | None = None) -> str:
-    """``path`` with ``home`` as ``~`` and, if still wider than ``width``
-    characters, its middle replaced by ``…`` (the file name is kept)."""
-    if home and (path == home or path.startswith(home.rstrip("/") + "/")):
-        path = "~" + path[len(home.rstrip("/")):]
+    """``path`` with ``home`` as ``~`` (:func:`tilde`) and, if still wider than
+    ``width`` characters, its middle replaced by ``…`` (the file name is kept)."""
+    if home:
+        path = tilde(path, home)
     if len(path) <= width:
         return path
     if width <= 1:
