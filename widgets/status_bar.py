@@ -10,7 +10,6 @@ built from plain Content, never markup.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 from textual.content import Content
@@ -21,6 +20,7 @@ from cctv.reducer.fold import Session
 from cctv.reducer.state import Activity
 from cctv.reducer.summary import final_status
 
+from .home import home
 from .safe_text import visible
 from .status_glyphs import BACKGROUND, ENDED, FOLLOW, IDLE, PAUSED, PROBLEM, STATUSES, THINKING, css
 
@@ -176,7 +176,7 @@ def _source_label(source: str, room: int) -> str:
     """A path with ``~`` and its middle cut; anything else (``stdin``,
     ``cmd: …``) cut at the end."""
     if source.startswith(("/", "~", "./", "../")):
-        return short_path(source, room, os.path.expanduser("~"))
+        return short_path(source, room, home())
     return clip(source, room)
 
 

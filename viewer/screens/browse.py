@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 import itertools
-import os
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -34,7 +33,8 @@ from textual.widgets import DataTable, Footer, Input, OptionList, ProgressBar, S
 from textual.widgets.option_list import Option
 from textual.worker import Worker, WorkerState
 
-from cctv.reducer.format import clip, compact_count, format_cost, format_duration, human_bytes, plural
+from cctv.reducer.format import clip, compact_count, format_cost, format_duration, human_bytes, plural, tilde
+from cctv.widgets.home import home
 from cctv.widgets.safe_text import content, visible
 from cctv.widgets.status_glyphs import status
 
@@ -147,10 +147,7 @@ class Cell:
 
 
 def _short_project(project: str) -> str:
-    home = os.environ.get("HOME") or str(Path.home())
-    if project == home or project.startswith(home + "/"):
-        return "~" + project[len(home):]
-    return project
+    return tilde(project, home())
 
 
 _SPREAD = 2
