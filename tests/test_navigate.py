@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from cctv.reducer.filters import PRESETS, ViewFilter, next_preset, parse_hide
-from cctv.reducer.item_time import Arrivals, ItemTimes, format_clock, parse_clock, parse_timestamp
+from cctv.reducer.item_time import Arrivals, ItemTimes, format_clock, parse_clock
+from cctv.reducer.timestamps import parse_timestamp
 from cctv.reducer.state import MAIN, HookItem, NoticeItem, ToolItem
 from cctv.reducer.views import is_error_item
 from cctv.viewer.app import CctvApp

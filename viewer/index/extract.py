@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 from collections import OrderedDict
 from collections.abc import Callable
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +25,7 @@ from cctv.reducer.lines import LineSplitter, RawLine
 from cctv.reducer.fold import Session
 from cctv.reducer.state import MAIN, Item, PromptItem, TextItem, ToolItem
 from cctv.reducer.summary import prompt_count
+from cctv.reducer.timestamps import parse_timestamp
 
 from ..discovery import subagent_files
 from ..subagent_tail import agent_file_found, agent_id_for
@@ -56,15 +56,6 @@ def _flat(value: Any, out: list[str], budget: int) -> int:
         out.append(str(value))
         budget -= len(out[-1])
     return budget
-
-
-def _iso_seconds(stamp: str | None) -> float | None:
-    if not stamp:
-        return None
-    try:
-        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
 
 
 def _searchable(item: Item) -> tuple[str, str] | None:
@@ -272,7 +263,7 @@ class SessionRead:
                 texts.append(TextRow(item.line_no, role, stamp(item.line_no), clip(body, TEXT_LIMIT)))
         self.items_seen = len(items)
         texts += _subagent_texts(session, after_line, stamp, self.agent_items_seen)
-        start, last = _iso_seconds(self.first_ts), _iso_seconds(self.last_ts)
+        start, last = parse_timestamp(self.first_ts), parse_timestamp(self.last_ts)
         cost_known = session.results > 0 or self.cost_state
         usage = session.usage
         p = self.path
