@@ -18,7 +18,7 @@ from cctv.reducer.state import (
     TurnFooterItem,
 )
 
-from cctv.reducer.format import compact_count, exact_count, format_duration, plural
+from cctv.reducer.format import compact_count, exact_count, format_cost, format_duration, plural
 
 from ..status_glyphs import HOOK, NOTICE_GLYPHS, PROBLEM, STATUSES, UNKNOWN, normalise
 from .base import (
@@ -213,7 +213,7 @@ def _footer_label(item: TurnFooterItem) -> tuple[str, str]:
             dur += f" (api {format_duration(t.duration_api_ms / 1000)})"
         parts.append(dur)
     if t.cost_usd is not None:
-        parts.append(f"${t.cost_usd:.4f}")
+        parts.append(format_cost(t.cost_usd))
     u = t.usage
     tokens_in = u.input_tokens + u.cache_creation_input_tokens + u.cache_read_input_tokens
     if tokens_in or u.output_tokens:
