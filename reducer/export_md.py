@@ -37,6 +37,7 @@ from .state import (
     TurnFooterItem,
 )
 from .tools import Bash, tool_from_use, tool_summary
+from .turn_footer import turn_footer
 from .views import bash_result, input_json, result_text
 
 __all__ = ["export_markdown", "MAX_DEPTH"]
@@ -233,17 +234,7 @@ class _Writer:
 
     def footer(self, item: TurnFooterItem) -> str:
         t = item.turn_ref
-        parts = [f"turn {t.index + 1}"]
-        if t.duration_ms is not None:
-            parts.append(format_duration(t.duration_ms / 1000))
-        if t.cost_usd is not None:
-            parts.append(format_cost(t.cost_usd))
-        u = t.usage
-        tokens_in = u.input_tokens + u.cache_creation_input_tokens + u.cache_read_input_tokens
-        if tokens_in or u.output_tokens:
-            parts.append(f"in {compact_count(tokens_in)} out {compact_count(u.output_tokens)}")
-        if t.tool_calls:
-            parts.append(plural(t.tool_calls, "tool call"))
+        parts = turn_footer(t, api_time=False, calls="tool call")
         if t.is_error or (t.subtype and t.subtype != "success"):
             parts.append(f"failed: {t.subtype or 'error'}")
         out = f"*{_safe(' · '.join(parts))}*"

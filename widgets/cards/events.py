@@ -18,7 +18,8 @@ from cctv.reducer.state import (
     TurnFooterItem,
 )
 
-from cctv.reducer.format import compact_count, exact_count, format_cost, format_duration, plural
+from cctv.reducer.format import exact_count, format_duration, plural
+from cctv.reducer.turn_footer import turn_footer
 
 from ..status_glyphs import HOOK, NOTICE_GLYPHS, PROBLEM, STATUSES, UNKNOWN, normalise
 from .base import (
@@ -206,20 +207,6 @@ def _notice_h(item: NoticeItem, width: int, expanded: bool, session: Session) ->
 
 def _footer_label(item: TurnFooterItem) -> tuple[str, str]:
     t = item.turn_ref
-    parts = [f"turn {t.index + 1}"]
-    if t.duration_ms is not None:
-        dur = format_duration(t.duration_ms / 1000)
-        if t.duration_api_ms:
-            dur += f" (api {format_duration(t.duration_api_ms / 1000)})"
-        parts.append(dur)
-    if t.cost_usd is not None:
-        parts.append(format_cost(t.cost_usd))
-    u = t.usage
-    tokens_in = u.input_tokens + u.cache_creation_input_tokens + u.cache_read_input_tokens
-    if tokens_in or u.output_tokens:
-        parts.append(f"in {compact_count(tokens_in)} out {compact_count(u.output_tokens)}")
-    if t.tool_calls:
-        parts.append(plural(t.tool_calls, "tool"))
     problem = ""
     outcome = t.outcome
     if outcome == "interrupted":
@@ -228,7 +215,7 @@ def _footer_label(item: TurnFooterItem) -> tuple[str, str]:
         problem = f"{STATUSES['failed'].glyph} {STATUSES['failed'].word} · {_error_class(item)}"  # is_error, whatever the subtype says
     elif t.terminal_reason and t.terminal_reason not in ("completed",):
         problem = f"{PROBLEM} {clean(t.terminal_reason)}"
-    return " · ".join(parts), problem
+    return " · ".join(turn_footer(t)), problem
 
 
 _ERROR_CLASSES = {
