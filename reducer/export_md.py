@@ -38,7 +38,7 @@ from .state import (
 )
 from .tools import Bash, tool_from_use, tool_summary
 from .turn_footer import turn_footer
-from .views import bash_result, input_json, result_text
+from .queries import bash_result, input_json, result_text
 
 __all__ = ["export_markdown", "MAX_DEPTH"]
 

@@ -21,7 +21,7 @@ from cctv.reducer.filters import ViewFilter
 from cctv.reducer.item_time import ItemTimes
 from cctv.reducer.state import MAIN, PromptItem, TextItem, ThinkingItem, ToolItem, Turn, TurnFooterItem
 from cctv.reducer.turn_footer import turn_footer
-from cctv.reducer.views import bash_result, result_text
+from cctv.reducer.queries import bash_result, result_text
 from cctv.viewer.cli import main
 from cctv.viewer.loader import load_path
 from cctv.widgets.cards import Palette, RenderContext, render_item
@@ -166,7 +166,7 @@ def test_cli_export_runs_as_a_command() -> None:
 
 async def test_palette_export_writes_a_file_and_names_it(tmp_path: Path, monkeypatch) -> None:
     from cctv.viewer.app import CctvApp
-    from cctv.viewer.commands import export_view
+    from cctv.viewer.palette import export_view
     from cctv.widgets.transcript import TranscriptView
 
     monkeypatch.chdir(tmp_path)

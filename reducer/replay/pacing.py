@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from .. import frames as F
-from .frames import ReplayFrame
+from .order import ReplayFrame
 
 __all__ = ["PacingSource", "Timeline", "pace", "Pacer", "EVEN_STEP_S", "IDLE_GAP_S",
            "IDLE_KEPT_S", "SPEEDS", "faster", "slower", "skip_gaps"]

@@ -301,7 +301,7 @@ class SessionScreen(Screen[None]):
 
     @on(TranscriptView.OpenText)
     def _open_text(self, event: TranscriptView.OpenText) -> None:
-        from cctv.reducer.views import full_text
+        from cctv.reducer.queries import full_text
         from cctv.viewer.external import editor_command, open_text, pager_command, write_cache_file
 
         item = event.item
@@ -313,7 +313,7 @@ class SessionScreen(Screen[None]):
     @on(TranscriptView.ViewImages)
     def _view_images(self, event: TranscriptView.ViewImages) -> None:
         from cctv.reducer.images import image_bytes
-        from cctv.reducer.views import item_images
+        from cctv.reducer.queries import item_images
         from cctv.viewer.external import open_image, write_cache_file
 
         images = item_images(event.item)

@@ -10,7 +10,7 @@ from textual.strip import Strip
 
 from cctv.reducer.state import MAIN, PromptItem, TextItem, ThinkingItem
 from cctv.reducer.format import exact_count, plural
-from cctv.reducer.views import item_images
+from cctv.reducer.queries import item_images
 
 from ..reply_markdown import reply_markdown
 from ..status_glyphs import THINKING

@@ -12,7 +12,7 @@ from textual.strip import Strip
 
 from cctv.reducer.state import ToolCall, ToolItem
 from cctv.reducer.format import format_duration, plural
-from cctv.reducer.views import canonical_tool
+from cctv.reducer.queries import canonical_tool
 
 from ..status_glyphs import BACKGROUND, STATUSES, normalise
 

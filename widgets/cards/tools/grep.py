@@ -10,7 +10,7 @@ from rich.text import Text
 from cctv.reducer.format import plural
 from cctv.reducer.state import ToolCall
 from cctv.reducer.tools import Tool
-from cctv.reducer.views import structured_result
+from cctv.reducer.queries import structured_result
 
 from ..base import RenderContext, _Body, _count_lines, clean
 from ..card import ToolCard, register
