@@ -543,11 +543,11 @@ class BrowseScreen(Screen[None]):
         parts.append((f"{_short_project(row.project)}"
                       + (f"  ⎇ {row.git_branch}" if row.git_branch else ""), "dim"))
         parts.append("\n\n")
-        totals = [f"{row.prompts} prompts", f"{row.tool_calls} tool calls",
+        totals = [plural(row.prompts, "prompt"), plural(row.tool_calls, "tool call"),
                   _cost(row), f"in {compact_count(row.input_tokens)}"
                   f" out {compact_count(row.output_tokens)}", human_bytes(row.bytes)]
         if row.subagents:
-            totals.append(f"{row.subagents} sub-agents")
+            totals.append(plural(row.subagents, "sub-agent"))
         if row.duration_s is not None:
             totals.append(format_duration(row.duration_s))
         parts += [(" · ".join(totals), "italic"), "\n\n"]
