@@ -1,8 +1,10 @@
-"""Numbers, durations, costs and paths for display: the one set of formatters.
+"""Numbers, counts of things, durations, costs, ids, paths and text cut to a
+width, for display: the one set of formatters.
 
 Every view (the transcript's cards, the tasks panel, the status bar, the
-headless ``cctv summary``) formats with these, so a duration or a token count
-reads the same everywhere. Pure functions; no Textual, no Rich.
+browser, the headless ``cctv summary``, the export) formats with these, so a
+duration, a token count or a cut title reads the same everywhere. Pure
+functions; no Textual, no Rich, no environment (the home directory is passed in).
 """
 
 from __future__ import annotations
