@@ -14,6 +14,8 @@ import binascii
 import struct
 from typing import Any, NamedTuple
 
+from .format import human_bytes
+
 __all__ = ["ImageInfo", "image_info", "images_in", "image_bytes", "describe"]
 
 
@@ -124,8 +126,6 @@ def image_bytes(info: ImageInfo) -> bytes:
 
 def describe(info: ImageInfo) -> str:
     """``image/png · 1.2 MiB · 3000×2000``."""
-    from .pretty import human_bytes
-
     parts = [info.media_type, human_bytes(info.size)]
     if info.width is not None and info.height is not None:
         parts.append(f"{info.width}×{info.height}")
