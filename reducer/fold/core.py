@@ -102,6 +102,7 @@ class Core:
         agent.subagent_type = agent.subagent_type or agent_type
         agent.description = agent.description or description or ""
         self.changed("agent_updated", agent_id)
+        self.end()
         return changes
 
     def agent_call_made(self, call: ToolCall) -> None:
@@ -211,6 +212,7 @@ class Core:
         changes: list[Change] = []
         self.begin(changes, MAIN, self._now)
         self.notice(MAIN, 0, "source", text, level)
+        self.end()
         return changes
 
     def problem(self, agent: str, line_no: int, problem: str, kind_key: str,
