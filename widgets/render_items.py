@@ -7,7 +7,6 @@ from cctv.widgets.cards import (  # noqa: F401
     Palette,
     RenderContext,
     estimate_height,
-    live_key,
     margin_top,
     plain_rows,
     render_item,
