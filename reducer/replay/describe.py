@@ -86,22 +86,22 @@ class ChangeDescriber:
         :meth:`sync` would take, at the cost of the records, not of the state
         (every status a frame changes comes with a record of its call, task
         or hook; a test checks it on every recording in the fixtures)."""
-        for change in changes:
+        for change in changes:  # (the commonest kinds first: a failed class test costs)
             match change:
-                case ItemAdded(agent, index) | ItemUpdated(agent, index):
-                    item = _item(session, agent, index)
+                case ItemUpdated() | ItemAdded():
+                    item = _item(session, change.agent, change.index)
                     if isinstance(item, ToolItem) and item.call is not None:
                         self._calls[item.call.id] = item.call.status
-                case TaskChanged(task_id):
-                    task = session.tasks.get(task_id)
-                    if task is not None:
-                        self._tasks[task_id] = task.status
-                case HookChanged(hook_id):
-                    hook = session.hooks.get(hook_id)
+                case HookChanged():
+                    hook = session.hooks.get(change.hook_id)
                     if hook is not None:
-                        self._hooks[hook_id] = hook.status
-                case AgentAdded() | AgentChanged() | SessionChanged():
+                        self._hooks[change.hook_id] = hook.status
+                case SessionChanged() | AgentChanged() | AgentAdded():
                     pass
+                case TaskChanged():
+                    task = session.tasks.get(change.task_id)
+                    if task is not None:
+                        self._tasks[change.task_id] = task.status
                 case _:
                     assert_never(change)
         self._session_values(session)

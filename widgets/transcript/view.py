@@ -247,18 +247,18 @@ results, hooks, compactions and turn footers.
         agent_id = self.agent_id
         dirty: set[int] = set()
         mine = added = False
-        for change in changes:
+        for change in changes:  # (the commonest kinds first: a failed class test costs)
             match change:
-                case ItemUpdated(agent, index):
-                    if agent == agent_id:
+                case ItemUpdated():
+                    if change.agent == agent_id:
                         mine = True
-                        if 0 <= index < len(lines.items):  # (else not indexed yet)
-                            dirty.add(index)
-                case ItemAdded(agent):
-                    if agent == agent_id:
+                        if 0 <= change.index < len(lines.items):  # (else not indexed yet)
+                            dirty.add(change.index)
+                case ItemAdded():
+                    if change.agent == agent_id:
                         mine = added = True
-                case AgentAdded() | AgentChanged() | TaskChanged() | HookChanged() \
-                        | SessionChanged():
+                case HookChanged() | SessionChanged() | TaskChanged() | AgentChanged() \
+                        | AgentAdded():
                     pass
                 case _:
                     assert_never(change)
