@@ -2,7 +2,8 @@
 """A digest of what the reducer produces, to prove an optimisation changed nothing.
 
 For each file: every decoded entry (all fields, raw bytes included), the change
-records each line's ``Feed.feed`` returned, and the whole public folded state
+records each line's ``Feed.feed`` returned (each as its class and fields:
+``ItemAdded(agent='', index=3)``), and the whole public folded state
 (the attributes not starting with ``_`` of every part of the ``Session``, as
 one object under the session's name: the session's public state is theirs;
 walked deeply: items, calls, turns, tasks, hooks, agents…; shared objects are
@@ -15,6 +16,8 @@ each format. Run it before and after a change and compare::
     python bench/fold_digest.py > /tmp/after.txt && diff /tmp/before.txt /tmp/after.txt
 
 ``--dump DIR`` also writes the full text per file, to diff when digests differ.
+``--no-changes`` leaves the change records out: the digest of the entries and
+the state alone, to show that a change to the records changed nothing else.
 """
 
 from __future__ import annotations
@@ -110,19 +113,21 @@ def _fields(obj: Any) -> list[tuple[str, Any]]:
             if not n.startswith("_") and hasattr(obj, n)]
 
 
-def digest_file(path: Path, batch_lines: int = 1,
-                ignore: frozenset[str] = frozenset()) -> tuple[str, str]:
+def digest_file(path: Path, batch_lines: int = 1, ignore: frozenset[str] = frozenset(),
+                changes: bool = True) -> tuple[str, str]:
     """(digest, full text) for one file, fed ``batch_lines`` lines at a time
-    (0: whole ``read_file_lines`` batches), leaving out the fields ``ignore``."""
+    (0: whole ``read_file_lines`` batches), leaving out the fields ``ignore``
+    (and the change records unless ``changes``)."""
     feed = Feed()
     walker = _Walker(ignore)
-    out: list[str] = ["changes:"]
+    out: list[str] = ["changes:"] if changes else []
     for batch in read_file_lines(path):
         step = batch_lines or len(batch)
         for start in range(0, len(batch), step):
-            for ch in feed.feed(batch[start:start + step]):
-                out.append(repr(tuple(ch)))
-            out.append("\n")
+            records = feed.feed(batch[start:start + step])
+            if changes:
+                out += map(repr, records)
+                out.append("\n")
     if feed.session.format == "transcript":
         from cctv.viewer.loader import load_subagents
 
@@ -155,13 +160,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--batch", type=int, default=1, metavar="N",
                     help="feed N lines at a time (default 1: a change list per line; "
                          "0: whole read_file_lines batches)")
+    ap.add_argument("--no-changes", dest="changes", action="store_false",
+                    help="leave the change records out (the entries and the state alone)")
     ap.add_argument("--ignore", action="append", default=[], metavar="FIELD",
                     help="leave this field out of every object (repeatable): a field a "
                          "change adds on purpose, to show nothing else changed")
     args = ap.parse_args(argv)
     files = args.files or default_files(args.ref, args.size_mb)
     for path in files:
-        digest, text = digest_file(path, args.batch, frozenset(args.ignore))
+        digest, text = digest_file(path, args.batch, frozenset(args.ignore), args.changes)
         print(f"{digest}  {path}")
         if args.dump:
             args.dump.mkdir(parents=True, exist_ok=True)

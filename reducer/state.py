@@ -1,9 +1,11 @@
 """The state a viewer draws, as the fold builds it.
 
 Mutable msgspec Structs: the fold updates them in place and
-reports what it touched as :class:`Change` records. Each transcript item is an
-:class:`Item` with a ``version`` that goes up whenever it changes, so a view
-can cache what it rendered per ``(item, version, width)``.
+reports what it touched as :data:`Change` records (:class:`ItemAdded`,
+:class:`ItemUpdated`, :class:`AgentChanged`…). Each transcript item is an
+:class:`Item` with a ``version`` that goes up whenever its look changes (what
+it shows of a sub-agent or a task included), so a view can cache what it
+rendered per ``(item, version, width)``.
 """
 
 from __future__ import annotations
@@ -13,10 +15,12 @@ from typing import Any, Literal, NamedTuple
 import msgspec
 
 __all__ = [
-    "Change", "Item", "PromptItem", "TextItem", "ThinkingItem", "ToolItem", "CompactionItem",
+    "Change", "ItemAdded", "ItemUpdated", "AgentAdded", "AgentChanged", "TaskChanged",
+    "HookChanged", "SessionChanged", "SESSION_CHANGED",
+    "Item", "PromptItem", "TextItem", "ThinkingItem", "ToolItem", "CompactionItem",
     "HookItem", "StopSummaryItem", "NoticeItem", "TurnFooterItem", "ProblemItem",
     "ToolCall", "HookRun", "Task", "Turn", "Agent", "Totals", "MAIN", "CallStatus",
-    "TERMINAL_TASK_STATUSES", "ChangeKind", "Activity", "ActivityKind", "TurnStart", "RateLimit", "TurnOutcome",
+    "TERMINAL_TASK_STATUSES", "Activity", "ActivityKind", "TurnStart", "RateLimit", "TurnOutcome",
 ]
 
 MAIN = ""
@@ -30,28 +34,69 @@ TurnOutcome = Literal["success", "failed", "interrupted"]
 TERMINAL_TASK_STATUSES = frozenset({"completed", "failed", "killed", "stopped", "cancelled"})
 
 
-ChangeKind = Literal["item_added", "item_updated", "agent_added", "agent_updated", "task",
-                     "hook", "session"]
-"""What a :class:`Change` is about:
-
-- ``item_added`` / ``item_updated``: the item ``agent``'s ``items[index]`` is new / changed
-  (a view appends on ``item_added`` and re-measures on ``item_updated``);
-- ``agent_added``: the agent ``agent`` now exists (its transcript is empty so far);
-- ``agent_updated``: the agent ``agent`` changed (its status: done, failed…);
-- ``task`` / ``hook``: the task or hook run with id ``key`` changed;
-- ``session``: session info, status or totals changed.
-
-A source that is truncated or replaced is not a change: the viewer starts a
-new :class:`~reducer.fold.Session` (and its views) from scratch."""
+# --- change records -----------------------------------------------------------------------
+#
+# What one folded entry touched, one record per fact, as a tagged union matched
+# with ``match`` and ``assert_never``. Frozen msgspec Structs without GC
+# tracking (they hold only strings and ints): a third of the cost of a
+# NamedTuple to make, compared and hashed by class and fields. A source that
+# is truncated or replaced is not a change: the viewer starts a new
+# :class:`~reducer.fold.Session` (and its views) from scratch.
 
 
-class Change(NamedTuple):
-    """What one applied frame touched (see :data:`ChangeKind`)."""
+class ItemAdded(msgspec.Struct, frozen=True, gc=False):
+    """``items[index]`` of the agent ``agent`` is new (a view appends it)."""
 
-    what: ChangeKind
-    agent: str | None = None
-    index: int = -1
-    key: str | None = None
+    agent: str
+    index: int
+
+
+class ItemUpdated(msgspec.Struct, frozen=True, gc=False):
+    """``items[index]`` of the agent ``agent`` looks different now: its
+    ``version`` went up (a view draws it again). That includes what the item
+    shows of other state: the card of the call that started a sub-agent or a
+    task is updated whenever that sub-agent or task changes."""
+
+    agent: str
+    index: int
+
+
+class AgentAdded(msgspec.Struct, frozen=True, gc=False):
+    """The sub-agent ``agent`` now exists (its transcript is empty so far)."""
+
+    agent: str
+
+
+class AgentChanged(msgspec.Struct, frozen=True, gc=False):
+    """A fact of the sub-agent ``agent`` changed: its status, description or
+    type, file id, tool count, last tool or tokens."""
+
+    agent: str
+
+
+class TaskChanged(msgspec.Struct, frozen=True, gc=False):
+    """The task ``task_id`` changed (``Session.tasks``)."""
+
+    task_id: str
+
+
+class HookChanged(msgspec.Struct, frozen=True, gc=False):
+    """The hook run ``hook_id`` changed (``Session.hooks``)."""
+
+    hook_id: str
+
+
+class SessionChanged(msgspec.Struct, frozen=True, gc=False):
+    """Session info, status or totals changed (one instance: :data:`SESSION_CHANGED`)."""
+
+
+SESSION_CHANGED = SessionChanged()
+"""The one :class:`SessionChanged` record (it has no fields)."""
+
+Change = ItemAdded | ItemUpdated | AgentAdded | AgentChanged | TaskChanged | HookChanged \
+    | SessionChanged
+"""What one applied frame touched: match it with a ``case`` per class and
+``case _: assert_never(change)``."""
 
 
 ActivityKind = Literal["idle", "requesting", "thinking", "running", "awaiting_permission",

@@ -15,7 +15,7 @@ from cctv.reducer.replay.pacing import EVEN_STEP_S, faster, skip_gaps, slower
 from cctv.reducer.replay.checkpoints import _PLAN_RATIO, Checkpoints, pack, restore_checkpoint
 from cctv.reducer.fold import Session
 from cctv.reducer.replay.snapshot import checkpoint
-from conftest import FIXTURES, replay_words, state_graph
+from conftest import FIXTURES, fold_file, replay_words, state_graph
 from cctv.viewer.replay.recording import load_recording
 
 STREAM = FIXTURES / "captures" / "stream"
@@ -75,6 +75,22 @@ def test_sub_agent_rows_are_merged_in_by_time() -> None:
     assert rec.frames.index(agents[0]) > spawned  # after the call that started it
     main_lines = [f.entry.line_no for f in rec.frames if f.agent is None]
     assert main_lines == sorted(main_lines)
+
+
+def test_a_sub_agent_file_opens_in_a_replay_as_the_loader_opens_it() -> None:
+    # d7acffbd: the sub-agent file agent-acfff52c46df9b7f9.jsonl of the Agent call
+    # toolu_01POmk…; its first frame finds the file as cctv's loader does: the agent's
+    # file id is known (for its rows' agentId), and the inspector says it started
+    replay = load_recording(SUBAGENT_SESSION).replay()
+    opens = next(i for i, f in enumerate(replay.frames) if f.opens is not None)
+    words = replay_words(SUBAGENT_SESSION)
+    assert words[opens][0] == "sub-agent Survey the demo project started"
+    assert not any("sub-agent" in line and "started" in line
+                   for frame in words[:opens] for line in frame)
+    session = _fresh(replay, len(replay))
+    loaded = fold_file(SUBAGENT_SESSION).session
+    assert session.agent_file_ids == loaded.agent_file_ids == {
+        "acfff52c46df9b7f9": "toolu_01POmk2Upx4u34UIjZsjjwy3"}
 
 
 def test_stream_json_without_times_is_paced_by_the_durations_it_reports() -> None:

@@ -500,8 +500,8 @@ async def test_item_updates_are_redrawn_and_heights_above_keep_the_view_still() 
         height = view._index.heights[above]
         item.hidden = True
         item.version += 1
-        from cctv.reducer.state import Change
-        view.apply_changes([Change("item_updated", MAIN, above)])
+        from cctv.reducer.state import ItemUpdated
+        view.apply_changes([ItemUpdated(MAIN, above)])
         await pilot.pause()
         assert view._index.heights[above] == 0
         assert screen(view) == before

@@ -11,11 +11,24 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, fields, replace
-from typing import Any
+from typing import Any, assert_never
 
 from cctv.reducer.safe import visible
 from cctv.reducer.fold import SUBAGENT_TOOLS, Session
-from cctv.reducer.state import MAIN, Agent, Change, Task, ToolItem
+from cctv.reducer.state import (
+    MAIN,
+    Agent,
+    AgentAdded,
+    AgentChanged,
+    Change,
+    HookChanged,
+    ItemAdded,
+    ItemUpdated,
+    SessionChanged,
+    Task,
+    TaskChanged,
+    ToolItem,
+)
 
 from .status_glyphs import normalise
 
@@ -288,31 +301,31 @@ class TaskRowCache:
             return  # the next refresh rebuilds everything anyway
         agents, tasks = self._dirty_agents, self._dirty_tasks
         by_call = self._by_call
-        for what, agent_id, index, key in changes:
-            if what == "task":
-                if key:
-                    tasks.add(key)
-            elif what == "item_added" or what == "item_updated":
-                if agent_id is None:
-                    continue
-                if agent_id != MAIN:
-                    agents.add(agent_id)  # its last tool, tokens, tool count
-                agent = session.agents.get(agent_id)
-                if agent is None or not 0 <= index < len(agent.items):
-                    continue
-                item = agent.items[index]
-                if type(item) is ToolItem:  # a call's elapsed time and name show in rows
-                    call = item.call
-                    if call.subagent:
-                        agents.add(call.subagent)
-                    if call.task_id:
-                        tasks.add(call.task_id)
-                    task_id = by_call.get(call.id)
-                    if task_id is not None:
-                        tasks.add(task_id)
-            elif what == "agent_added" or what == "agent_updated":
-                if agent_id and agent_id != MAIN:
-                    agents.add(agent_id)
+        for change in changes:  # (the commonest kinds first: a failed class test costs)
+            match change:
+                case ItemUpdated() | ItemAdded():
+                    agent = session.agents.get(change.agent)
+                    index = change.index
+                    if agent is None or not 0 <= index < len(agent.items):
+                        continue
+                    item = agent.items[index]
+                    if type(item) is ToolItem:  # a call's elapsed time and name show in rows
+                        call = item.call
+                        if call.subagent:
+                            agents.add(call.subagent)
+                        if call.task_id:
+                            tasks.add(call.task_id)
+                        task_id = by_call.get(call.id)
+                        if task_id is not None:
+                            tasks.add(task_id)
+                case HookChanged() | SessionChanged():
+                    pass
+                case TaskChanged():
+                    tasks.add(change.task_id)
+                case AgentChanged() | AgentAdded():
+                    agents.add(change.agent)
+                case _:
+                    assert_never(change)
 
     def refresh(self, session: Session, now: float | None = None) -> tuple[set[str], bool]:
         """Bring :attr:`rows` up to date: returns the keys of the rows rebuilt and

@@ -3,7 +3,7 @@
 :class:`Session` takes entries one at a time (:meth:`Session.apply`) and keeps
 what a viewer needs: turns, tool calls paired with their results, sub-agents,
 tasks, hooks, compactions, cost and usage. Each ``apply`` returns the
-:class:`~reducer.state.Change` records for what it touched. The fold is
+:data:`~reducer.state.Change` records for what it touched. The fold is
 deterministic and does no I/O; the rules follow WIRE.md §4 and FOLD-NOTES.md.
 
 A session is made of one part per concern, one module each (calls, tasks,

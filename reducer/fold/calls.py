@@ -107,7 +107,7 @@ class Calls:
         agent.tool_calls += 1
         agent.last_tool = call.name
         if agent.id != MAIN:
-            self.touch_agent_call(agent.id)
+            self.agent_acted(agent.id, counts_changed=True)
         cur = core.current_turn()
         if cur is not None and agent.id == MAIN:
             cur.tool_calls += 1
@@ -122,12 +122,16 @@ class Calls:
         core.add(item)
         return item
 
-    def touch_agent_call(self, agent_id: str) -> None:
-        """A sub-agent did something: redraw the card of the call that started it."""
+    def agent_acted(self, agent_id: str, counts_changed: bool = False) -> None:
+        """The sub-agent ``agent_id`` did something: the call that started it
+        runs; ``counts_changed``: it made a call (its tool count and last tool)."""
         call = self.calls.get(agent_id)
-        if call is not None:
-            if call.status == "pending":
-                call.status = "running"
+        started = call is not None and call.status == "pending"
+        if started:
+            call.status = "running"
+        if counts_changed:
+            self._core.agent_changed(agent_id)  # (its card with it)
+        elif started:
             self._core.touch(call.item)
 
     def tool_result(self, block: F.Block, payload: msgspec.Raw | None, e: F.User,
@@ -156,6 +160,7 @@ class Calls:
         if head is not None and head.agentId and call.subagent:
             core.agent_file_ids[head.agentId] = call.id
             core.agent_for(call.id).agent_file_id = head.agentId
+            core.agent_changed(call.id)
         if call.status == "denied" or call_id in self._denied_ids:
             call.status = "denied"
         elif (head is not None and head.interrupted) or text.startswith("[Request interrupted"):
@@ -188,7 +193,7 @@ class Calls:
             sub = core.agents[call.subagent]
             if call.status != "running":
                 sub.status = call.status
-                core.changed("agent_updated", call.subagent)
+                core.agent_changed(call.subagent)
         core.touch(call.item)
 
     def interrupted(self, line_no: int) -> None:
@@ -220,7 +225,7 @@ class Calls:
         if call is not None and not call.finished:
             call.awaiting_permission = True
             self._core.touch(call.item)
-            self._core.changed("session")
+            self._core.session_changed()
 
     def deny(self, tool_use_id: str | None, tool_name: str, reason: str, line_no: int,
              record: dict[str, Any], announce: bool = True) -> None:
@@ -241,7 +246,7 @@ class Calls:
         if announce and call is None:  # a known call shows its denial itself, once
             core.notice(MAIN, line_no, "permission denied",
                         f"permission denied: {tool_name} {reason}".rstrip(), level="warning")
-        core.changed("session")
+        core.session_changed()
 
     def on_permission_denied(self, e: F.PermissionDenied, agent: str) -> None:
         self.deny(e.tool_use_id, e.tool_name, e.message or e.decision_reason or "",

@@ -1,26 +1,39 @@
 """The part every other part of the fold shares: the agents and their items,
 the change records of the entry being folded, and where that entry belongs.
 
-:class:`Core` adds and touches items (each one a
-:class:`~reducer.state.Change`), indexes them by the uuid of their row,
+:class:`Core` adds and touches items, indexes them by the uuid of their row,
 makes sub-agents, and knows the source file and arrival time of the entry
-being folded. It reads two tables other parts keep: the tool calls (a
-sub-agent is named by the call that started it) and the turns (new items
-belong to the latest one).
+being folded. Every change record (:data:`~reducer.state.Change`) is made
+here: when a sub-agent or a task changes, so does the card of the call that
+started it (its version goes up, with an :class:`~reducer.state.ItemUpdated`),
+so a view redraws from its own agent's records alone. It reads two tables
+other parts keep: the tool calls (a sub-agent is named by the call that
+started it) and the turns (new items belong to the latest one).
 """
 
 from __future__ import annotations
 
-from functools import partial
-
 from .. import frames as F
-from ..state import MAIN, Agent, Change, Item, NoticeItem, ProblemItem, ToolCall, Turn
+from ..state import (
+    MAIN,
+    SESSION_CHANGED,
+    Agent,
+    AgentAdded,
+    AgentChanged,
+    Change,
+    HookChanged,
+    Item,
+    ItemAdded,
+    ItemUpdated,
+    NoticeItem,
+    ProblemItem,
+    Task,
+    TaskChanged,
+    ToolCall,
+    Turn,
+)
 
-__all__ = ["Core", "new_change"]
-
-new_change = partial(tuple.__new__, Change)
-"""``Change(*fields)`` without the Python-level ``NamedTuple.__new__`` call
-(the fold makes ~2 change records per frame)."""
+__all__ = ["Core"]
 
 
 class Core:
@@ -88,7 +101,9 @@ class Core:
                     agent.description = str(call.input.get("description") or "")
                     agent.subagent_type = call.input.get("subagent_type")
             self.agents[agent_id] = agent
-            self.changed("agent_added", agent_id)
+            self._changes.append(AgentAdded(agent_id))
+            if call is not None:
+                self.touch(call.item)  # its card now opens the sub-agent
         return agent
 
     def agent_file_found(self, agent_id: str, file_id: str, agent_type: str | None = None,
@@ -101,7 +116,8 @@ class Core:
         self.agent_file_ids.setdefault(file_id, agent_id)
         agent.subagent_type = agent.subagent_type or agent_type
         agent.description = agent.description or description or ""
-        self.changed("agent_updated", agent_id)
+        self.agent_changed(agent_id)
+        self.end()
         return changes
 
     def agent_call_made(self, call: ToolCall) -> None:
@@ -161,11 +177,38 @@ class Core:
         """The turn new items belong to: sub-agents share the main turn numbering."""
         return self._turns[-1].index if self._turns else None
 
-    # --- items and change records ------------------------------------------------------------
+    # --- change records ----------------------------------------------------------------------
 
-    def changed(self, what: str, agent: str | None = None, index: int = -1,
-                key: str | None = None) -> None:
-        self._changes.append(new_change((what, agent, index, key)))
+    def session_changed(self) -> None:
+        """Session info, status or totals changed."""
+        self._changes.append(SESSION_CHANGED)
+
+    def hook_changed(self, hook_id: str) -> None:
+        """The hook run ``hook_id`` changed (its chip is touched apart)."""
+        self._changes.append(HookChanged(hook_id))
+
+    def agent_changed(self, agent_id: str) -> None:
+        """A fact of the sub-agent ``agent_id`` changed: so did the card of the
+        call that started it, which shows its status, tools and tokens."""
+        self._changes.append(AgentChanged(agent_id))
+        call = self._calls.get(agent_id)
+        if call is not None:
+            self.touch(call.item)
+
+    def task_changed(self, task: Task) -> None:
+        """The task ``task`` changed: so did the card of the call it is shown
+        on: the call that started it, else (an async sub-agent on disk, whose
+        task id is its file id) the call that started that sub-agent."""
+        self._changes.append(TaskChanged(task.task_id))
+        calls = self._calls
+        call = calls.get(task.tool_use_id) if task.tool_use_id else None
+        if call is None:
+            agent_id = self.agent_file_ids.get(task.task_id)
+            call = calls.get(agent_id) if agent_id is not None else None
+        if call is not None:
+            self.touch(call.item)
+
+    # --- items -------------------------------------------------------------------------------
 
     def add(self, item: Item) -> Item:
         agent = self.agents.get(item.agent) or self.agent_for(item.agent)
@@ -174,7 +217,7 @@ class Core:
         agent.items.append(item)
         if item.uuid:
             self.index_uuid(item.uuid, item)
-        self._changes.append(new_change(("item_added", item.agent, item.index, None)))
+        self._changes.append(ItemAdded(item.agent, item.index))
         return item
 
     def index_uuid(self, uuid: str, item: Item) -> None:
@@ -197,7 +240,7 @@ class Core:
         if item is None:
             return
         item.version += 1
-        self._changes.append(new_change(("item_updated", item.agent, item.index, None)))
+        self._changes.append(ItemUpdated(item.agent, item.index))
 
     def notice(self, agent: str, line_no: int, category: str, text: str, level: str = "info",
                detail: str | None = None) -> NoticeItem:
@@ -211,6 +254,7 @@ class Core:
         changes: list[Change] = []
         self.begin(changes, MAIN, self._now)
         self.notice(MAIN, 0, "source", text, level)
+        self.end()
         return changes
 
     def problem(self, agent: str, line_no: int, problem: str, kind_key: str,

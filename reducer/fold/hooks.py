@@ -45,7 +45,7 @@ class Hooks:
 
     def _hook_touched(self, hook: HookRun) -> None:
         core = self._core
-        core.changed("hook", None, -1, hook.hook_id)
+        core.hook_changed(hook.hook_id)
         core.touch(hook.item)
 
     def on_hook_started(self, e: F.HookStarted, agent: str) -> None:
@@ -100,7 +100,7 @@ class Hooks:
         turn = core.current_turn()
         if turn is not None:
             turn.hooks.append(hook_id)
-        core.changed("hook", None, -1, hook_id)
+        core.hook_changed(hook_id)
 
     def on_attachment(self, e: F.Attachment, agent: str) -> None:
         att = e.attachment
@@ -117,7 +117,7 @@ class Hooks:
             self.hooks[hook_id] = hook
             hook.item = HookItem(agent, e.line_no, hook.turn, hook=hook)
             core.add(hook.item)
-            core.changed("hook", None, -1, hook_id)
+            core.hook_changed(hook_id)
         elif att.type == "queued_command":
             if isinstance(att.prompt, str) and "<task-notification>" in att.prompt \
                     and self._tasks.task_note(att.prompt, e.line_no):

@@ -10,9 +10,9 @@ from collections import Counter
 from typing import Any
 
 from .. import frames as F
-from ..state import MAIN, Change, ProblemItem
+from ..state import MAIN, Change, ItemUpdated, ProblemItem
 from .chain import Chain
-from .core import Core, new_change
+from .core import Core
 
 __all__ = ["Info", "MALFORMED_KEPT"]
 
@@ -81,7 +81,7 @@ class Info:
         """Session facts every on-disk row repeats: CLI version, cwd, branch."""
         if e.version and e.version != self.cli_version:
             self.cli_version = e.version
-            self._core.changed("session")
+            self._core.session_changed()
         if e.cwd and not self.cwd:
             self.cwd = e.cwd
         if e.gitBranch:
@@ -92,7 +92,7 @@ class Info:
             self._add_session_id(sid)
             if self.session_id is None:
                 self.session_id = sid
-            self._core.changed("session")
+            self._core.session_changed()
 
     def reset_to(self, sid: str) -> None:
         """A conversation reset: ``sid`` is the session id from now on."""
@@ -114,7 +114,7 @@ class Info:
         if e.session_id and e.session_id != self.session_id:
             if self.session_id is None:
                 self.session_id = e.session_id
-        self._core.changed("session")
+        self._core.session_changed()
 
     # --- the title ------------------------------------------------------------------------
 
@@ -143,7 +143,7 @@ class Info:
             self.title = " ".join(head.split())[:200]  # not the whole text: 12 MB of words
             # split into a million strings took 13x the text in memory
             self._title_rank = rank
-            self._core.changed("session")
+            self._core.session_changed()
 
     # --- lines the fold cannot use ------------------------------------------------------------
 
@@ -181,7 +181,7 @@ class Info:
         last.count += 1
         last.last_line_no = line_no
         last.version += 1
-        change = new_change(("item_updated", MAIN, last.index, None))
+        change = ItemUpdated(MAIN, last.index)
         if not changes or changes[-1] != change:
             changes.append(change)
         return True

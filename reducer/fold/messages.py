@@ -158,7 +158,7 @@ class Messages:
                 core.add(PromptItem(agent_id, e.line_no, None, e.uuid, text=text, images=images))
             else:
                 core.notice(agent_id, e.line_no, "message", text)
-            self._calls.touch_agent_call(agent_id)
+            self._calls.agent_acted(agent_id)
             return
         if e.synthetic or e.isReplay and stripped.startswith("<local-command-stdout>"):
             core.notice(MAIN, e.line_no, "harness", _strip_tags(text))
@@ -173,7 +173,7 @@ class Messages:
             turn = core.current_turn()
             if turn is not None and not turn.answered and turns.status == "requesting":
                 turns.status = "idle"
-                core.changed("session")
+                core.session_changed()
             return
         if stripped.startswith("<task-notification>"):
             self._task_notification_turn(text, e)
@@ -211,7 +211,7 @@ class Messages:
             if agent_id == MAIN:
                 self._turns.ensure_turn(e.line_no)
                 self._turns.status = "requesting"
-                core.changed("session")
+                core.session_changed()
             return
         msg_id = e.api_message_id or self._stream_msg or ""
         if ev.type == "content_block_start" and ev.content_block is not None:

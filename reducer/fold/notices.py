@@ -61,7 +61,7 @@ class Notices:
             level = "error" if status == "rejected" else "warning"
             self._core.notice(MAIN, e.line_no, "rate limit", f"rate limit {status}: {kind}{pct}",
                          level=level)
-        self._core.changed("session")
+        self._core.session_changed()
 
     def on_api_retry(self, e: F.ApiRetry, agent: str) -> None:
         self.api_retries += 1

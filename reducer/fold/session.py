@@ -211,10 +211,6 @@ class Session:
 
     # --- what the reader of the input says ------------------------------------------------
 
-    def agent_for(self, agent_id: str) -> Agent:
-        """The agent with this id, created (as a sub-agent) if new."""
-        return self.parts.core.agent_for(agent_id)
-
     def agent_file_found(self, agent_id: str, file_id: str, agent_type: str | None = None,
                          description: str | None = None) -> list[Change]:
         """A transcript file of the sub-agent ``agent_id`` (``agent-<file_id>.jsonl``)

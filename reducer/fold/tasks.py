@@ -76,18 +76,19 @@ class Tasks:
                 task.status, "done")
 
     def _task_changed(self, task: Task) -> None:
+        """``task`` changed: so may the sub-agent and the call it belongs to."""
         self._note_background(task)
         core = self._core
-        core.changed("task", key=task.task_id)
         if task.tool_use_id and task.total_tokens is not None:
             agent = core.agents.get(task.tool_use_id)
-            if agent is not None:  # a sub-agent's tokens are its task's usage
-                agent.total_tokens = task.total_tokens
+            if agent is not None and agent.total_tokens != task.total_tokens:
+                agent.total_tokens = task.total_tokens  # a sub-agent's tokens are its task's usage
+                core.agent_changed(agent.id)
         if task.tool_use_id:
             call = self._calls.get(task.tool_use_id)
             if call is not None:
                 self._sync_call(call, task)
-                core.touch(call.item)
+        core.task_changed(task)  # (and the card of its call)
 
     def _note_background(self, task: Task) -> None:
         if task.backgrounded and task.running:
@@ -172,7 +173,7 @@ class Tasks:
             task = self.tasks.get(task_id)
             if task is not None:
                 task.in_roster = task_id in ids
-                self._core.changed("task", key=task_id)
+                self._core.task_changed(task)
         self.roster = ids
 
     def task_note(self, text: str, line_no: int) -> bool:
@@ -186,6 +187,7 @@ class Tasks:
         if task is not None and note.total_tokens is not None:
             task.total_tokens, task.tool_uses = note.total_tokens, note.tool_uses
             task.duration_ms = note.duration_ms
+            self._core.task_changed(task)
         level = {"failed": "error", "killed": "warning", "stopped": "warning"}.get(note.status, "info")
         self._core.notice(MAIN, line_no, "task", task_note_line(note), level, note.result or None)
         return True

@@ -62,7 +62,7 @@ class Turns:
             summary = " ".join((pending or "a background task finished").split())
             core.notice(MAIN, line_no, "turn start", f"started by a background task: {summary}")
         self.status = "requesting"
-        core.changed("session")
+        core.session_changed()
         return turn
 
     def ensure_turn(self, line_no: int) -> Turn:
@@ -106,7 +106,7 @@ class Turns:
         self.live_thinking_tokens = 0
         self._pending_thinking = 0
         core.add(TurnFooterItem(MAIN, e.line_no, turn.index, turn_ref=turn))
-        core.changed("session")
+        core.session_changed()
 
     def _close_turn_on_disk(self, turn: Turn, line_no: int) -> None:
         """On disk there is no ``result``: ``turn_duration`` ends the turn."""
@@ -121,7 +121,7 @@ class Turns:
         turn = self._core.last_turn()
         if turn is not None and turn.duration_ms is None:
             turn.duration_ms = e.durationMs
-            self._core.changed("session")
+            self._core.session_changed()
         if turn is not None and e.parentUuid is not None:
             self._close_turn_on_disk(turn, e.line_no)
 
@@ -139,7 +139,7 @@ class Turns:
             turn = self.ensure_turn(e.line_no)
         if turn is not None:
             turn.thinking_tokens += delta
-        core.changed("session")
+        core.session_changed()
 
     def take_thinking(self) -> int:
         """A thinking block came whole: the tokens estimated while it streamed
@@ -166,7 +166,7 @@ class Turns:
                                   error=e.compact_error or "compaction failed")
             core.add(item)
             self.compactions.append(item)
-        core.changed("session")
+        core.session_changed()
 
     def on_compact_boundary(self, e: F.CompactBoundary, agent: str) -> None:
         core = self._core
@@ -184,7 +184,7 @@ class Turns:
         self._awaiting_summary = True
         if item.post_tokens is not None:
             self._usage.context_tokens = item.post_tokens
-        core.changed("session")
+        core.session_changed()
 
     def compaction_summary(self, e: F.User, text: str) -> bool:
         """Whether the user row ``e`` (its text ``text``) is the summary of the
@@ -207,7 +207,7 @@ class Turns:
             self.status = "idle"
         elif e.state == "running":
             self.status = "requesting"
-        self._core.changed("session")
+        self._core.session_changed()
 
     def on_conversation_reset(self, e: F.ConversationReset, agent: str) -> None:
         self._usage.restart()
@@ -216,11 +216,11 @@ class Turns:
         self._core.notice(MAIN, e.line_no, "reset",
                           f"conversation reset ({e.trigger or 'clear'}): "
                           f"new session {e.new_conversation_id}")
-        self._core.changed("session")
+        self._core.session_changed()
 
     def on_command_lifecycle(self, e: F.CommandLifecycle, agent: str) -> None:
         self.command_states[e.command_uuid] = e.state
-        self._core.changed("session")
+        self._core.session_changed()
 
     def tables(self) -> list[list[Turn]]:
         """The containers it made itself that grow with the session."""

@@ -61,10 +61,13 @@ class Usage:
         new = usage_counts(usage)
         old = self._usage_by_message.get(key)
         self._usage_by_message[key] = new
-        agent.output_tokens += new[1] - old[1] if old is not None else new[1]
+        more = new[1] - old[1] if old is not None else new[1]
+        agent.output_tokens += more
         if main:  # main loop only, like result.usage
             self.assistant_usage.add_counts(new, old)
             self.context_tokens = sum(new)
+        elif more:
+            self._core.agent_changed(agent.id)
 
     def result(self, e: F.Result, turn: Turn) -> None:
         """A ``result`` closed ``turn``: its cost, usage and API time, and the totals."""
@@ -106,7 +109,7 @@ class Usage:
             self.cost_usd = e.totalCostUSD
             if e.modelUsage:
                 self.model_usage = e.modelUsage
-            self._core.changed("session")
+            self._core.session_changed()
 
     def tables(self) -> list[dict[tuple[str, str | None], tuple[int, int, int, int]]]:
         """The containers it made itself that grow with the session."""

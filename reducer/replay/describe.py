@@ -11,18 +11,27 @@ every call, task and hook: ~10 ms at 100 MB).
 
 from __future__ import annotations
 
-from ..format import clip, short_id
+from typing import assert_never
+
 from ..fold import Session
+from ..format import clip, short_id
 from ..state import (
     MAIN,
+    AgentAdded,
+    AgentChanged,
     Change,
     CompactionItem,
+    HookChanged,
     HookItem,
     Item,
+    ItemAdded,
+    ItemUpdated,
     NoticeItem,
     ProblemItem,
     PromptItem,
+    SessionChanged,
     StopSummaryItem,
+    TaskChanged,
     TextItem,
     ThinkingItem,
     ToolItem,
@@ -37,7 +46,7 @@ def _tokens(n: int | None) -> str:
 
 
 class ChangeDescriber:
-    """Turns a frame's :class:`~reducer.state.Change` records into sentences."""
+    """Turns a frame's :data:`~reducer.state.Change` records into sentences."""
 
     def __init__(self) -> None:
         self._tasks: dict[str, str] = {}
@@ -67,22 +76,24 @@ class ChangeDescriber:
         :meth:`sync` would take, at the cost of the records, not of the state
         (every status a frame changes comes with a record of its call, task
         or hook; a test checks it on every recording in the fixtures)."""
-        for change in changes:
-            match change.what:
-                case "item_added" | "item_updated":
-                    item = self._item(session, change)
+        for change in changes:  # (the commonest kinds first: a failed class test costs)
+            match change:
+                case ItemUpdated() | ItemAdded():
+                    item = _item(session, change.agent, change.index)
                     if isinstance(item, ToolItem) and item.call is not None:
                         self._calls[item.call.id] = item.call.status
-                case "task":
-                    task = session.tasks.get(change.key or "")
-                    if task is not None:
-                        self._tasks[change.key or ""] = task.status
-                case "hook":
-                    hook = session.hooks.get(change.key or "")
+                case HookChanged():
+                    hook = session.hooks.get(change.hook_id)
                     if hook is not None:
-                        self._hooks[change.key or ""] = hook.status
-                case _:
+                        self._hooks[change.hook_id] = hook.status
+                case SessionChanged() | AgentChanged() | AgentAdded():
                     pass
+                case TaskChanged():
+                    task = session.tasks.get(change.task_id)
+                    if task is not None:
+                        self._tasks[change.task_id] = task.status
+                case _:
+                    assert_never(change)
         self._session_values(session)
 
     def catch_up(self, session: Session, changes: list[Change]) -> None:
@@ -110,39 +121,32 @@ class ChangeDescriber:
             if change in seen:
                 continue
             seen.add(change)
-            match change.what:
-                case "item_added" | "item_updated":
-                    item = self._item(session, change)
+            match change:
+                case ItemAdded(agent_id, index) | ItemUpdated(agent_id, index):
+                    item = _item(session, agent_id, index)
                     if item is not None:
-                        text = self._item_text(item, added=change.what == "item_added")
+                        text = self._item_text(item, added=type(change) is ItemAdded)
                         if text:
                             out.append(text)
-                case "agent_added":
-                    agent = session.agents.get(change.agent or "")
+                case AgentAdded(agent_id):
+                    agent = session.agents.get(agent_id)
                     label = (agent.description or agent.subagent_type) if agent else None
-                    out.append(f"sub-agent {label or short_id(change.agent or '?', 8)} started")
-                case "task":
-                    out += self._task_text(session, change.key or "")
-                case "hook":
-                    out += self._hook_text(session, change.key or "")
-                case "session":
+                    out.append(f"sub-agent {label or short_id(agent_id or '?', 8)} started")
+                case AgentChanged():
+                    pass  # told by its card's record: how its call ended, its tools and tokens
+                case TaskChanged(task_id):
+                    out += self._task_text(session, task_id)
+                case HookChanged(hook_id):
+                    out += self._hook_text(session, hook_id)
+                case SessionChanged():
                     session_changed = True
-                case "reset":
-                    out.append("session state reset")
                 case _:
-                    out.append(f"{change.what} changed")
+                    assert_never(change)
         if session_changed or changes:
             out += self._session_text(session)
         return _dedupe(out)
 
     # --- pieces ------------------------------------------------------------------------
-
-    @staticmethod
-    def _item(session: Session, change: Change) -> Item | None:
-        agent = session.agents.get(change.agent if change.agent is not None else MAIN)
-        if agent is None or not 0 <= change.index < len(agent.items):
-            return None
-        return agent.items[change.index]
 
     def _item_text(self, item: Item, *, added: bool) -> str | None:
         where = "" if item.agent == MAIN else f" (sub-agent {short_id(item.agent, 8)})"
@@ -244,6 +248,14 @@ class ChangeDescriber:
             out.append(f"context {_tokens(self._context)} → {_tokens(session.context_tokens)} tokens")
         self._context = session.context_tokens
         return out
+
+
+def _item(session: Session, agent_id: str, index: int) -> Item | None:
+    """``items[index]`` of the agent ``agent_id``, if both exist."""
+    agent = session.agents.get(agent_id)
+    if agent is None or not 0 <= index < len(agent.items):
+        return None
+    return agent.items[index]
 
 
 def _call_word(status: str) -> str:

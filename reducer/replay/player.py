@@ -208,14 +208,13 @@ class Replay:
 
     def _apply(self, session: Session, index: int) -> list[Change]:
         frame = self.frames[index]
-        if frame.opens is not None:
-            info = frame.opens
-            agent = session.agent_for(info.agent)
-            agent.agent_file_id = info.file_id
-            agent.subagent_type = agent.subagent_type or info.agent_type
-            agent.description = agent.description or info.description
         received = self.timeline.wall_clock(index) if self._timed else None
-        return session.apply(frame.entry, agent=frame.agent, received_at=received)
+        if frame.opens is None:
+            return session.apply(frame.entry, agent=frame.agent, received_at=received)
+        info = frame.opens  # the first frame of a sub-agent file: found as the loader finds it
+        changes = session.agent_file_found(info.agent, info.file_id, info.agent_type,
+                                           info.description)
+        return changes + session.apply(frame.entry, agent=frame.agent, received_at=received)
 
     def step(self) -> list[Change]:
         """Apply the next frame; its change records (empty at the end)."""

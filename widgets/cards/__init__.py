@@ -3,7 +3,9 @@
 The renderers are plain functions of ``(item, width, expanded, context)``; they
 read the folded state and never parse anything (structured tool results come
 through :mod:`reducer.queries`). :class:`~widgets.transcript.TranscriptView`
-caches what they return per ``(item, item.version, width, expanded, theme)``.
+caches what they return per ``(item, item.version, width, expanded, theme)``:
+the fold raises an item's version whenever its look changes, what a card shows
+of a sub-agent or a task included.
 
 Two costs are kept apart:
 
@@ -32,7 +34,6 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from rich.text import Text
 from textual.strip import Strip
 
-from cctv.reducer.fold import SUBAGENT_TOOLS
 from cctv.reducer.state import (
     CompactionItem,
     HookItem,
@@ -69,14 +70,13 @@ from .events import (
     _stop_summary_h,
 )
 from .text import _markdown, _markdown_h, _prompt, _prompt_h, _thinking, _thinking_h
-from .card import call_task
 from .tool import _tool, _tool_h
 
 if TYPE_CHECKING:
     from cctv.reducer.fold import Session
 
 __all__ = [
-    "Palette", "RenderContext", "render_item", "estimate_height", "margin_top", "live_key",
+    "Palette", "RenderContext", "render_item", "estimate_height", "margin_top",
     "FOLD_LINES", "EXPAND_LINES", "plain_rows",
 ]
 
@@ -86,24 +86,6 @@ def margin_top(item: Item) -> int:
     if isinstance(item, (HookItem, NoticeItem, ProblemItem, StopSummaryItem)):
         return 0
     return 1
-
-
-def live_key(item: Item, session: Session) -> tuple:
-    """The part of an item's look that lives outside the item (and its version):
-    a sub-agent card shows its sub-agent's and task's progress; a background
-    Bash card shows its task's status."""
-    if not isinstance(item, ToolItem):
-        return ()
-    call = item.call
-    task = call_task(call, session)
-    task_key = (task.status, task.total_tokens, task.tool_uses, task.last_tool,
-                task.summary) if task is not None else None
-    if call.subagent or call.name in SUBAGENT_TOOLS:
-        agent = session.agents.get(call.subagent) if call.subagent else None
-        agent_key = (agent.status, agent.tool_calls, agent.last_tool, agent.output_tokens,
-                     len(agent.items)) if agent is not None else None
-        return (agent_key, task_key)
-    return (task_key,)
 
 
 def render_item(item: Item, width: int, expanded: bool | int, ctx: RenderContext) -> list[Strip]:

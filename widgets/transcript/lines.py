@@ -8,9 +8,10 @@ one-liners) and become exact when an item is drawn, which happens only for
 the items on screen. When a height above the top row changes, the scroll
 position moves with it so the text on screen stays put; while following,
 the end stays pinned. Drawn rows are kept in an LRU cache keyed by ``(item
-index, line, version, width, expanded, theme, live state, unwrapped)``: the
-same for an equal item of another state of the session, so a replay seek
-draws again only the items that differ.
+index, line, version, width, expanded, theme, unwrapped)``: the version goes
+up whenever the item's look changes (what a card shows of a sub-agent or a
+task included), so the key is the same for an equal item of another state of
+the session, and a replay seek draws again only the items that differ.
 
 :class:`~.view.TranscriptView` adds the cursor, the keys, search and filters.
 """
@@ -33,7 +34,7 @@ from textual.widget import Widget
 from cctv.reducer.fold import Session
 from cctv.reducer.state import MAIN, Item, ToolItem
 
-from ..cards import Palette, RenderContext, estimate_height, live_key, margin_top
+from ..cards import Palette, RenderContext, estimate_height, margin_top
 from .expansion import Expansion
 from .follow_state import FollowState
 from .line_index import LineIndex
@@ -247,18 +248,17 @@ class TranscriptLines(ScrollView):
 
     def _measure_key(self, item: Item, width: int) -> tuple:
         return (item.version, width, self._expansion.level(item), self._index.accepts(item),
-                self._unwrapped(item), live_key(item, self.session))
+                self._unwrapped(item))
 
     def _strips(self, index: int) -> list[Strip]:
         """The rendered rows of item ``index`` (margin excluded), from the cache."""
         item = self._index.items[index]
         width = self._index.width
         expanded = self._expansion.level(item)
-        live = live_key(item, self.session)
         # (the palette is resolved before the key is made: it may bump the generation)
         context = RenderContext(self.session, self.app.console, self.palette)
         unwrapped = self._unwrapped(item)
-        key = (item.index, item.line_no, item.version, width, expanded, self._palette_gen, live,
+        key = (item.index, item.line_no, item.version, width, expanded, self._palette_gen,
                unwrapped)
         strips = self._cache.get(key)
         if strips is None:

@@ -3,7 +3,7 @@
 :class:`TranscriptView` draws the items of one agent (the main conversation or
 a sub-agent) from the folded :class:`~reducer.fold.Session`. It reads state
 and never parses frames; the app feeds it the fold's
-:class:`~reducer.state.Change` records through :meth:`TranscriptView.apply_changes`,
+:data:`~reducer.state.Change` records through :meth:`TranscriptView.apply_changes`,
 and a replay seek another state of the session through :meth:`TranscriptView.rebind`.
 
 Its parts: :mod:`.lines` lays the items out as rows (the Line API, measured
@@ -18,7 +18,7 @@ cursor, the keys, the messages and how a row is drawn.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, assert_never
 
 from textual import events
 from textual.binding import Binding, BindingType
@@ -27,7 +27,19 @@ from textual.strip import Strip
 
 from cctv.reducer.filters import ViewFilter, next_preset
 from cctv.reducer.fold import Session
-from cctv.reducer.state import MAIN, Change, Item, ToolItem
+from cctv.reducer.state import (
+    MAIN,
+    AgentAdded,
+    AgentChanged,
+    Change,
+    HookChanged,
+    Item,
+    ItemAdded,
+    ItemUpdated,
+    SessionChanged,
+    TaskChanged,
+    ToolItem,
+)
 
 from ..cards import margin_top
 from ..search import highlight_matches, matching_rows
@@ -228,33 +240,29 @@ results, hooks, compactions and turn footers.
     # --- feeding ----------------------------------------------------------------------------
 
     def apply_changes(self, changes: list[Change]) -> None:
-        """Take the fold's changes: new items are indexed in O(new), updated items
-        re-measured; changes of other agents only matter when they are the
-        progress of a sub-agent whose card is in this view."""
-        if not changes:
-            return
+        """Take the fold's changes to this view's agent: new items are indexed
+        in O(new), updated items re-measured. A card that shows a sub-agent or
+        a task has a record of its own whenever they change its look."""
         lines = self._index
+        agent_id = self.agent_id
         dirty: set[int] = set()
-        relevant = added = False
-        session = self.session
-        for change in changes:
-            what = change.what
-            if change.agent == self.agent_id:
-                if what == "item_updated" and 0 <= change.index < len(lines.items):
-                    dirty.add(change.index)
-                elif what == "item_added":
-                    added = True
-                relevant = True
-            elif what in ("item_added", "item_updated", "agent_updated") and change.agent:
-                call = session.calls.get(change.agent)
-                if call is not None and call.agent == self.agent_id:
-                    relevant = True
-            elif what == "task" and change.key:
-                task = session.tasks.get(change.key)
-                call = session.calls.get(task.tool_use_id or "") if task is not None else None
-                if call is not None and call.agent == self.agent_id:
-                    relevant = True
-        if not relevant:
+        mine = added = False
+        for change in changes:  # (the commonest kinds first: a failed class test costs)
+            match change:
+                case ItemUpdated():
+                    if change.agent == agent_id:
+                        mine = True
+                        if 0 <= change.index < len(lines.items):  # (else not indexed yet)
+                            dirty.add(change.index)
+                case ItemAdded():
+                    if change.agent == agent_id:
+                        mine = added = True
+                case HookChanged() | SessionChanged() | TaskChanged() | AgentChanged() \
+                        | AgentAdded():
+                    pass
+                case _:
+                    assert_never(change)
+        if not mine:
             return
         if not lines.built:
             self.refresh()
