@@ -535,6 +535,7 @@ class AttachmentBody(msgspec.Struct, kw_only=True, gc=False):
     exitCode: int | None = None
     command: str | None = None
     durationMs: float | None = None
+    timedOut: bool | None = None  # hook_cancelled: the hook ran past its timeout
     prompt: JSON = None  # queued_command: the queued text (e.g. a <task-notification>)
 
 

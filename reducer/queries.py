@@ -334,7 +334,7 @@ def is_error_item(item: Item) -> bool:
     if isinstance(item, NoticeItem):
         return item.level == "error"
     if isinstance(item, HookItem):
-        return item.hook.status == "error"
+        return item.hook.status == "failed"
     if isinstance(item, CompactionItem):
         return item.failed
     if isinstance(item, StopSummaryItem):

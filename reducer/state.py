@@ -15,7 +15,7 @@ import msgspec
 __all__ = [
     "Change", "Item", "PromptItem", "TextItem", "ThinkingItem", "ToolItem", "CompactionItem",
     "HookItem", "StopSummaryItem", "NoticeItem", "TurnFooterItem", "ProblemItem",
-    "ToolCall", "HookRun", "Task", "Turn", "Agent", "Totals", "MAIN", "CallStatus",
+    "ToolCall", "HookRun", "Task", "Turn", "Agent", "Totals", "MAIN", "CallStatus", "HookStatus",
     "TERMINAL_TASK_STATUSES", "ChangeKind", "Activity", "ActivityKind", "TurnStart", "RateLimit", "TurnOutcome",
 ]
 
@@ -23,6 +23,12 @@ MAIN = ""
 """Agent id of the main conversation; sub-agents are keyed by the tool_use id that spawned them."""
 
 CallStatus = Literal["pending", "running", "done", "failed", "denied", "interrupted"]
+
+HookStatus = Literal["running", "done", "failed", "interrupted", "ran"]
+"""A hook run: ``running`` until its outcome, then ``done`` (exit 0), ``failed``
+(a non-zero exit, an error, a timeout) or ``interrupted`` (cancelled by the user);
+``ran`` when the transcript says only that it ran (on disk, CLI 2.1.14–2.1.42
+wrote a ``hook_progress`` row and no outcome)."""
 
 TurnStart = Literal["prompt", "command", "task-notification"]
 TurnOutcome = Literal["success", "failed", "interrupted"]
@@ -304,8 +310,7 @@ class HookRun(msgspec.Struct, eq=False):
     event: str
     line_no: int
     turn: int | None
-    status: str = "running"
-    """running | success | error | cancelled | ran (on disk, outcome not recorded)."""
+    status: HookStatus = "running"
     exit_code: int | None = None
     output: str = ""
     stdout: str = ""

@@ -98,7 +98,7 @@ def summarize(session: Session) -> dict[str, Any]:
         "heartbeats": session.heartbeats,
         "hooks": {
             "runs": len(session.hooks),
-            "failed": sum(1 for h in session.hooks.values() if h.status in ("error", "cancelled")),
+            "failed": sum(1 for h in session.hooks.values() if h.status == "failed"),
             "stop_summaries": session.stop_summaries,
         },
         "thinking_tokens": session.thinking_tokens,

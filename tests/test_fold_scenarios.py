@@ -405,12 +405,12 @@ def test_capture_hooks_and_hook_heartbeats() -> None:
     assert len(s.hooks) == 6
     pre = s.hooks["74c11410-21f6-400b-9826-bf82c950d775"]
     assert (pre.name, pre.event, pre.status, pre.exit_code, pre.progress) == \
-        ("PreToolUse:Bash", "PreToolUse", "success", 0, 3)
+        ("PreToolUse:Bash", "PreToolUse", "done", 0, 3)
     assert pre.output == "pre-tool tick 1\npre-tool tick 2\npre-tool tick 3\n"
     stop_bad = s.hooks["d4cf0d3a-0cb1-4e2a-ab16-3939cc427f02"]
-    assert (stop_bad.status, stop_bad.exit_code) == ("error", 2)
+    assert (stop_bad.status, stop_bad.exit_code) == ("failed", 2)
     assert stop_bad.stderr == "stop hook: please also mention the README\n"
-    assert s.hooks["6876a7cd-e220-41cc-8fc6-3119b53a0f9f"].status == "success"
+    assert s.hooks["6876a7cd-e220-41cc-8fc6-3119b53a0f9f"].status == "done"
     # the six hook heartbeats are routed to the Bash call, counted apart from tool heartbeats
     call = s.calls[call_id]
     assert (call.hook_heartbeats, call.heartbeats, s.heartbeats) == (6, 0, 6)
@@ -441,7 +441,7 @@ def test_on_disk_hooks_and_stop_hook_summaries() -> None:
                                                  "PreToolUse:Bash", "PostToolUse:Bash", "Stop"}
     pre = next(h for h in s.hooks.values() if h.line_no == 24)
     assert (pre.status, pre.exit_code, pre.stdout) == \
-        ("success", 0, "pre-tool tick 1\npre-tool tick 2\npre-tool tick 3\n")
+        ("done", 0, "pre-tool tick 1\npre-tool tick 2\npre-tool tick 3\n")
     summaries = [i for i in s.main.items if i.kind == "stop_summary"]
     assert [(i.line_no, i.count, len(i.errors)) for i in summaries] == [(31, 1, 1), (35, 1, 0)]
     assert "please also mention the README" in summaries[0].errors[0]
@@ -456,7 +456,7 @@ def test_forge_stop_hook_session() -> None:
     # (line 13, a host callback), so there is no stop_hook_summary on this wire.
     s = fold_file(FORGE + "stop_hook.jsonl").session
     assert len(s.hooks) == 4
-    assert all((h.status, h.exit_code, h.event) == ("success", 0, "SessionStart")
+    assert all((h.status, h.exit_code, h.event) == ("done", 0, "SessionStart")
                for h in s.hooks.values())
     assert [i.line_no for i in s.main.items if i.kind == "hook"] == [1, 2, 3, 4]
     assert s.stop_summaries == 0 and s.turns[0].closed
@@ -847,7 +847,7 @@ def test_fold_survives_every_bad_frame_kind() -> None:
     assert s.lines == 8
     assert s.calls["never-seen"].result == "x"
     assert s.tasks["t?"].status == "killed" and s.tasks["t2"].status == "completed"
-    assert s.hooks["h?"].status == "error"
+    assert s.hooks["h?"].status == "failed"
     assert len(s.turns) == 2
     assert not [i for i in s.main.items if isinstance(i, ProblemItem)]
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Status", "STATUSES", "normalise", "status", "css", "LEGEND", "TODO_GLYPHS",
+__all__ = ["Status", "STATUSES", "HOOK_RAN", "normalise", "status", "css", "LEGEND", "TODO_GLYPHS",
            "NOTICE_GLYPHS", "HOOK", "THINKING", "PROBLEM", "UNKNOWN", "IDLE", "ENDED", "BACKGROUND", "FOLLOW",
            "PAUSED"]
 
@@ -38,6 +38,9 @@ STATUSES: dict[str, Status] = {
     "interrupted": Status("⏸", "interrupted", "warning"),
 }
 """The six statuses of a tool call, a sub-agent, a task or a hook."""
+
+HOOK_RAN = Status("·", "ran", "muted")
+"""A hook the transcript says only ran (its outcome was not recorded)."""
 
 _ALIASES = {
     "queued": "pending", "started": "running", "in_progress": "running",
