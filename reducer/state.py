@@ -16,13 +16,18 @@ __all__ = [
     "Change", "Item", "PromptItem", "TextItem", "ThinkingItem", "ToolItem", "CompactionItem",
     "HookItem", "StopSummaryItem", "NoticeItem", "TurnFooterItem", "ProblemItem",
     "ToolCall", "HookRun", "Task", "Turn", "Agent", "Totals", "MAIN", "CallStatus", "HookStatus",
-    "TERMINAL_TASK_STATUSES", "ChangeKind", "Activity", "ActivityKind", "TurnStart", "RateLimit", "TurnOutcome",
+    "TaskStatus", "WorkflowPhase", "WorkflowAgent", "ChangeKind", "Activity", "ActivityKind", "TurnStart", "RateLimit", "TurnOutcome",
 ]
 
 MAIN = ""
 """Agent id of the main conversation; sub-agents are keyed by the tool_use id that spawned them."""
 
 CallStatus = Literal["pending", "running", "done", "failed", "denied", "interrupted"]
+"""A tool call, and a sub-agent (the status of the call that started it)."""
+
+TaskStatus = Literal["pending", "running", "done", "failed", "interrupted"]
+"""A task: ``interrupted`` when it was killed, stopped or cancelled (its
+:attr:`Task.state` keeps the CLI's own word)."""
 
 HookStatus = Literal["running", "done", "failed", "interrupted", "ran"]
 """A hook run: ``running`` until its outcome, then ``done`` (exit 0), ``failed``
@@ -32,8 +37,6 @@ wrote a ``hook_progress`` row and no outcome)."""
 
 TurnStart = Literal["prompt", "command", "task-notification"]
 TurnOutcome = Literal["success", "failed", "interrupted"]
-
-TERMINAL_TASK_STATUSES = frozenset({"completed", "failed", "killed", "stopped", "cancelled"})
 
 
 ChangeKind = Literal["item_added", "item_updated", "agent_added", "agent_updated", "task",
@@ -327,7 +330,10 @@ class Task(msgspec.Struct, eq=False):
     description: str = ""
     tool_use_id: str | None = None
     backgrounded: bool = False
-    status: str = "running"
+    status: TaskStatus = "running"
+    state: str | None = None
+    """The CLI's own word for the task's state, as its latest frame said it
+    (``completed``, ``killed``, ``stopped``, ``paused``…)."""
     subagent_type: str | None = None
     started_line: int | None = None
     started_at: float | None = None
@@ -343,13 +349,34 @@ class Task(msgspec.Struct, eq=False):
     summary: str | None = None
     output_file: str | None = None
     error: str | None = None
-    workflow_progress: list[dict[str, Any]] | None = None
+    workflow_phases: list[WorkflowPhase] | None = None
+    """A workflow's phases, from its latest ``task_progress`` (``None``: not a workflow)."""
+    workflow_agents: list[WorkflowAgent] | None = None
+    """A workflow's agents, from the same frame."""
     in_roster: bool = False
     turn: int | None = None
 
     @property
     def running(self) -> bool:
-        return self.status not in TERMINAL_TASK_STATUSES
+        return self.status in ("pending", "running")
+
+
+class WorkflowPhase(msgspec.Struct, eq=False):
+    """One phase of a workflow (a ``workflow_phase`` step)."""
+
+    index: int | None
+    title: str
+
+
+class WorkflowAgent(msgspec.Struct, eq=False):
+    """One agent of a workflow (a ``workflow_agent`` step), as its latest snapshot said."""
+
+    label: str
+    phase: int | None
+    """The index of its :class:`WorkflowPhase` (``None``: in none)."""
+    status: TaskStatus
+    duration_ms: float | None = None
+    tokens: int | None = None
 
 
 class Totals(msgspec.Struct):
@@ -465,7 +492,7 @@ class Agent(msgspec.Struct, eq=False):
     tool_calls: int = 0
     last_tool: str | None = None
     output_tokens: int = 0
-    status: str = "running"
+    status: CallStatus = "running"
     agent_file_id: str | None = None
     total_tokens: int | None = None
     """All tokens the sub-agent used, from its task's usage (stream-json), when known."""

@@ -89,6 +89,7 @@ def summarize(session: Session) -> dict[str, Any]:
                 "task_type": t.task_type,
                 "description": t.description,
                 "status": t.status,
+                "state": t.state,
                 "backgrounded": t.backgrounded,
                 "tool_use_id": t.tool_use_id,
             }
@@ -124,7 +125,7 @@ def format_summary(data: dict[str, Any]) -> str:
     tc = data["tool_calls"]
     names = ", ".join(f"{n} {c}" for n, c in sorted(tc["by_name"].items(), key=lambda x: -x[1]))
     tasks = data["tasks"]
-    running = sum(1 for t in tasks if t["status"] not in ("completed", "failed", "killed", "stopped"))
+    running = sum(1 for t in tasks if t["status"] in ("pending", "running"))
     usage = data["usage"]
     cost = data["cost_usd"]
     lines = [

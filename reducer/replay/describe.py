@@ -208,7 +208,8 @@ class ChangeDescriber:
             return [f"{name} started{kind}: {clip(task.description, 40, one_line=True)}"
                     if task.description else f"{name} started{kind}"]
         if before != task.status:
-            return [f"{name} {before} → {task.status}"]
+            said = f" ({task.state})" if task.status == "interrupted" and task.state else ""
+            return [f"{name} {before} → {task.status}{said}"]
         if task.activity:
             return [f"{name}: {clip(task.activity, 40, one_line=True)}"]
         return [f"{name} updated ({task.status})"]
