@@ -466,6 +466,13 @@ class Turn(msgspec.Struct, eq=False):
     answered: bool = False
     """The model took part: an assistant message came, or its ``result`` counted
     model turns (a local command such as ``/clear`` or ``/compact`` has none)."""
+    number: int | None = None
+    """This turn's number among the session's model turns (1 for the first), as
+    its prompt and footer say it; ``None`` until it is known to be one (a slash
+    command's turn is one once the model answers), and for a local command."""
+    local: bool = False
+    """A local command (``/compact``, ``/model``, ``/exit``…): a prompt the CLI
+    answered itself; no model turn, no number, no footer."""
 
     @property
     def outcome(self) -> TurnOutcome | None:

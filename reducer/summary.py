@@ -73,7 +73,7 @@ def summarize(session: Session) -> dict[str, Any]:
         "unknown": [{"line": n, "kind": k} for n, k in session.unknown],
         "kinds": dict(sorted(session.kinds.items())),
         "status": final_status(session),
-        "turns": sum(1 for t in session.turns if t.answered),
+        "turns": session.model_turns,
         "prompts": prompt_count(session),
         "tool_calls": {
             "total": len(session.calls),

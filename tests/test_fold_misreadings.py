@@ -11,7 +11,7 @@ from rich.console import Console
 
 from cctv.reducer.decode import decode_line
 from cctv.reducer.fold import Session
-from cctv.reducer.state import MAIN, HookItem, Item
+from cctv.reducer.state import MAIN, HookItem, Item, PromptItem, TurnFooterItem
 from cctv.reducer.summary import summarize
 from cctv.widgets.cards import Palette, RenderContext, render_item
 from conftest import FIXTURES, fold_file
@@ -81,3 +81,49 @@ def test_a_hook_that_timed_out_or_exited_non_zero_failed() -> None:
     assert (stop.status, stop.exit_code) == ("failed", 2)
     assert summarize(s)["hooks"]["failed"] == 1
     assert "✗ exit 2" in drawn(s, stop.item)
+
+
+# --- local commands -------------------------------------------------------------------------
+
+
+def _footers(session: Session) -> list[str]:
+    return [drawn(session, i).split(" · ")[0].strip("─ ") for i in session.main.items
+            if isinstance(i, TurnFooterItem)]
+
+
+def test_a_local_command_is_a_prompt_not_a_turn_with_a_footer() -> None:
+    # 10_compact_manual: a prompt (result line 7, num_turns 2), /compact (result line 17:
+    # local_command "compact", num_turns 0, $0.0144 drawn as "turn 2" before), a prompt
+    # (result line 23)
+    s = fold_file("captures/stream/10_compact_manual.jsonl").session
+    assert _footers(s) == ["turn 1", "turn 2"]
+    assert [(t.number, t.local) for t in s.turns] == [(1, False), (None, True), (2, False)]
+    d = summarize(s)
+    assert (s.model_turns, d["turns"], d["prompts"]) == (2, 2, 3)
+    # forge compact.jsonl: /compact failed, the CLI wrote its own (<synthetic>) reply "Not
+    # enough messages to compact." (line 18), then a result of num_turns 0 (line 19)
+    s = fold_file("forge/2.1.220/compact.jsonl").session
+    assert _footers(s) == ["turn 1"] and summarize(s)["turns"] == 1
+    # on disk (aafe1787, the twin of 10_compact_manual): /compact (line 33) and its
+    # output (34) is a prompt without a turn number; the next prompt (43) is turn 2
+    s = fold_file("captures/projects/-home-ada-src-demo/"
+                  "aafe1787-82bf-4f68-ae98-84dbe071fd7f.jsonl").session
+    prompts = [drawn(s, i) for i in s.main.items if isinstance(i, PromptItem)]
+    assert prompts == ["▌ you · turn 1", "▌ you", "▌ you · turn 2"]
+    assert summarize(s)["turns"] == 2 and not s.exited
+
+
+def test_exit_ends_the_session_and_a_command_the_model_answers_is_a_turn() -> None:
+    # 03eb5929 (CLI 2.1.42) ends with /exit (line 60) and "See ya!" (61): a prompt, no
+    # turn, and the fold keeps that the user ended the session
+    s = fold_file(IDEAS).session
+    last = [i for i in s.main.items if isinstance(i, PromptItem)][-1]
+    assert (last.text, drawn(s, last)) == ("/exit", "▌ you")
+    assert s.exited and (s.model_turns, summarize(s)["prompts"]) == (7, 8)
+    # 7acd37a8 (CLI 2.0.42) opens with /init, which the model answers: turn 1, the
+    # prompt drawn again once that was known
+    s = fold_file(REAL + "-Users-dain-workspace-JSSoundRecorder/"
+                  "7acd37a8-2745-4b58-a8a9-46164b22ad9e.jsonl").session
+    first = next(i for i in s.main.items if isinstance(i, PromptItem))
+    assert (first.text, drawn(s, first), s.turns[0].number) == ("/init", "▌ you · turn 1", 1)
+    assert first.version > 0 and not s.exited

@@ -63,7 +63,10 @@ class Messages:
         msg = e.message
         if agent_id == MAIN:
             turns = self._turns
-            turns.ensure_turn(e.line_no).answered = True
+            turn = turns.ensure_turn(e.line_no)
+            turn.answered = True
+            if turn.number is None and msg.model != "<synthetic>":
+                turns.number(turn)  # the model answered (not the CLI's own words)
             if turns.status != "compacting":
                 # a final stop reason (on-disk rows carry it) means the model is done
                 turns.status = "idle" if msg.stop_reason in _FINAL_STOPS else "requesting"
@@ -171,6 +174,8 @@ class Messages:
             # a local command (/model, /clear, /mcp…) printed its output: the model is not asked
             core.notice(MAIN, e.line_no, "harness", _strip_tags(text))
             turn = core.current_turn()
+            if turn is not None and turn.started_by == "command":
+                turns.local_command(turn)
             if turn is not None and not turn.answered and turns.status == "requesting":
                 turns.status = "idle"
                 core.changed("session")

@@ -190,7 +190,7 @@ class ChangeDescriber:
             case TurnFooterItem():
                 turn = item.turn_ref
                 outcome = "error" if turn.is_error else (turn.subtype or "done")
-                return f"turn {turn.index + 1} ended ({outcome}){where}"
+                return f"turn {turn.number} ended ({outcome}){where}"
             case ProblemItem():
                 return f"{item.problem} line {item.line_no}: {clip(item.reason, 48, one_line=True)}"
             case _:
