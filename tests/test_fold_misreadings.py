@@ -28,6 +28,12 @@ def drawn(session: Session, item: Item, width: int = 120) -> str:
     return render_item(item, width, False, ctx)[0].text.rstrip()
 
 
+def drawn_rows(session: Session, item: Item, width: int = 120) -> list[str]:
+    """All the item's rows, folded, as a screen shows them."""
+    ctx = RenderContext(session, CONSOLE, Palette())
+    return [strip.text.rstrip() for strip in render_item(item, width, False, ctx)]
+
+
 def rows(path: str) -> list[dict]:
     return [msgspec.json.decode(line) for line in (FIXTURES / path).read_bytes().splitlines()]
 
@@ -127,3 +133,40 @@ def test_exit_ends_the_session_and_a_command_the_model_answers_is_a_turn() -> No
     first = next(i for i in s.main.items if isinstance(i, PromptItem))
     assert (first.text, drawn(s, first), s.turns[0].number) == ("/init", "▌ you · turn 1", 1)
     assert first.version > 0 and not s.exited
+
+
+# --- a call a hook blocked ------------------------------------------------------------------
+
+
+def test_a_call_a_pretooluse_hook_blocked_is_denied_with_the_hook_as_reason() -> None:
+    # 07_hooks: Bash toolu_01UBPda4k0uxWA7GPGuArzj3, its PreToolUse:Bash hook ran and let
+    # it run (stdout line 20, on disk 142bb34b line 25). No recording holds a hook that
+    # refused: the same tool_result rows as the CLI writes them then (is_error, the text
+    # "PreToolUse:Bash hook error: [command]: reason"), on stdout with the result listing
+    # the call in permission_denials as the CLI does for a refused call
+    call_id = "toolu_01UBPda4k0uxWA7GPGuArzj3"
+    refusal = ("PreToolUse:Bash hook error: [for i in 1 2 3; do echo pre-tool tick $i; sleep 1; "
+               "done]: no shell in this directory")
+
+    def blocked(row: dict) -> dict:
+        if not (row.get("type") == "user" and isinstance(row["message"]["content"], list)
+                and row["message"]["content"][0].get("tool_use_id") == call_id):
+            return row
+        block = dict(row["message"]["content"][0], content=refusal, is_error=True)
+        row = dict(row, message=dict(row["message"], content=[block]))
+        key = "tool_use_result" if "tool_use_result" in row else "toolUseResult"
+        return dict(row, **{key: "Error: " + refusal})
+
+    stdout = [blocked(r) for r in rows("captures/stream/07_hooks.jsonl")]
+    result = stdout[-1]
+    assert result["type"] == "result"
+    stdout[-1] = dict(result, permission_denials=[
+        {"tool_name": "Bash", "tool_use_id": call_id, "tool_input": {"command": "echo hello from bash"}}])
+    disk = [blocked(r) for r in rows(HOOKS_ON_DISK)]
+    for session in (fold_rows(stdout), fold_rows(disk), fold_rows(stdout[:20])):
+        call = session.calls[call_id]
+        assert (call.status, call.denied_reason) == ("denied", refusal)
+        counts = summarize(session)["tool_calls"]
+        assert (counts["denied"], counts["failed"]) == (1, 0)
+        card = drawn_rows(session, call.item)
+        assert card[0].endswith("⊘ denied") and card[-1].strip() == "⊘ " + refusal
