@@ -14,7 +14,7 @@ from cctv.reducer.fold import Session
 from cctv.reducer.state import MAIN, HookItem, Item, PromptItem, TurnFooterItem
 from cctv.reducer.summary import summarize
 from cctv.widgets.cards import Palette, RenderContext, render_item
-from conftest import FIXTURES, fold_file
+from conftest import FIXTURES, fold_file, fold_until
 
 CONSOLE = Console(width=120, color_system="truecolor")
 REAL = "public/claude-code-log/real_projects/"
@@ -170,3 +170,20 @@ def test_a_call_a_pretooluse_hook_blocked_is_denied_with_the_hook_as_reason() ->
         assert (counts["denied"], counts["failed"]) == (1, 0)
         card = drawn_rows(session, call.item)
         assert card[0].endswith("⊘ denied") and card[-1].strip() == "⊘ " + refusal
+
+
+# --- what a settled file says the session was doing ------------------------------------------
+
+
+def test_a_session_the_user_interrupted_is_idle_not_requesting() -> None:
+    # 0d3a8e6f (CLI 1.0.43), as its file reads up to line 15: MultiEdit (13), "The user
+    # doesn't want to proceed…" (14), "[Request interrupted by user for tool use]" (15);
+    # the CLI waits for a prompt (it read "requesting"). The same at 20 and 45
+    path = REAL + "-Users-dain-workspace-claude-code-log-sample/0d3a8e6f-290f-4105-a327-a2496e5e2a83.jsonl"
+    for line in (15, 20, 45):
+        s = fold_until(path, line)
+        assert (s.activity.kind, summarize(s)["status"]) == ("idle", "idle"), line
+    # the wire: forge interrupt.jsonl, "[Request interrupted by user]" (12), then its result
+    s = fold_until("forge/2.1.220/interrupt.jsonl", 12)
+    assert summarize(s)["status"] == "idle"
+    assert fold_file("forge/2.1.220/interrupt.jsonl").session.turns[0].outcome == "interrupted"

@@ -184,7 +184,12 @@ class Messages:
             self._task_notification_turn(text, e)
             return
         if stripped.startswith("[Request interrupted"):
+            # the user stopped the turn: the CLI waits for a prompt (on disk nothing
+            # else says so; on the wire a result follows)
             self._calls.interrupted(e.line_no)
+            if turns.status != "compacting":
+                turns.status = "idle"
+                core.changed("session")
         if stripped.startswith(NON_PROMPT_MARKERS):
             level = "warning" if stripped.startswith("[Request interrupted") else "info"
             core.notice(MAIN, e.line_no, "harness", _strip_tags(text), level=level)
