@@ -187,3 +187,36 @@ def test_a_session_the_user_interrupted_is_idle_not_requesting() -> None:
     s = fold_until("forge/2.1.220/interrupt.jsonl", 12)
     assert summarize(s)["status"] == "idle"
     assert fold_file("forge/2.1.220/interrupt.jsonl").session.turns[0].outcome == "interrupted"
+
+
+def test_a_json_schema_run_that_ended_on_its_structured_output_is_idle() -> None:
+    # 03_tools on disk (f70c6abd, CLI 2.1.328, a -p run), lines 1-19: the prompt (3), the
+    # assistant's TodoWrite call (18, stop_reason tool_use) and its result (19). No
+    # recording holds a --json-schema run: the same rows with the call the CLI gives such
+    # a run, StructuredOutput, and the result it writes, end where that run's file ends
+    # (no text, no result follows); it read "requesting"
+    path = "captures/projects/-home-ada-src-demo/f70c6abd-bc92-44a7-80e8-76abec8cb9d7.jsonl"
+    head = rows(path)[:19]
+    call_id = head[17]["message"]["content"][0]["id"]
+
+    def structured(row: dict) -> dict:
+        content = row.get("message", {}).get("content")
+        if not isinstance(content, list) or not content:
+            return row
+        block = content[0]
+        if block.get("id") == call_id:
+            block = dict(block, name="StructuredOutput", input={"greeting": "configurable"})
+        elif block.get("tool_use_id") == call_id:
+            block = dict(block, content="Structured output provided successfully")
+        else:
+            return row
+        return dict(row, message=dict(row["message"], content=[block]))
+
+    s = fold_rows([structured(r) for r in head])
+    assert s.calls[call_id].status == "done"
+    assert (s.activity.kind, summarize(s)["status"]) == ("idle", "idle")
+    # the same run before its result: requesting (the tool runs)
+    s = fold_rows([structured(r) for r in head[:18]])
+    assert s.activity.kind == "running"
+    # any other call's result leaves the model to answer: requesting
+    assert summarize(fold_rows(head))["status"] == "requesting"

@@ -11,7 +11,7 @@ import re
 from typing import Any
 
 from .. import frames as F
-from ..state import MAIN, Item, PromptItem, TextItem, ThinkingItem
+from ..state import MAIN, Item, PromptItem, TextItem, ThinkingItem, ToolCall
 from .calls import Calls
 from .core import Core
 from .info import Info
@@ -139,8 +139,11 @@ class Messages:
         results = [b for b in content if b.type == "tool_result"] if isinstance(content, list) else []
         if results:
             payload = e.result_payload
+            calls = self._calls
             for block in results:
-                self._calls.tool_result(block, payload if len(results) == 1 else None, e, agent_id)
+                calls.tool_result(block, payload if len(results) == 1 else None, e, agent_id)
+                if agent_id == MAIN and block.tool_use_id:
+                    self._answered_by_call(calls.calls[block.tool_use_id])
             return
         ide: tuple[str, ...] = ()
         if isinstance(content, list) and agent_id == MAIN:
@@ -196,6 +199,16 @@ class Messages:
             return
         self._info.prompt_title(text)
         turns.open_turn(text, e.line_no, e.uuid, images, started_by="prompt", context=ide)
+
+    def _answered_by_call(self, call: ToolCall) -> None:
+        """A ``--json-schema`` run's answer is its ``StructuredOutput`` call: once
+        that call succeeded the model is done (on disk no result, and no text
+        after it, says so)."""
+        turns = self._turns
+        if call.name == "StructuredOutput" and call.status == "done" \
+                and turns.status == "requesting":
+            turns.status = "idle"
+            self._core.changed("session")
 
     def _task_notification_turn(self, text: str, e: F.User) -> None:
         """A ``<task-notification>`` the CLI sent the model as a user message (a
