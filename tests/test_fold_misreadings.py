@@ -220,3 +220,33 @@ def test_a_json_schema_run_that_ended_on_its_structured_output_is_idle() -> None
     assert s.activity.kind == "running"
     # any other call's result leaves the model to answer: requesting
     assert summarize(fold_rows(head))["status"] == "requesting"
+
+
+def test_a_slash_command_written_as_a_system_row_is_a_local_command() -> None:
+    # 3680252d (CLI 2.0.0) is one /model: caveat (4), "<command-name>/model…" (5),
+    # "<local-command-stdout>Set model to …" (6), user rows. Newer CLIs write a local
+    # command's output, or the command itself, as a system/local_command row with the same
+    # text (no recording here holds one): then the command read "requesting" and its
+    # output was an unknown system notice
+    path = REAL + "-Users-dain-workspace-danieldemmel-me-next/3680252d-d4e3-4416-bddd-8f5b5b4fdb7f.jsonl"
+    real = rows(path)
+
+    def as_system(row: dict) -> dict:
+        head = {k: v for k, v in row.items() if k not in ("type", "message", "isMeta")}
+        return dict(head, type="system", subtype="local_command", level="info",
+                    content=row["message"]["content"])
+
+    caveat, command, output = real[3:6]
+    for folded in ([caveat, command, as_system(output)],
+                   [caveat, as_system(command), as_system(output)],
+                   [caveat, dict(as_system(command), content="/model"), as_system(output)]):
+        s = fold_rows(folded)
+        prompt = next(i for i in s.main.items if isinstance(i, PromptItem))
+        assert (prompt.text, drawn(s, prompt)) == ("/model", "▌ you")
+        notice = s.main.items[-1]
+        assert (notice.category, notice.text) == (
+            "harness", "Set model to \x1b[1mDefault (Sonnet 4.5 · Smartest model for daily use)\x1b[22m")
+        d = summarize(s)
+        assert (d["status"], d["turns"], d["prompts"]) == ("idle", 0, 1)
+    # the user rows as the file has them read the same
+    assert summarize(fold_rows([caveat, command, output]))["status"] == "idle"

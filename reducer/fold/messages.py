@@ -18,7 +18,7 @@ from .info import Info
 from .tasks import Tasks
 from .turns import Turns
 from .usage import Usage
-from .values import block_text
+from .values import as_text, block_text
 
 __all__ = ["Messages", "NON_PROMPT_MARKERS"]
 
@@ -32,6 +32,7 @@ NON_PROMPT_MARKERS = (
 
 _FINAL_STOPS = frozenset({"end_turn", "stop_sequence", "max_tokens", "refusal"})
 _COMMAND_HEADS = ("<command-name>", "<command-message>")
+_OUTPUT_HEADS = ("<local-command-stdout>", "<local-command-stderr>")
 _TASK_NOTE = re.compile(r"<(task-id|tool-use-id|output-file|status|summary)>(.*?)</\1>", re.S)
 
 
@@ -169,19 +170,7 @@ class Messages:
         if e.synthetic or e.isReplay and stripped.startswith("<local-command-stdout>"):
             core.notice(MAIN, e.line_no, "harness", _strip_tags(text))
             return
-        if stripped.startswith(_COMMAND_HEADS) and "<command-name>" in stripped:
-            # <command-message> comes first in some CLI versions, <command-name> in others
-            turns.open_turn(_command_text(stripped), e.line_no, e.uuid, started_by="command")
-            return
-        if stripped.startswith("<local-command-stdout>") or stripped.startswith("<local-command-stderr>"):
-            # a local command (/model, /clear, /mcp…) printed its output: the model is not asked
-            core.notice(MAIN, e.line_no, "harness", _strip_tags(text))
-            turn = core.current_turn()
-            if turn is not None and turn.started_by == "command":
-                turns.local_command(turn)
-            if turn is not None and not turn.answered and turns.status == "requesting":
-                turns.status = "idle"
-                core.changed("session")
+        if self._slash_command(text, stripped, e.line_no, e.uuid):
             return
         if stripped.startswith("<task-notification>"):
             self._task_notification_turn(text, e)
@@ -199,6 +188,42 @@ class Messages:
             return
         self._info.prompt_title(text)
         turns.open_turn(text, e.line_no, e.uuid, images, started_by="prompt", context=ide)
+
+    def _slash_command(self, text: str, stripped: str, line_no: int, uuid: str | None) -> bool:
+        """Whether ``text`` (a main-agent row's; ``stripped``: without its leading
+        blanks) is a slash command or its output, and if so fold it: a command
+        opens a turn; a local command's output (``/model``, ``/clear``, ``/mcp``…)
+        says the model is not asked."""
+        turns = self._turns
+        if stripped.startswith(_COMMAND_HEADS) and "<command-name>" in stripped:
+            # <command-message> comes first in some CLI versions, <command-name> in others
+            turns.open_turn(_command_text(stripped), line_no, uuid, started_by="command")
+            return True
+        if not stripped.startswith(_OUTPUT_HEADS):
+            return False
+        core = self._core
+        core.notice(MAIN, line_no, "harness", _strip_tags(text))
+        turn = core.current_turn()
+        if turn is not None and turn.started_by == "command":
+            turns.local_command(turn)
+        if turn is not None and not turn.answered and turns.status == "requesting":
+            turns.status = "idle"
+            core.changed("session")
+        return True
+
+    def on_local_command(self, e: F.LocalCommand, agent_id: str) -> None:
+        """A ``system/local_command`` row: newer CLIs write a slash command the CLI
+        runs itself there, not as a user row: the command (``<command-name>…``, or
+        only what was typed: ``/status``), then its output (``<local-command-stdout>…``)."""
+        text = as_text(e.content)
+        stripped = text.lstrip()
+        if agent_id == MAIN and not e.isSidechain:
+            if self._slash_command(text, stripped, e.line_no, e.uuid):
+                return
+            if stripped.startswith("/"):
+                self._turns.open_turn(stripped.rstrip(), e.line_no, e.uuid, started_by="command")
+                return
+        self._core.notice(agent_id, e.line_no, "command output", text)
 
     def _answered_by_call(self, call: ToolCall) -> None:
         """A ``--json-schema`` run's answer is its ``StructuredOutput`` call: once

@@ -348,6 +348,7 @@ HANDLERS: dict[type, Handler] = {
     F.Assistant: Messages.on_assistant,
     F.User: Messages.on_user,
     F.StreamEvent: Messages.on_stream_event,
+    F.LocalCommand: Messages.on_local_command,
     F.Summary: Info.on_title_row,
     F.CustomTitle: Info.on_title_row,
     F.AiTitle: Info.on_title_row,
