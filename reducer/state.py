@@ -456,6 +456,8 @@ class Turn(msgspec.Struct, eq=False):
     permission_denials: list[dict[str, Any]] = msgspec.field(default_factory=list)
     local_command: str | None = None
     result_text: str | None = None
+    api_error_status: int | None = None
+    """The HTTP status of the API error that ended the turn (``result.api_error_status``)."""
     started_by: TurnStart | None = None
     """What opened the turn: a typed ``prompt``, a slash ``command``, a background
     task's ``task-notification``; ``None`` when the input did not say (a ``-p``

@@ -250,3 +250,40 @@ def test_a_slash_command_written_as_a_system_row_is_a_local_command() -> None:
         assert (d["status"], d["turns"], d["prompts"]) == ("idle", 0, 1)
     # the user rows as the file has them read the same
     assert summarize(fold_rows([caveat, command, output]))["status"] == "idle"
+
+
+# --- an API error, said once ----------------------------------------------------------------
+
+RATE_LIMITED = "API Error: Rate limit reached. Please try again later."
+
+
+def _api_error(row: dict) -> dict:
+    """The assistant row ``row`` as the CLI writes it when the API call failed: its
+    own (<synthetic>) message carrying the error text, flagged as an API error."""
+    message = dict(row["message"], model="<synthetic>", stop_reason="stop_sequence",
+                   content=[{"type": "text", "text": RATE_LIMITED}])
+    return dict(row, message=message, error="rate_limit", isApiErrorMessage=True)
+
+
+def _lines_saying(session: Session, text: str) -> list[str]:
+    return [line for item in session.main.items if not item.hidden
+            for line in drawn_rows(session, item) if text in line]
+
+
+def test_an_api_error_is_drawn_once() -> None:
+    # 01_simple_text: init (1), the assistant's text (2), result (3); on disk (8e4b2dbb)
+    # the prompt (3) and the assistant row (13). No recording holds an API error: the same
+    # rows as the CLI writes them when the call failed (a <synthetic> message with the
+    # error text, error rate_limit; on stdout a result is_error with api_error_status 429
+    # and that text). It was drawn as reply text, as a notice and in the footer
+    init, reply, result = rows("captures/stream/01_simple_text.jsonl")
+    failed = dict(result, is_error=True, api_error_status=429, result=RATE_LIMITED)
+    s = fold_rows([init, _api_error(reply), failed])
+    assert _lines_saying(s, "Rate limit reached") == [
+        f"✗ [api error] API error: rate_limit {RATE_LIMITED}"]
+    footer = drawn(s, s.main.items[-1])
+    assert footer.startswith("── turn 1 ·") and footer.rstrip("─ ").endswith("✗ failed · API error 429")
+    disk = rows("captures/projects/-home-ada-src-demo/8e4b2dbb-330b-4d03-a3ef-8b4c8ce07f1e.jsonl")
+    s = fold_rows([_api_error(r) if r.get("type") == "assistant" else r for r in disk])
+    assert len(_lines_saying(s, "Rate limit reached")) == 1
+    assert summarize(s)["status"] == "idle"

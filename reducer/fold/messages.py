@@ -85,9 +85,12 @@ class Messages:
                                   msg.usage)
         mkey = (agent_id, msg.id)
         streamed = self._streaming.get(mkey)
+        api_error = bool(e.error or e.isApiErrorMessage)
         for block in msg.content:
             btype = block.type
             if btype == "text":
+                if api_error:
+                    continue  # the CLI's words, not a reply: the error notice below says them
                 item = _take_streamed(streamed, TextItem) if streamed else None
                 if item is not None:
                     item.text = block.text or ""
@@ -125,7 +128,7 @@ class Messages:
                 item.uuid = e.uuid
         if streamed is not None and not streamed:
             del self._streaming[mkey]
-        if e.error or e.isApiErrorMessage:
+        if api_error:
             text = block_text(msg.content) or str(e.error)
             core.notice(agent_id, e.line_no, "api error", f"API error: {e.error or ''} {text}".strip(),
                         level="error")

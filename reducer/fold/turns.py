@@ -133,6 +133,7 @@ class Turns:
         turn.num_turns = e.num_turns
         turn.local_command = e.local_command
         turn.result_text = e.result
+        turn.api_error_status = e.api_error_status
         calls = self._calls
         for denial in e.permission_denials or ():
             calls.deny(denial.get("tool_use_id"), str(denial.get("tool_name") or ""),

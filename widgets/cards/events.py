@@ -232,9 +232,8 @@ def _error_class(item: TurnFooterItem) -> str:
     when it says more (``error during execution (aborted_streaming)``)."""
     t = item.turn_ref
     subtype = t.subtype or "error"
-    if subtype == "success":  # is_error on a "success" result: an API error, in the text
-        first = (t.result_text or "").strip().split("\n", 1)[0]
-        return clean(first[:60]) or "error"
+    if subtype == "success":  # is_error on a "success" result: an API error (its notice says it)
+        return "API error" + (f" {t.api_error_status}" if t.api_error_status else "")
     label = _ERROR_CLASSES.get(subtype, subtype.replace("_", " "))
     reason = t.terminal_reason
     if reason and reason != "completed" and reason.replace("_", " ") not in label:
