@@ -321,6 +321,15 @@ class HookRun(msgspec.Struct, eq=False):
     progress: int = 0
     item: HookItem | None = None
 
+    @property
+    def label(self) -> str:
+        """The hook as it is named: its name, which says its event
+        (``PreToolUse:Bash``, ``SessionStart:startup``, ``Stop``), else ``event:name``."""
+        name, event = self.name, self.event
+        if not name or not event or name.startswith(event):
+            return name or event
+        return f"{event}:{name}"
+
 
 class Task(msgspec.Struct, eq=False):
     """A background shell, sub-agent, monitor or workflow, keyed by task_id."""

@@ -14,7 +14,7 @@ from cctv.reducer.fold import Session
 from cctv.reducer.state import MAIN, HookItem, Item, PromptItem, TurnFooterItem
 from cctv.reducer.summary import summarize
 from cctv.widgets.cards import Palette, RenderContext, render_item
-from conftest import FIXTURES, fold_file, fold_until
+from conftest import FIXTURES, fold_file, fold_until, replay_words
 
 CONSOLE = Console(width=120, color_system="truecolor")
 REAL = "public/claude-code-log/real_projects/"
@@ -287,3 +287,17 @@ def test_an_api_error_is_drawn_once() -> None:
     s = fold_rows([_api_error(r) if r.get("type") == "assistant" else r for r in disk])
     assert len(_lines_saying(s, "Rate limit reached")) == 1
     assert summarize(s)["status"] == "idle"
+
+
+def test_the_inspector_names_a_hook_once() -> None:
+    # forge trivial.jsonl lines 1-8: four SessionStart hooks (hook_name "SessionStart:startup",
+    # hook_event "SessionStart"), started, then answered; the inspector said
+    # "hook SessionStart:SessionStart:startup"
+    words = [line for frame in replay_words(FIXTURES / "forge/2.1.220/trivial.jsonl")
+             for line in frame if line.startswith("hook ")]
+    assert words and set(words) == {"hook SessionStart:startup running",
+                                    "hook SessionStart:startup done"}
+    # 07_hooks line 22/23: the Stop hook, whose name is its event, exits 2
+    words = [line for frame in replay_words(FIXTURES / "captures/stream/07_hooks.jsonl")
+             for line in frame if line.startswith("hook Stop")]
+    assert "hook Stop failed (exit 2)" in words

@@ -220,8 +220,7 @@ class ChangeDescriber:
             return []
         before = self._hooks.get(hook_id)
         self._hooks[hook_id] = hook.status
-        label = f"hook {hook.event}:{hook.name}" if hook.event and hook.event != hook.name \
-            else f"hook {hook.name}"
+        label = f"hook {hook.label}"
         if before == hook.status:
             return []
         code = f" (exit {hook.exit_code})" if hook.exit_code not in (None, 0) else ""

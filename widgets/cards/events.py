@@ -93,7 +93,7 @@ def _hook(item: HookItem, width: int, expanded: bool, ctx: RenderContext) -> lis
     key = h.status
     look = HOOK_RAN if key == "ran" else STATUSES[key]
     colour = getattr(p, look.role)
-    chip = Text.assemble((f"{HOOK} ", p.muted), (clean(h.name), p.error if key == "failed" else ""),
+    chip = Text.assemble((f"{HOOK} ", p.muted), (clean(h.label), p.error if key == "failed" else ""),
                          " ", (look.glyph, colour))
     if key == "running":
         chip.append(f" {look.word}", colour)
