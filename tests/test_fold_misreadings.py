@@ -301,3 +301,35 @@ def test_the_inspector_names_a_hook_once() -> None:
     words = [line for frame in replay_words(FIXTURES / "captures/stream/07_hooks.jsonl")
              for line in frame if line.startswith("hook Stop")]
     assert "hook Stop failed (exit 2)" in words
+
+
+# --- a background sub-agent's prompt ---------------------------------------------------------
+
+
+def test_a_sub_agent_s_screen_starts_with_the_prompt_its_task_started_with() -> None:
+    # forge subagent.jsonl: Agent call toolu_01JVh2KNCgxX98dbr8qqW82b (12), task_started with
+    # its prompt (13), the sub-agent's own prompt frame (14) and frames (16-18), its result
+    # (21). A background sub-agent's own frames never come on stdout (no recording holds
+    # one): the same file without them, the call run in the background, showed an empty
+    # sub-agent screen
+    call_id = "toolu_01JVh2KNCgxX98dbr8qqW82b"
+    real = rows("forge/2.1.220/subagent.jsonl")
+    prompt = real[12]["prompt"]
+    assert real[12]["subtype"] == "task_started" and prompt.startswith("Run exactly this command")
+
+    def backgrounded(row: dict) -> dict:
+        content = row.get("message", {}).get("content")
+        if isinstance(content, list) and content and content[0].get("id") == call_id:
+            block = dict(content[0], input=dict(content[0]["input"], run_in_background=True))
+            return dict(row, message=dict(row["message"], content=[block]))
+        return row
+
+    s = fold_rows([backgrounded(r) for r in real if not r.get("parent_tool_use_id")])
+    items = s.agents[call_id].items
+    assert [(type(i).__name__, i.text) for i in items] == [("PromptItem", prompt)]
+    assert drawn(s, items[0]) == "▌ prompt"
+    # a foreground sub-agent's own prompt frame (14) is where that prompt is written: one item
+    s = fold_file("forge/2.1.220/subagent.jsonl").session
+    first, *rest = s.agents[call_id].items
+    assert (type(first).__name__, first.text, first.line_no) == ("PromptItem", prompt, 14)
+    assert not [i for i in rest if i.kind == "notice"]

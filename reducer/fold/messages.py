@@ -164,8 +164,16 @@ class Messages:
         stripped = text.lstrip()
         if agent_id != MAIN:
             agent = core.agent_for(agent_id)
+            first = agent.items[0] if len(agent.items) == 1 else None
             if not agent.items and not e.synthetic:
                 core.add(PromptItem(agent_id, e.line_no, None, e.uuid, text=text, images=images))
+            elif type(first) is PromptItem and first.uuid is None and first.text == text:
+                # the prompt its task_started said: this frame is where it is written
+                first.line_no, first.uuid, first.source, first.images = \
+                    e.line_no, e.uuid, core.source, images
+                if e.uuid:
+                    core.index_uuid(e.uuid, first)
+                core.touch(first)
             else:
                 core.notice(agent_id, e.line_no, "message", text)
             self._calls.touch_agent_call(agent_id)

@@ -9,7 +9,7 @@ import re
 
 from .. import frames as F
 from ..notes import parse_task_notification, task_note_line
-from ..state import MAIN, Task, TaskStatus, ToolCall, WorkflowAgent, WorkflowPhase
+from ..state import MAIN, PromptItem, Task, TaskStatus, ToolCall, WorkflowAgent, WorkflowPhase
 from .core import Core
 from .turns import Turns
 
@@ -145,7 +145,21 @@ class Tasks:
         if task.running:
             task.status = "running"
         self._link_call(task, e.tool_use_id)
+        if e.prompt:
+            self._subagent_prompt(e.tool_use_id, e.prompt, e.line_no)
         self._task_changed(task)
+
+    def _subagent_prompt(self, tool_use_id: str | None, prompt: str, line_no: int) -> None:
+        """A sub-agent's task started with ``prompt``: the first item of its
+        transcript (a background sub-agent's frames never come on stdout; a
+        foreground one's own prompt frame then takes this item over)."""
+        call = self._calls.get(tool_use_id or "")
+        if call is None or not call.subagent:
+            return
+        core = self._core
+        agent = core.agent_for(call.subagent)
+        if not agent.items:
+            core.add(PromptItem(agent.id, line_no, None, text=prompt))
 
     def on_task_progress(self, e: F.TaskProgress, agent: str) -> None:
         task = self._task(e.task_id, e.line_no)
