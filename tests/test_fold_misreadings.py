@@ -333,3 +333,36 @@ def test_a_sub_agent_s_screen_starts_with_the_prompt_its_task_started_with() -> 
     first, *rest = s.agents[call_id].items
     assert (type(first).__name__, first.text, first.line_no) == ("PromptItem", prompt, 14)
     assert not [i for i in rest if i.kind == "notice"]
+
+
+# --- usage, once per (message id, request id) -------------------------------------------------
+
+
+def test_usage_is_counted_once_per_message_id_and_request_id() -> None:
+    # 03_tools on disk (f70c6abd, CLI 2.1.328): one row per content block, each repeating
+    # its message's usage: 15 assistant rows, 10 (message id, requestId) pairs (17/18 share
+    # msg_…8e4xy5 / req_…LzblV3). No recording holds one message id under two request ids:
+    # row 18 again with a second requestId (a retried request), then again with a second
+    # message id, each is one more API call; row 18 again as it is is not
+    path = "captures/projects/-home-ada-src-demo/f70c6abd-bc92-44a7-80e8-76abec8cb9d7.jsonl"
+    real = rows(path)
+    assistant = [r for r in real if r.get("type") == "assistant"]
+    by_key = {(r["message"]["id"], r["requestId"]): r["message"]["usage"] for r in assistant}
+    assert (len(assistant), len(by_key)) == (15, 10)
+
+    def folded(extra: list[dict]) -> tuple[int, int]:
+        s = fold_rows(real + extra)
+        return s.usage.output_tokens, s.usage.input_tokens
+
+    once = folded([])
+    assert once == (sum(u["output_tokens"] for u in by_key.values()),
+                    sum(u["input_tokens"] for u in by_key.values())) == (868, 12_000)
+    row = real[17]
+    assert (row["type"], row["message"]["usage"]["output_tokens"]) == ("assistant", 121)
+    again = dict(row, uuid="retried-" + row["uuid"])
+    second_request = dict(again, requestId=row["requestId"] + "-retry")
+    second_message = dict(again, message=dict(row["message"], id=row["message"]["id"] + "-2"))
+    assert folded([again]) == once
+    assert folded([second_request]) == (868 + 121, 12_000 + 1200)
+    assert folded([second_message]) == (868 + 121, 12_000 + 1200)
+    assert folded([second_request, second_message]) == (868 + 242, 12_000 + 2400)
