@@ -133,7 +133,7 @@ class _Writer:
             case HookItem():
                 h = item.hook
                 code = f" · exit {h.exit_code}" if h.exit_code is not None else ""
-                head = f"⚓ hook {_inline(h.name or h.event)} · {h.status}{code}{self.when(item)}"
+                head = f"⚓ hook {_inline(h.label)} · {h.status}{code}{self.when(item)}"
                 parts = [(h.stdout, "stdout"), (h.stderr, "stderr")]
                 if h.output.strip() and h.output.strip() not in (h.stdout.strip(),
                                                                  h.stderr.strip()):

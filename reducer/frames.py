@@ -27,7 +27,7 @@ __all__ = [
     "ApiRetry", "TaskStarted", "TaskProgress", "TaskUpdated", "TaskNotification",
     "BackgroundTasksChanged", "ThinkingTokens", "HookStarted", "HookProgress", "HookResponse",
     "StopHookSummary", "TurnDuration", "SessionStateChanged", "Notification",
-    "PermissionDenied", "Informational", "LocalCommandOutput", "ApiError", "SystemOther",
+    "PermissionDenied", "Informational", "LocalCommandOutput", "LocalCommand", "ApiError", "SystemOther",
     "Unknown", "Malformed", "Blank", "Entry", "TOP_LEVEL", "SYSTEM_SUBTYPES", "META_FIELDS",
     "JSON", "MAX_DEPTH", "VALUE_DEPTH", "BLOCK_DEPTH", "dec_hook", "TOOL_INPUT_SHAPES", "CompactMetadata", "RateLimitInfo",
     "ModelUsage", "PermissionDenial", "SubagentRetry", "BackgroundTask", "WorkflowStep", "HookInfo",
@@ -535,6 +535,7 @@ class AttachmentBody(msgspec.Struct, kw_only=True, gc=False):
     exitCode: int | None = None
     command: str | None = None
     durationMs: float | None = None
+    timedOut: bool | None = None  # hook_cancelled: the hook ran past its timeout
     prompt: JSON = None  # queued_command: the queued text (e.g. a <task-notification>)
 
 
@@ -803,6 +804,10 @@ class LocalCommandOutput(System, tag="system", kw_only=True, gc=False):
     pass
 
 
+class LocalCommand(System, tag="system", kw_only=True, gc=False):
+    """On disk (newer CLIs): a slash command the CLI ran itself, or its output, in ``content``."""
+
+
 class ApiError(System, tag="system", kw_only=True, gc=False):
     error: JSON = None
     retryInMs: float | None = None
@@ -836,6 +841,7 @@ SYSTEM_SUBTYPES: dict[str, type[System]] = {
     "permission_denied": PermissionDenied,
     "informational": Informational,
     "local_command_output": LocalCommandOutput,
+    "local_command": LocalCommand,
     "api_error": ApiError,
 }
 

@@ -247,7 +247,7 @@ def search_parts(item: Item) -> list[str | Iterable[str]]:
         return [f"stop hooks\n{cmds}\n{' '.join(map(str, item.errors))}\n{item.stop_reason or ''}"]
     if isinstance(item, TurnFooterItem):
         t = item.turn_ref
-        return [f"turn {t.index + 1} {t.subtype or ''} {' '.join(t.errors)}"]
+        return [f"turn {t.number} {t.subtype or ''} {' '.join(t.errors)}"]
     return []
 
 
@@ -315,7 +315,7 @@ def full_text(item: Item) -> str:
         return _full_tool_text(item.call)
     if isinstance(item, TurnFooterItem):
         t = item.turn_ref
-        parts = [f"turn {t.index + 1}: {t.subtype or ('error' if t.is_error else 'done')}",
+        parts = [f"turn {t.number}: {t.subtype or ('error' if t.is_error else 'done')}",
                  *t.errors]
         if t.result_text:
             parts += ["", t.result_text]
@@ -334,7 +334,7 @@ def is_error_item(item: Item) -> bool:
     if isinstance(item, NoticeItem):
         return item.level == "error"
     if isinstance(item, HookItem):
-        return item.hook.status == "error"
+        return item.hook.status == "failed"
     if isinstance(item, CompactionItem):
         return item.failed
     if isinstance(item, StopSummaryItem):

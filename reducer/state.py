@@ -19,19 +19,28 @@ __all__ = [
     "HookChanged", "SessionChanged", "SESSION_CHANGED",
     "Item", "PromptItem", "TextItem", "ThinkingItem", "ToolItem", "CompactionItem",
     "HookItem", "StopSummaryItem", "NoticeItem", "TurnFooterItem", "ProblemItem",
-    "ToolCall", "HookRun", "Task", "Turn", "Agent", "Totals", "MAIN", "CallStatus",
-    "TERMINAL_TASK_STATUSES", "Activity", "ActivityKind", "TurnStart", "RateLimit", "TurnOutcome",
+    "ToolCall", "HookRun", "Task", "Turn", "Agent", "Totals", "MAIN", "CallStatus", "HookStatus",
+    "TaskStatus", "WorkflowPhase", "WorkflowAgent", "Activity", "ActivityKind", "TurnStart", "RateLimit", "TurnOutcome",
 ]
 
 MAIN = ""
 """Agent id of the main conversation; sub-agents are keyed by the tool_use id that spawned them."""
 
 CallStatus = Literal["pending", "running", "done", "failed", "denied", "interrupted"]
+"""A tool call, and a sub-agent (the status of the call that started it)."""
+
+TaskStatus = Literal["pending", "running", "done", "failed", "interrupted"]
+"""A task: ``interrupted`` when it was killed, stopped or cancelled (its
+:attr:`Task.state` keeps the CLI's own word)."""
+
+HookStatus = Literal["running", "done", "failed", "interrupted", "ran"]
+"""A hook run: ``running`` until its outcome, then ``done`` (exit 0), ``failed``
+(a non-zero exit, an error, a timeout) or ``interrupted`` (cancelled by the user);
+``ran`` when the transcript says only that it ran (on disk, CLI 2.1.14–2.1.42
+wrote a ``hook_progress`` row and no outcome)."""
 
 TurnStart = Literal["prompt", "command", "task-notification"]
 TurnOutcome = Literal["success", "failed", "interrupted"]
-
-TERMINAL_TASK_STATUSES = frozenset({"completed", "failed", "killed", "stopped", "cancelled"})
 
 
 # --- change records -----------------------------------------------------------------------
@@ -349,14 +358,22 @@ class HookRun(msgspec.Struct, eq=False):
     event: str
     line_no: int
     turn: int | None
-    status: str = "running"
-    """running | success | error | cancelled | ran (on disk, outcome not recorded)."""
+    status: HookStatus = "running"
     exit_code: int | None = None
     output: str = ""
     stdout: str = ""
     stderr: str = ""
     progress: int = 0
     item: HookItem | None = None
+
+    @property
+    def label(self) -> str:
+        """The hook as it is named: its name, which says its event
+        (``PreToolUse:Bash``, ``SessionStart:startup``, ``Stop``), else ``event:name``."""
+        name, event = self.name, self.event
+        if not name or not event or name.startswith(event):
+            return name or event
+        return f"{event}:{name}"
 
 
 class Task(msgspec.Struct, eq=False):
@@ -367,7 +384,10 @@ class Task(msgspec.Struct, eq=False):
     description: str = ""
     tool_use_id: str | None = None
     backgrounded: bool = False
-    status: str = "running"
+    status: TaskStatus = "running"
+    state: str | None = None
+    """The CLI's own word for the task's state, as its latest frame said it
+    (``completed``, ``killed``, ``stopped``, ``paused``…)."""
     subagent_type: str | None = None
     started_line: int | None = None
     started_at: float | None = None
@@ -383,13 +403,34 @@ class Task(msgspec.Struct, eq=False):
     summary: str | None = None
     output_file: str | None = None
     error: str | None = None
-    workflow_progress: list[dict[str, Any]] | None = None
+    workflow_phases: list[WorkflowPhase] | None = None
+    """A workflow's phases, from its latest ``task_progress`` (``None``: not a workflow)."""
+    workflow_agents: list[WorkflowAgent] | None = None
+    """A workflow's agents, from the same frame."""
     in_roster: bool = False
     turn: int | None = None
 
     @property
     def running(self) -> bool:
-        return self.status not in TERMINAL_TASK_STATUSES
+        return self.status in ("pending", "running")
+
+
+class WorkflowPhase(msgspec.Struct, eq=False):
+    """One phase of a workflow (a ``workflow_phase`` step)."""
+
+    index: int | None
+    title: str
+
+
+class WorkflowAgent(msgspec.Struct, eq=False):
+    """One agent of a workflow (a ``workflow_agent`` step), as its latest snapshot said."""
+
+    label: str
+    phase: int | None
+    """The index of its :class:`WorkflowPhase` (``None``: in none)."""
+    status: TaskStatus
+    duration_ms: float | None = None
+    tokens: int | None = None
 
 
 class Totals(msgspec.Struct):
@@ -469,6 +510,8 @@ class Turn(msgspec.Struct, eq=False):
     permission_denials: list[dict[str, Any]] = msgspec.field(default_factory=list)
     local_command: str | None = None
     result_text: str | None = None
+    api_error_status: int | None = None
+    """The HTTP status of the API error that ended the turn (``result.api_error_status``)."""
     started_by: TurnStart | None = None
     """What opened the turn: a typed ``prompt``, a slash ``command``, a background
     task's ``task-notification``; ``None`` when the input did not say (a ``-p``
@@ -479,6 +522,13 @@ class Turn(msgspec.Struct, eq=False):
     answered: bool = False
     """The model took part: an assistant message came, or its ``result`` counted
     model turns (a local command such as ``/clear`` or ``/compact`` has none)."""
+    number: int | None = None
+    """This turn's number among the session's model turns (1 for the first), as
+    its prompt and footer say it; ``None`` until it is known to be one (a slash
+    command's turn is one once the model answers), and for a local command."""
+    local: bool = False
+    """A local command (``/compact``, ``/model``, ``/exit``…): a prompt the CLI
+    answered itself; no model turn, no number, no footer."""
 
     @property
     def outcome(self) -> TurnOutcome | None:
@@ -505,7 +555,7 @@ class Agent(msgspec.Struct, eq=False):
     tool_calls: int = 0
     last_tool: str | None = None
     output_tokens: int = 0
-    status: str = "running"
+    status: CallStatus = "running"
     agent_file_id: str | None = None
     total_tokens: int | None = None
     """All tokens the sub-agent used, from its task's usage (stream-json), when known."""

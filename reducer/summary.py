@@ -73,7 +73,7 @@ def summarize(session: Session) -> dict[str, Any]:
         "unknown": [{"line": n, "kind": k} for n, k in session.unknown],
         "kinds": dict(sorted(session.kinds.items())),
         "status": final_status(session),
-        "turns": sum(1 for t in session.turns if t.answered),
+        "turns": session.model_turns,
         "prompts": prompt_count(session),
         "tool_calls": {
             "total": len(session.calls),
@@ -89,6 +89,7 @@ def summarize(session: Session) -> dict[str, Any]:
                 "task_type": t.task_type,
                 "description": t.description,
                 "status": t.status,
+                "state": t.state,
                 "backgrounded": t.backgrounded,
                 "tool_use_id": t.tool_use_id,
             }
@@ -98,7 +99,7 @@ def summarize(session: Session) -> dict[str, Any]:
         "heartbeats": session.heartbeats,
         "hooks": {
             "runs": len(session.hooks),
-            "failed": sum(1 for h in session.hooks.values() if h.status in ("error", "cancelled")),
+            "failed": sum(1 for h in session.hooks.values() if h.status == "failed"),
             "stop_summaries": session.stop_summaries,
         },
         "thinking_tokens": session.thinking_tokens,
@@ -124,7 +125,7 @@ def format_summary(data: dict[str, Any]) -> str:
     tc = data["tool_calls"]
     names = ", ".join(f"{n} {c}" for n, c in sorted(tc["by_name"].items(), key=lambda x: -x[1]))
     tasks = data["tasks"]
-    running = sum(1 for t in tasks if t["status"] not in ("completed", "failed", "killed", "stopped"))
+    running = sum(1 for t in tasks if t["status"] in ("pending", "running"))
     usage = data["usage"]
     cost = data["cost_usd"]
     lines = [

@@ -14,7 +14,7 @@ def turn_footer(turn: Turn, *, api_time: bool = True, calls: str = "tool") -> li
     """A finished turn's facts, in order: its number, how long it took (with
     ``api_time``, how long the API took of it), its cost, the tokens in (cache
     reads and writes too) and out, and its tool calls counted as ``calls``."""
-    parts = [f"turn {turn.index + 1}"]
+    parts = [f"turn {turn.number}"]
     if turn.duration_ms is not None:
         took = format_duration(turn.duration_ms / 1000)
         if api_time and turn.duration_api_ms:

@@ -137,10 +137,10 @@ def test_summary_json_values(capsys, reference: Path) -> None:
         {"total": 2, "failed": 0, "unpaired": 0, "by_name": {"Bash": 2}}
     assert d["tasks"] == [
         {"task_id": "b0q8m16pb", "task_type": "local_bash",
-         "description": "Run a short job in the background", "status": "completed",
-         "backgrounded": True, "tool_use_id": "toolu_01G6thRvt0rXtpg0Dj7BVl43"},
+         "description": "Run a short job in the background", "status": "done",
+         "state": "completed", "backgrounded": True, "tool_use_id": "toolu_01G6thRvt0rXtpg0Dj7BVl43"},
         {"task_id": "bx04gjnra", "task_type": "local_bash", "description": "Run the app",
-         "status": "completed", "backgrounded": False,
+         "status": "done", "state": "completed", "backgrounded": False,
          "tool_use_id": "toolu_01X8w3Zd2Kg1UQdO5P8LJ4N1"},
     ]
     assert d["hooks"] == {"runs": 0, "failed": 0, "stop_summaries": 0}

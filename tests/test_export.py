@@ -227,7 +227,7 @@ def test_a_turn_footer_has_the_same_figures_in_the_card_and_the_export() -> None
 def test_a_turn_over_a_dollar_costs_the_same_in_every_view() -> None:
     """A turn's cost reads as every cost does (:func:`reducer.format.format_cost`):
     two decimals from a dollar up, in the card and the export alike."""
-    turn = Turn(index=2, prompt="x", line_no=1, duration_ms=754_000, duration_api_ms=512_000,
+    turn = Turn(index=2, prompt="x", line_no=1, number=3, duration_ms=754_000, duration_api_ms=512_000,
                 cost_usd=1.4913, tool_calls=12)
     assert turn_footer(turn) == ["turn 3", "12m34s (api 8m32s)", "$1.49", "12 tools"]
     assert turn_footer(turn, api_time=False, calls="tool call") == [

@@ -80,20 +80,21 @@ def test_background_bash_alive_at_result() -> None:
     assert s.status == "idle" and s.activity.text == "running in background"
     assert summarize(s)["tasks"] == [{
         "task_id": task_id, "task_type": "local_bash", "description": "Sleep 30 seconds then echo",
-        "status": "running", "backgrounded": True, "tool_use_id": call_id}]
+        "status": "running", "state": None, "backgrounded": True, "tool_use_id": call_id}]
 
     s = fold_until(path, 18)  # the roster empties first; the task itself is not over yet
     assert s.roster == [] and not s.tasks[task_id].in_roster
     assert s.tasks[task_id].status == "running" and s.calls[call_id].status == "running"
 
     s = fold_until(path, 19)  # task_updated killed is terminal on its own
-    assert s.tasks[task_id].status == "killed" and not s.tasks[task_id].running
+    assert (s.tasks[task_id].status, s.tasks[task_id].state) == ("interrupted", "killed")
+    assert not s.tasks[task_id].running
     assert s.tasks[task_id].end_time == 1784955426570
     assert s.calls[call_id].status == "interrupted"
 
     s = fold_file(path).session
     task = s.tasks[task_id]
-    assert task.status == "stopped"  # task_notification reports the kill as "stopped"
+    assert task.state == "stopped"  # task_notification reports the kill as "stopped"
     assert task.output_file.endswith("/tasks/bmlwzzcoi.output")
     assert task.summary == "Sleep 30 seconds then echo"
     assert s.calls[call_id].status == "interrupted" and s.running_tasks == []
@@ -117,7 +118,7 @@ def test_backgrounded_bash_lifecycle() -> None:
     s = fold_until(path, 17)
     assert s.roster == [] and s.tasks[task_id].status == "running"
     s = fold_until(path, 18)
-    assert s.tasks[task_id].status == "completed"
+    assert s.tasks[task_id].status == "done"
     assert s.calls[bash].status == "done"  # the task's end ends the call
 
     s = fold_file(path).session
@@ -153,19 +154,19 @@ def test_capture_background_bash_then_foreground_bash() -> None:
     s = fold_until(path, 7)
     assert s.calls[fg].status == "pending" and s.activity.text == "running Bash"
     s = fold_until(path, 9)  # the background job ends while the foreground call waits
-    assert s.calls[bg].status == "done" and s.tasks["b0q8m16pb"].status == "completed"
+    assert s.calls[bg].status == "done" and s.tasks["b0q8m16pb"].status == "done"
     assert s.calls[fg].status == "pending"
     s = fold_until(path, 11)
     assert s.calls[fg].status == "running" and s.calls[fg].task_id == "bx04gjnra"
     assert not s.calls[fg].background and not s.tasks["bx04gjnra"].backgrounded
     s = fold_until(path, 12)  # a foreground call waits for its own tool_result
-    assert s.tasks["bx04gjnra"].status == "completed" and s.calls[fg].status == "running"
+    assert s.tasks["bx04gjnra"].status == "done" and s.calls[fg].status == "running"
 
     s = fold_file(path).session
     assert s.calls[fg].status == "done" and s.calls[fg].result == "Hello, world!"
     assert s.tasks["bx04gjnra"].output_file is None  # "" means no file
     assert [(t["task_id"], t["status"], t["backgrounded"]) for t in summarize(s)["tasks"]] == \
-        [("b0q8m16pb", "completed", True), ("bx04gjnra", "completed", False)]
+        [("b0q8m16pb", "done", True), ("bx04gjnra", "done", False)]
 
 
 # --- sub-agents ----------------------------------------------------------------------------
@@ -208,7 +209,7 @@ def test_capture_subagent_frames_land_in_the_subagent() -> None:
         ("done", agent_call, "acfff52c46df9b7f9", 14)
     task = s.tasks["acfff52c46df9b7f9"]
     assert (task.task_type, task.subagent_type, task.tool_use_id, task.status) == \
-        ("local_agent", "general-purpose", agent_call, "completed")
+        ("local_agent", "general-purpose", agent_call, "done")
     assert (task.total_tokens, task.tool_uses, task.last_tool) == (1234, 2, "Read")
     assert s.turns[0].tool_calls == 1  # the turn counts the main agent's calls
     assert summarize(s)["subagents"] == 1
@@ -227,7 +228,7 @@ def test_forge_subagent() -> None:
     assert s.calls[bash].agent == agent_call and s.calls[bash].result == "forge-subagent-ok"
     assert sub.output_tokens == 60 and sub.description == "Run echo command"
     assert s.calls[agent_call].status == "done" and s.calls[agent_call].result_line_no == 21
-    assert s.tasks["a2dfea0b16b5383ee"].status == "completed"
+    assert s.tasks["a2dfea0b16b5383ee"].status == "done"
     # main-loop usage is the result's, sub-agent tokens are not added to it
     assert summarize(s)["usage"] == {"input_tokens": 4, "output_tokens": 199,
                                      "cache_creation_input_tokens": 63083,
@@ -321,7 +322,7 @@ def test_on_disk_background_task_ends_with_its_queued_notification() -> None:
     assert s.calls[bg].status == "running" and s.calls[bg].background
     s = fold_until(path, 30)
     task = s.tasks["b0q8m16pb"]
-    assert (task.status, task.tool_use_id, task.backgrounded) == ("completed", bg, True)
+    assert (task.status, task.tool_use_id, task.backgrounded) == ("done", bg, True)
     assert task.summary == 'Background command "Run a short job in the background" completed (exit code 0)'
     assert task.output_file.endswith("/tasks/b0q8m16pb.output")
     assert s.calls[bg].status == "done" and s.calls[bg].task_id == "b0q8m16pb"
@@ -405,12 +406,12 @@ def test_capture_hooks_and_hook_heartbeats() -> None:
     assert len(s.hooks) == 6
     pre = s.hooks["74c11410-21f6-400b-9826-bf82c950d775"]
     assert (pre.name, pre.event, pre.status, pre.exit_code, pre.progress) == \
-        ("PreToolUse:Bash", "PreToolUse", "success", 0, 3)
+        ("PreToolUse:Bash", "PreToolUse", "done", 0, 3)
     assert pre.output == "pre-tool tick 1\npre-tool tick 2\npre-tool tick 3\n"
     stop_bad = s.hooks["d4cf0d3a-0cb1-4e2a-ab16-3939cc427f02"]
-    assert (stop_bad.status, stop_bad.exit_code) == ("error", 2)
+    assert (stop_bad.status, stop_bad.exit_code) == ("failed", 2)
     assert stop_bad.stderr == "stop hook: please also mention the README\n"
-    assert s.hooks["6876a7cd-e220-41cc-8fc6-3119b53a0f9f"].status == "success"
+    assert s.hooks["6876a7cd-e220-41cc-8fc6-3119b53a0f9f"].status == "done"
     # the six hook heartbeats are routed to the Bash call, counted apart from tool heartbeats
     call = s.calls[call_id]
     assert (call.hook_heartbeats, call.heartbeats, s.heartbeats) == (6, 0, 6)
@@ -441,7 +442,7 @@ def test_on_disk_hooks_and_stop_hook_summaries() -> None:
                                                  "PreToolUse:Bash", "PostToolUse:Bash", "Stop"}
     pre = next(h for h in s.hooks.values() if h.line_no == 24)
     assert (pre.status, pre.exit_code, pre.stdout) == \
-        ("success", 0, "pre-tool tick 1\npre-tool tick 2\npre-tool tick 3\n")
+        ("done", 0, "pre-tool tick 1\npre-tool tick 2\npre-tool tick 3\n")
     summaries = [i for i in s.main.items if i.kind == "stop_summary"]
     assert [(i.line_no, i.count, len(i.errors)) for i in summaries] == [(31, 1, 1), (35, 1, 0)]
     assert "please also mention the README" in summaries[0].errors[0]
@@ -456,7 +457,7 @@ def test_forge_stop_hook_session() -> None:
     # (line 13, a host callback), so there is no stop_hook_summary on this wire.
     s = fold_file(FORGE + "stop_hook.jsonl").session
     assert len(s.hooks) == 4
-    assert all((h.status, h.exit_code, h.event) == ("success", 0, "SessionStart")
+    assert all((h.status, h.exit_code, h.event) == ("done", 0, "SessionStart")
                for h in s.hooks.values())
     assert [i.line_no for i in s.main.items if i.kind == "hook"] == [1, 2, 3, 4]
     assert s.stop_summaries == 0 and s.turns[0].closed
@@ -846,8 +847,8 @@ def test_fold_survives_every_bad_frame_kind() -> None:
     ])
     assert s.lines == 8
     assert s.calls["never-seen"].result == "x"
-    assert s.tasks["t?"].status == "killed" and s.tasks["t2"].status == "completed"
-    assert s.hooks["h?"].status == "error"
+    assert s.tasks["t?"].status == "interrupted" and s.tasks["t2"].status == "done"
+    assert s.hooks["h?"].status == "failed"
     assert len(s.turns) == 2
     assert not [i for i in s.main.items if isinstance(i, ProblemItem)]
 

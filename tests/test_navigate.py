@@ -158,7 +158,7 @@ def test_filter_change_is_one_pass_and_drawing_stays_visible_only(monkeypatch) -
     items = session.agents[MAIN].items
     for i in range(100_000):
         if i % 3 == 0:
-            hook = HookRun(f"h{i}", "PreToolUse", "PreToolUse", i + 1, None, status="success")
+            hook = HookRun(f"h{i}", "PreToolUse", "PreToolUse", i + 1, None, status="done")
             item = HookItem(MAIN, i + 1, None, hook=hook)
         elif i % 3 == 1:
             item = NoticeItem(MAIN, i + 1, None, category="harness", text=f"notice {i}")

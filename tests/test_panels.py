@@ -281,7 +281,7 @@ def test_task_rows_running_first_with_kinds_and_statuses():
     assert (running_agent.status, running_agent.activity) == ("running", "Reading utils.py")
     assert "⋯ Reading utils.py" in render_row(running_agent, 60).plain
     full = task_rows(load_path(FORGE / "stop_task.jsonl").session)
-    assert [(r.kind, r.status, r.raw_status) for r in full] == [
+    assert [(r.kind, r.status, r.state) for r in full] == [
         ("agent", "interrupted", "stopped")]
     monitor = task_rows(load_path(FORGE / "monitor_persistent_stream.jsonl").session)
     assert [r.kind for r in monitor] == ["monitor"]

@@ -19,6 +19,7 @@ from conftest import FIXTURES, fold_file, replay_words, state_graph
 from cctv.viewer.replay.recording import load_recording
 
 STREAM = FIXTURES / "captures" / "stream"
+FORGE = FIXTURES / "forge" / "2.1.220"
 PROJECT = FIXTURES / "captures" / "projects" / "-home-ada-src-demo"
 SUBAGENT_SESSION = PROJECT / "d7acffbd-7cff-4056-82e8-4364dc8df14a.jsonl"
 
@@ -324,9 +325,12 @@ def test_a_checkpoint_keeps_the_values_words_compare_against() -> None:
 
 def test_a_task_ending_is_told_as_a_status_change() -> None:
     words = [line for frame in replay_words(STREAM / "06_background_bash.jsonl") for line in frame]
-    assert "task b0q8… running → completed" in words
+    assert "task b0q8… running → done" in words
     assert any(line.startswith("task b0q8… started (local_bash)") for line in words)
     assert any(line.startswith("cost +$0.0172") for line in words)
+    # forge stop_task.jsonl line 16: task_updated status killed (the CLI's word, kept)
+    words = [line for frame in replay_words(FORGE / "stop_task.jsonl") for line in frame]
+    assert "task a5b2… running → interrupted (killed)" in words
 
 
 def test_a_compaction_is_told_with_its_token_counts() -> None:

@@ -73,7 +73,7 @@ async def test_stepping_back_over_a_task_end_shows_it_running_again() -> None:
         await pilot.pause()
         assert "0 running · 1 finished" in _tasks_title(app)
         inspector = _text(app, "#inspector-changes")
-        assert "task b0q8… running → completed" in inspector
+        assert "task b0q8… running → done" in inspector
         await pilot.press("left")
         await pilot.pause()
         assert app.shown.replay.position == end - 1

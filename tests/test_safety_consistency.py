@@ -12,15 +12,16 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import get_args
 
 from rich.console import Console
 
 from cctv.reducer.format import compact_count, format_duration
 from cctv.reducer.fold import Session
-from cctv.reducer.state import MAIN, NoticeItem, ToolCall, ToolItem
+from cctv.reducer.state import MAIN, CallStatus, HookStatus, NoticeItem, TaskStatus, ToolCall, ToolItem
 from cctv.widgets.cards import Palette, RenderContext, render_item
 from cctv.widgets.status_bar import status_parts
-from cctv.widgets.status_glyphs import LEGEND, STATUSES, normalise
+from cctv.widgets.status_glyphs import HOOK_RAN, LEGEND, STATUSES
 from cctv.widgets.tasks_panel import render_row, task_rows
 
 from conftest import FIXTURES, fold_file
@@ -50,10 +51,12 @@ def test_a_stopped_subagent_reads_the_same_everywhere() -> None:
         [(g, m) for g, m, _ in LEGEND]
 
 
-def test_every_raw_status_word_has_one_of_six_statuses() -> None:
-    for raw in ("pending", "queued", "running", "in_progress", "completed", "success", "done",
-                "failed", "error", "denied", "killed", "stopped", "cancelled", "interrupted"):
-        assert normalise(raw) in STATUSES
+def test_every_status_the_fold_sets_is_one_of_six_or_a_hook_that_ran() -> None:
+    # the fold sets Literals of one vocabulary: each is drawn as it is, no word is mapped
+    assert set(get_args(CallStatus)) == set(STATUSES)
+    assert set(get_args(TaskStatus)) == set(STATUSES) - {"denied"}
+    assert set(get_args(HookStatus)) == set(STATUSES) - {"pending", "denied"} | {"ran"}
+    assert HOOK_RAN.word == "ran" and HOOK_RAN.glyph not in [s.glyph for s in STATUSES.values()]
     glyphs = [s.glyph for s in STATUSES.values()]
     words = [s.word for s in STATUSES.values()]
     assert len(set(glyphs)) == len(glyphs) and len(set(words)) == len(words)

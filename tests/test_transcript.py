@@ -620,7 +620,7 @@ def test_streaming_text_thinking_footer_and_notice() -> None:
     assert drawn(text)[0].endswith("▍")
     thinking = ThinkingItem(MAIN, 1, 0, text="", redacted=True, tokens=1234, message_id="msg_1")
     assert drawn(thinking) == ["✻ thinking (redacted) · 1,234 tok"]
-    turn = Turn(2, "go", 1, closed=True, is_error=True, subtype="error_max_turns",
+    turn = Turn(2, "go", 1, number=3, closed=True, is_error=True, subtype="error_max_turns",
                 duration_ms=12400, duration_api_ms=9800, cost_usd=0.0213)
     turn.usage.input_tokens, turn.usage.output_tokens = 2400, 120
     footer = drawn(TurnFooterItem(MAIN, 9, turn.index, turn_ref=turn))[0]

@@ -1,9 +1,9 @@
 """One glyph, one word and one colour per status, for every view.
 
 Tool cards, sub-agent cards, the tasks panel, hooks, the status bar and the
-help legend all draw a status from :data:`STATUSES`; a raw status word from the
-transcript (``completed``, ``killed``, ``success``, ``cancelled``…) is first
-mapped to one of the six by :func:`normalise`.
+help legend all draw a status from :data:`STATUSES`, keyed by the status the
+fold set (:data:`reducer.state.CallStatus`, ``TaskStatus``, ``HookStatus``:
+one vocabulary; a hook's ``ran`` is :data:`HOOK_RAN`).
 
 ``role`` names a colour of the theme: the transcript's :class:`Palette`
 attribute of that name, or ``$text-<role>`` in Textual styles (:func:`css`).
@@ -13,14 +13,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Status", "STATUSES", "normalise", "status", "css", "LEGEND", "TODO_GLYPHS",
+__all__ = ["Status", "STATUSES", "HOOK_RAN", "css", "LEGEND", "TODO_GLYPHS",
            "NOTICE_GLYPHS", "HOOK", "THINKING", "PROBLEM", "UNKNOWN", "IDLE", "ENDED", "BACKGROUND", "FOLLOW",
            "PAUSED"]
 
 
 @dataclass(frozen=True, slots=True)
 class Status:
-    """How one normalised status is drawn."""
+    """How one status is drawn."""
 
     glyph: str
     word: str
@@ -39,29 +39,8 @@ STATUSES: dict[str, Status] = {
 }
 """The six statuses of a tool call, a sub-agent, a task or a hook."""
 
-_ALIASES = {
-    "queued": "pending", "started": "running", "in_progress": "running",
-    "completed": "done", "success": "done", "ok": "done",
-    "error": "failed", "rejected": "denied",
-    "killed": "interrupted", "stopped": "interrupted", "cancelled": "interrupted",
-    "canceled": "interrupted", "aborted": "interrupted",
-}
-
-
-def normalise(raw: str | None, default: str = "running") -> str:
-    """One of the :data:`STATUSES` keys for a raw status word (``default`` for none)."""
-    if not raw:
-        return default
-    raw = raw.lower()
-    if raw in STATUSES:
-        return raw
-    return _ALIASES.get(raw, default)
-
-
-def status(raw: str | None, default: str = "running") -> Status:
-    """The :class:`Status` of a raw status word."""
-    return STATUSES[normalise(raw, default)]
-
+HOOK_RAN = Status("·", "ran", "muted")
+"""A hook the transcript says only ran (its outcome was not recorded)."""
 
 def css(role: str, bold: bool = False) -> str:
     """A Textual style for a role: ``$text-<role>`` (``bold`` first when asked)."""

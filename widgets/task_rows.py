@@ -20,6 +20,7 @@ from cctv.reducer.state import (
     Agent,
     AgentAdded,
     AgentChanged,
+    CallStatus,
     Change,
     HookChanged,
     ItemAdded,
@@ -27,19 +28,15 @@ from cctv.reducer.state import (
     SessionChanged,
     Task,
     TaskChanged,
+    TaskStatus,
     ToolItem,
+    WorkflowAgent,
 )
-
-from .status_glyphs import normalise
 
 __all__ = ["KIND_ORDER", "KIND_LABELS", "Phase", "TaskRow", "TaskRowCache", "sort_key", "task_rows"]
 
 KIND_ORDER = ("agent", "workflow", "shell", "monitor", "other")
 KIND_LABELS = {"agent": "agent", "workflow": "workflow", "shell": "shell", "monitor": "monitor"}
-
-
-def _status(raw: str | None) -> str:
-    return normalise(raw, "running")
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +45,7 @@ class Phase:
 
     depth: int
     label: str
-    status: str | None = None
+    status: TaskStatus | None = None
     elapsed: float | None = None
     tokens: int | None = None
 
@@ -62,9 +59,9 @@ class TaskRow:
     kind: str
     """``agent``, ``workflow``, ``shell``, ``monitor`` or ``other``."""
     kind_label: str
-    status: str
-    """Normalised: pending, running, done, failed, denied or interrupted."""
-    raw_status: str
+    status: TaskStatus | CallStatus
+    state: str | None
+    """The CLI's own word for the task's state (``killed``, ``stopped``…), when it said one."""
     description: str
     subagent_type: str | None = None
     elapsed: float | None = None
@@ -125,48 +122,36 @@ def _elapsed(session: Session, task: Task | None, call_id: str | None,
     return None
 
 
-def _phases(progress: list[dict[str, Any]] | None) -> tuple[Phase, ...]:
-    if not progress:
-        return ()
+def _phases(task: Task) -> tuple[Phase, ...]:
+    """A workflow's phases, each followed by its agents; agents of no phase last."""
+    phases, agents = task.workflow_phases or (), task.workflow_agents or ()
     out: list[Phase] = []
-    phases = [p for p in progress if isinstance(p, dict) and p.get("type") == "workflow_phase"]
-    agents = [p for p in progress if isinstance(p, dict) and p.get("type") == "workflow_agent"]
-    seen: set[Any] = set()
+    seen: set[int] = set()
     for phase in phases:
-        index = phase.get("index")
-        out.append(Phase(1, f"phase {index} · {phase.get('title') or ''}".rstrip(" ·")))
-        for agent in agents:
-            if agent.get("phaseIndex") == index:
-                seen.add(id(agent))
+        out.append(Phase(1, f"phase {phase.index} · {phase.title}".rstrip(" ·")))
+        for i, agent in enumerate(agents):
+            if agent.phase == phase.index:
+                seen.add(i)
                 out.append(_workflow_agent(agent, 2))
-    for agent in agents:
-        if id(agent) not in seen:
-            out.append(_workflow_agent(agent, 1))
+    out += [_workflow_agent(a, 1) for i, a in enumerate(agents) if i not in seen]
     return tuple(out)
 
 
-def _workflow_agent(agent: dict[str, Any], depth: int) -> Phase:
-    duration = agent.get("durationMs")
-    tokens = agent.get("tokens")
-    return Phase(depth, str(agent.get("label") or agent.get("agentId") or "agent"),
-                 _status(str(agent.get("state") or "running")),
-                 duration / 1000 if isinstance(duration, (int, float)) else None,
-                 tokens if isinstance(tokens, int) else None)
+def _workflow_agent(agent: WorkflowAgent, depth: int) -> Phase:
+    return Phase(depth, agent.label, agent.status,
+                 agent.duration_ms / 1000 if agent.duration_ms is not None else None,
+                 agent.tokens)
 
 
 def _agent_row(session: Session, agent: Agent, task: Task | None,
                now: float | None) -> TaskRow:
-    if task is not None:
-        raw = task.status
-    else:
-        raw = agent.status
     call = session.calls.get(agent.id)
     return TaskRow(
         key=f"agent:{agent.id}",
         kind="agent",
         kind_label="agent",
-        status=_status(raw),
-        raw_status=raw,
+        status=task.status if task is not None else agent.status,
+        state=task.state if task is not None else None,
         description=agent.description or (task.description if task else "") or agent.id,
         subagent_type=agent.subagent_type or (task.subagent_type if task else None),
         elapsed=_elapsed(session, task, agent.id, now),
@@ -193,8 +178,8 @@ def _task_row(session: Session, task: Task, now: float | None) -> TaskRow:
         key=f"task:{task.task_id}",
         kind=kind,
         kind_label=KIND_LABELS.get(kind, (task.task_type or "task").removeprefix("local_")[:8]),
-        status=_status(task.status),
-        raw_status=task.status,
+        status=task.status,
+        state=task.state,
         description=task.description or task.task_id,
         subagent_type=task.subagent_type,
         elapsed=_elapsed(session, task, task.tool_use_id, now),
@@ -205,7 +190,7 @@ def _task_row(session: Session, task: Task, now: float | None) -> TaskRow:
         summary=task.summary,
         output_file=task.output_file,
         error=task.error,
-        phases=_phases(task.workflow_progress),
+        phases=_phases(task),
         started_line=task.started_line or 0,
     )
 

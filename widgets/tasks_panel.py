@@ -31,8 +31,8 @@ from .task_rows import TaskRow, TaskRowCache, task_rows
 __all__ = ["TasksPanel", "TaskRow", "task_rows"]
 
 def _glyph(status: str | None) -> tuple[str, str]:
-    """(glyph, Textual style) of a normalised status; nothing for none."""
-    if not status or status not in STATUSES:
+    """(glyph, Textual style) of a status; nothing for none (a workflow's phase heading)."""
+    if status is None:
         return ("", "")
     st = STATUSES[status]
     return st.glyph, css(st.role, st.bold)

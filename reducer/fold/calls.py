@@ -48,6 +48,13 @@ def _result_head(payload: msgspec.Raw | None) -> _ToolResultHead | None:
         return None
 
 
+def _blocked_by_hook(text: str) -> bool:
+    """A PreToolUse hook refused the call: the CLI's result text then names the
+    hook (``PreToolUse:Bash hook error: [command]: reason``), on the wire and on
+    disk alike."""
+    return text.startswith("PreToolUse") and " hook error: " in text[:200]
+
+
 def _looks_denied(text: str) -> bool:
     low = text.lower()
     return ("permission" in low and ("denied" in low or "not granted" in low
@@ -168,7 +175,7 @@ class Calls:
         elif call.is_error:
             call.status = "failed"
             # an error straight after the CLI asked for permission is the refusal
-            if asked or _looks_denied(text):
+            if asked or _looks_denied(text) or _blocked_by_hook(text):
                 call.status = "denied"
                 call.denied_reason = text
         else:

@@ -8,12 +8,30 @@ from __future__ import annotations
 from sys import intern
 
 from .. import frames as F
-from ..state import MAIN, HookItem, HookRun, StopSummaryItem
+from ..state import MAIN, HookItem, HookRun, HookStatus, StopSummaryItem
 from .core import Core
 from .tasks import Tasks
 from .values import as_text, word
 
 __all__ = ["Hooks"]
+
+_OUTCOMES: dict[str, HookStatus] = {"success": "done", "error": "failed",
+                                    "cancelled": "interrupted"}
+"""``hook_response.outcome`` → the run's status."""
+
+
+def _exit_status(exit_code: int | None, outcome: HookStatus) -> HookStatus:
+    """A non-zero exit is a failed run, whatever else the frame says."""
+    return "failed" if exit_code not in (0, None) else outcome
+
+
+def _attachment_status(att: F.AttachmentBody) -> HookStatus:
+    """A hook attachment's outcome: ``hook_cancelled`` is a timeout (failed) when
+    it says ``timedOut``, else the user's interrupt; an ``…error`` type or a
+    non-zero exit failed."""
+    if att.type == "hook_cancelled":
+        return "failed" if att.timedOut else "interrupted"
+    return _exit_status(att.exitCode, "failed" if "error" in att.type else "done")
 
 
 class Hooks:
@@ -61,7 +79,7 @@ class Hooks:
 
     def on_hook_response(self, e: F.HookResponse, agent: str) -> None:
         hook = self._hook_run(e, agent)
-        hook.status = word(e.outcome) or ("success" if e.exit_code in (0, None) else "error")
+        hook.status = _exit_status(e.exit_code, _OUTCOMES.get(e.outcome or "", "done"))
         hook.exit_code = e.exit_code
         hook.stdout = e.stdout or ""
         # mostly the same text as stdout: one string, not two (a restore makes each)
@@ -109,7 +127,7 @@ class Hooks:
             hook_id = core.line_id(e.line_no)
             hook = HookRun(hook_id, word(att.hookName or att.type), word(att.hookEvent or ""),
                            e.line_no, core.turn_index())
-            hook.status = "error" if "error" in att.type else "success"
+            hook.status = _attachment_status(att)
             hook.exit_code = att.exitCode
             hook.stdout = att.stdout or ""
             hook.stderr = att.stderr or ""

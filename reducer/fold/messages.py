@@ -11,14 +11,14 @@ import re
 from typing import Any
 
 from .. import frames as F
-from ..state import MAIN, Item, PromptItem, TextItem, ThinkingItem
+from ..state import MAIN, Item, PromptItem, TextItem, ThinkingItem, ToolCall
 from .calls import Calls
 from .core import Core
 from .info import Info
 from .tasks import Tasks
 from .turns import Turns
 from .usage import Usage
-from .values import block_text
+from .values import as_text, block_text
 
 __all__ = ["Messages", "NON_PROMPT_MARKERS"]
 
@@ -32,6 +32,7 @@ NON_PROMPT_MARKERS = (
 
 _FINAL_STOPS = frozenset({"end_turn", "stop_sequence", "max_tokens", "refusal"})
 _COMMAND_HEADS = ("<command-name>", "<command-message>")
+_OUTPUT_HEADS = ("<local-command-stdout>", "<local-command-stderr>")
 _TASK_NOTE = re.compile(r"<(task-id|tool-use-id|output-file|status|summary)>(.*?)</\1>", re.S)
 
 
@@ -63,7 +64,10 @@ class Messages:
         msg = e.message
         if agent_id == MAIN:
             turns = self._turns
-            turns.ensure_turn(e.line_no).answered = True
+            turn = turns.ensure_turn(e.line_no)
+            turn.answered = True
+            if turn.number is None and msg.model != "<synthetic>":
+                turns.number(turn)  # the model answered (not the CLI's own words)
             if turns.status != "compacting":
                 # a final stop reason (on-disk rows carry it) means the model is done
                 turns.status = "idle" if msg.stop_reason in _FINAL_STOPS else "requesting"
@@ -81,9 +85,12 @@ class Messages:
                                   msg.usage)
         mkey = (agent_id, msg.id)
         streamed = self._streaming.get(mkey)
+        api_error = bool(e.error or e.isApiErrorMessage)
         for block in msg.content:
             btype = block.type
             if btype == "text":
+                if api_error:
+                    continue  # the CLI's words, not a reply: the error notice below says them
                 item = _take_streamed(streamed, TextItem) if streamed else None
                 if item is not None:
                     item.text = block.text or ""
@@ -121,7 +128,7 @@ class Messages:
                 item.uuid = e.uuid
         if streamed is not None and not streamed:
             del self._streaming[mkey]
-        if e.error or e.isApiErrorMessage:
+        if api_error:
             text = block_text(msg.content) or str(e.error)
             core.notice(agent_id, e.line_no, "api error", f"API error: {e.error or ''} {text}".strip(),
                         level="error")
@@ -136,8 +143,11 @@ class Messages:
         results = [b for b in content if b.type == "tool_result"] if isinstance(content, list) else []
         if results:
             payload = e.result_payload
+            calls = self._calls
             for block in results:
-                self._calls.tool_result(block, payload if len(results) == 1 else None, e, agent_id)
+                calls.tool_result(block, payload if len(results) == 1 else None, e, agent_id)
+                if agent_id == MAIN and block.tool_use_id:
+                    self._answered_by_call(calls.calls[block.tool_use_id])
             return
         ide: tuple[str, ...] = ()
         if isinstance(content, list) and agent_id == MAIN:
@@ -154,8 +164,16 @@ class Messages:
         stripped = text.lstrip()
         if agent_id != MAIN:
             agent = core.agent_for(agent_id)
+            first = agent.items[0] if len(agent.items) == 1 else None
             if not agent.items and not e.synthetic:
                 core.add(PromptItem(agent_id, e.line_no, None, e.uuid, text=text, images=images))
+            elif type(first) is PromptItem and first.uuid is None and first.text == text:
+                # the prompt its task_started said: this frame is where it is written
+                first.line_no, first.uuid, first.source, first.images = \
+                    e.line_no, e.uuid, core.source, images
+                if e.uuid:
+                    core.index_uuid(e.uuid, first)
+                core.touch(first)
             else:
                 core.notice(agent_id, e.line_no, "message", text)
             self._calls.agent_acted(agent_id)
@@ -163,29 +181,70 @@ class Messages:
         if e.synthetic or e.isReplay and stripped.startswith("<local-command-stdout>"):
             core.notice(MAIN, e.line_no, "harness", _strip_tags(text))
             return
-        if stripped.startswith(_COMMAND_HEADS) and "<command-name>" in stripped:
-            # <command-message> comes first in some CLI versions, <command-name> in others
-            turns.open_turn(_command_text(stripped), e.line_no, e.uuid, started_by="command")
-            return
-        if stripped.startswith("<local-command-stdout>") or stripped.startswith("<local-command-stderr>"):
-            # a local command (/model, /clear, /mcp…) printed its output: the model is not asked
-            core.notice(MAIN, e.line_no, "harness", _strip_tags(text))
-            turn = core.current_turn()
-            if turn is not None and not turn.answered and turns.status == "requesting":
-                turns.status = "idle"
-                core.session_changed()
+        if self._slash_command(text, stripped, e.line_no, e.uuid):
             return
         if stripped.startswith("<task-notification>"):
             self._task_notification_turn(text, e)
             return
         if stripped.startswith("[Request interrupted"):
+            # the user stopped the turn: the CLI waits for a prompt (on disk nothing
+            # else says so; on the wire a result follows)
             self._calls.interrupted(e.line_no)
+            if turns.status != "compacting":
+                turns.status = "idle"
+                core.session_changed()
         if stripped.startswith(NON_PROMPT_MARKERS):
             level = "warning" if stripped.startswith("[Request interrupted") else "info"
             core.notice(MAIN, e.line_no, "harness", _strip_tags(text), level=level)
             return
         self._info.prompt_title(text)
         turns.open_turn(text, e.line_no, e.uuid, images, started_by="prompt", context=ide)
+
+    def _slash_command(self, text: str, stripped: str, line_no: int, uuid: str | None) -> bool:
+        """Whether ``text`` (a main-agent row's; ``stripped``: without its leading
+        blanks) is a slash command or its output, and if so fold it: a command
+        opens a turn; a local command's output (``/model``, ``/clear``, ``/mcp``…)
+        says the model is not asked."""
+        turns = self._turns
+        if stripped.startswith(_COMMAND_HEADS) and "<command-name>" in stripped:
+            # <command-message> comes first in some CLI versions, <command-name> in others
+            turns.open_turn(_command_text(stripped), line_no, uuid, started_by="command")
+            return True
+        if not stripped.startswith(_OUTPUT_HEADS):
+            return False
+        core = self._core
+        core.notice(MAIN, line_no, "harness", _strip_tags(text))
+        turn = core.current_turn()
+        if turn is not None and turn.started_by == "command":
+            turns.local_command(turn)
+        if turn is not None and not turn.answered and turns.status == "requesting":
+            turns.status = "idle"
+            core.session_changed()
+        return True
+
+    def on_local_command(self, e: F.LocalCommand, agent_id: str) -> None:
+        """A ``system/local_command`` row: newer CLIs write a slash command the CLI
+        runs itself there, not as a user row: the command (``<command-name>…``, or
+        only what was typed: ``/status``), then its output (``<local-command-stdout>…``)."""
+        text = as_text(e.content)
+        stripped = text.lstrip()
+        if agent_id == MAIN and not e.isSidechain:
+            if self._slash_command(text, stripped, e.line_no, e.uuid):
+                return
+            if stripped.startswith("/"):
+                self._turns.open_turn(stripped.rstrip(), e.line_no, e.uuid, started_by="command")
+                return
+        self._core.notice(agent_id, e.line_no, "command output", text)
+
+    def _answered_by_call(self, call: ToolCall) -> None:
+        """A ``--json-schema`` run's answer is its ``StructuredOutput`` call: once
+        that call succeeded the model is done (on disk no result, and no text
+        after it, says so)."""
+        turns = self._turns
+        if call.name == "StructuredOutput" and call.status == "done" \
+                and turns.status == "requesting":
+            turns.status = "idle"
+            self._core.session_changed()
 
     def _task_notification_turn(self, text: str, e: F.User) -> None:
         """A ``<task-notification>`` the CLI sent the model as a user message (a

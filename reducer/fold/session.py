@@ -138,6 +138,8 @@ class Session:
     live_thinking_tokens: int = kept_by("turns")
     compactions: list[CompactionItem] = kept_by("turns")
     command_states: dict[str, str] = kept_by("turns")
+    model_turns: int = kept_by("turns")
+    exited: bool = kept_by("turns")
     calls: dict[str, ToolCall] = kept_by("calls")
     permission_denials: list[dict[str, Any]] = kept_by("calls")
     heartbeats: int = kept_by("calls")
@@ -342,6 +344,7 @@ HANDLERS: dict[type, Handler] = {
     F.Assistant: Messages.on_assistant,
     F.User: Messages.on_user,
     F.StreamEvent: Messages.on_stream_event,
+    F.LocalCommand: Messages.on_local_command,
     F.Summary: Info.on_title_row,
     F.CustomTitle: Info.on_title_row,
     F.AiTitle: Info.on_title_row,

@@ -9,13 +9,55 @@ import re
 
 from .. import frames as F
 from ..notes import parse_task_notification, task_note_line
-from ..state import MAIN, TERMINAL_TASK_STATUSES, Task, ToolCall
+from ..state import MAIN, PromptItem, Task, TaskStatus, ToolCall, WorkflowAgent, WorkflowPhase
 from .core import Core
 from .turns import Turns
 
 __all__ = ["Tasks"]
 
 _TASK_NOTE = re.compile(r"<(task-id|tool-use-id|output-file|status|summary)>(.*?)</\1>", re.S)
+
+_STATUSES: dict[str, TaskStatus] = {
+    "pending": "pending", "running": "running", "paused": "running", "completed": "done",
+    "failed": "failed", "killed": "interrupted", "stopped": "interrupted",
+    "cancelled": "interrupted",
+}
+"""The CLI's words for a task's state (``task_updated.patch.status``,
+``task_notification.status``) → its status; a word not listed here leaves
+the task running."""
+
+
+def _set_state(task: Task, state: str) -> None:
+    """The task's latest frame says ``state`` (the CLI's word)."""
+    task.state = state
+    task.status = _STATUSES.get(state, "running")
+
+
+_AGENT_STATES: dict[str, TaskStatus] = {"done": "done", **{
+    k: v for k, v in _STATUSES.items() if v in ("failed", "interrupted")}}
+"""A workflow agent's ``state`` → its status (``start``, ``progress``: running)."""
+
+
+def _number(value: object) -> float | None:
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _workflow(task: Task, steps: list[F.WorkflowStep]) -> None:
+    """A workflow's latest progress snapshot: its phases and agents."""
+    phases: list[WorkflowPhase] = []
+    agents: list[WorkflowAgent] = []
+    for step in steps:
+        if not isinstance(step, dict):
+            continue
+        if step.get("type") == "workflow_phase":
+            phases.append(WorkflowPhase(step.get("index"), str(step.get("title") or "")))
+        elif step.get("type") == "workflow_agent":
+            tokens = step.get("tokens")
+            agents.append(WorkflowAgent(
+                str(step.get("label") or step.get("agentId") or "agent"), step.get("phaseIndex"),
+                _AGENT_STATES.get(str(step.get("state")), "running"),
+                _number(step.get("durationMs")), tokens if type(tokens) is int else None))
+    task.workflow_phases, task.workflow_agents = phases, agents
 
 
 class Tasks:
@@ -71,9 +113,7 @@ class Tasks:
         if not call.background or task.running:
             return
         if call.status in ("running", "pending", "done"):
-            call.status = {"failed": "failed", "killed": "interrupted",
-                           "stopped": "interrupted", "cancelled": "interrupted"}.get(
-                task.status, "done")
+            call.status = task.status
 
     def _task_changed(self, task: Task) -> None:
         """``task`` changed: so may the sub-agent and the call it belongs to."""
@@ -103,10 +143,24 @@ class Tasks:
         task.subagent_type = e.subagent_type or task.subagent_type
         if e.is_backgrounded is not None:
             task.backgrounded = bool(e.is_backgrounded)
-        if task.status not in TERMINAL_TASK_STATUSES:
+        if task.running:
             task.status = "running"
         self._link_call(task, e.tool_use_id)
+        if e.prompt:
+            self._subagent_prompt(e.tool_use_id, e.prompt, e.line_no)
         self._task_changed(task)
+
+    def _subagent_prompt(self, tool_use_id: str | None, prompt: str, line_no: int) -> None:
+        """A sub-agent's task started with ``prompt``: the first item of its
+        transcript (a background sub-agent's frames never come on stdout; a
+        foreground one's own prompt frame then takes this item over)."""
+        call = self._calls.get(tool_use_id or "")
+        if call is None or not call.subagent:
+            return
+        core = self._core
+        agent = core.agent_for(call.subagent)
+        if not agent.items:
+            core.add(PromptItem(agent.id, line_no, None, text=prompt))
 
     def on_task_progress(self, e: F.TaskProgress, agent: str) -> None:
         task = self._task(e.task_id, e.line_no)
@@ -120,7 +174,7 @@ class Tasks:
         task.last_tool = e.last_tool_name or task.last_tool
         task.summary = e.summary or task.summary
         if e.workflow_progress:
-            task.workflow_progress = e.workflow_progress
+            _workflow(task, e.workflow_progress)
         self._link_call(task, e.tool_use_id)
         self._task_changed(task)
 
@@ -128,8 +182,8 @@ class Tasks:
         task = self._task(e.task_id, e.line_no)
         patch = e.patch
         if patch.status:
-            task.status = patch.status
-            if patch.status in TERMINAL_TASK_STATUSES:
+            _set_state(task, patch.status)
+            if not task.running:
                 task.ended_at = self._core.now
         if patch.description:
             task.description = patch.description
@@ -145,7 +199,7 @@ class Tasks:
         task = self._task(e.task_id, e.line_no)
         if self._core.current_turn() is None and self._turns.turns and e.status != "stopped":
             self._turns.start_next_by_task(e.summary or "")  # the model will answer it: a new turn
-        task.status = e.status or "completed"
+        _set_state(task, e.status or "completed")
         task.ended_at = self._core.now
         task.output_file = e.output_file or task.output_file
         task.summary = e.summary or task.summary

@@ -17,6 +17,9 @@ from .values import word
 
 __all__ = ["Turns"]
 
+_EXITS = frozenset({"/exit", "/quit"})
+"""The slash commands that end the session."""
+
 
 class Turns:
     """Turn lifecycle and results, the session's status, session-level system frames."""
@@ -42,6 +45,14 @@ class Turns:
         self._last_compaction: CompactionItem | None = None
         self._awaiting_summary = False
         self.command_states: dict[str, str] = {}
+        self.model_turns = 0
+        """Model turns so far (local commands are prompts, not turns): the
+        :attr:`~reducer.state.Turn.number` of the latest."""
+        self.exited = False
+        """The latest prompt was ``/exit`` (or ``/quit``): the user ended the
+        session there (a later prompt, as a resumed session writes, clears it)."""
+        self._prompt: PromptItem | None = None
+        """The latest turn's prompt item (its label shows the turn's number)."""
 
     # --- opening and closing -----------------------------------------------------------------
 
@@ -54,16 +65,43 @@ class Turns:
         turn = Turn(len(self.turns), prompt, line_no, session_id=self._info.session_id,
                     started_by=started_by)
         self.turns.append(turn)
+        if started_by in ("prompt", "task-notification"):
+            # the model is asked (a command's turn is one once it answers)
+            self.model_turns += 1
+            turn.number = self.model_turns
         core = self._core
+        self._prompt = None
         if prompt is not None:
-            core.add(PromptItem(MAIN, line_no, turn.index, uuid, text=prompt, images=images,
-                                context=context))
+            self._prompt = PromptItem(MAIN, line_no, turn.index, uuid, text=prompt, images=images,
+                                      context=context)
+            core.add(self._prompt)
         elif started_by == "task-notification":
             summary = " ".join((pending or "a background task finished").split())
             core.notice(MAIN, line_no, "turn start", f"started by a background task: {summary}")
+        self.exited = started_by == "command" and (prompt or "").split(" ", 1)[0] in _EXITS
         self.status = "requesting"
         core.session_changed()
         return turn
+
+    def number(self, turn: Turn) -> None:
+        """``turn`` is a model turn (the model answered, even after a local
+        command's output): it gets the next number, once (its prompt, drawn
+        before that was known, is drawn again)."""
+        if turn.number is not None:
+            return
+        turn.local = False
+        self.model_turns += 1
+        turn.number = self.model_turns
+        prompt = self._prompt
+        if prompt is not None and prompt.turn == turn.index:
+            self._core.touch(prompt)
+        self._core.session_changed()
+
+    def local_command(self, turn: Turn) -> None:
+        """``turn`` was a local command's (``/model``, ``/compact``…): the CLI
+        answered it itself, the model was not asked."""
+        if turn.number is None:
+            turn.local = True
 
     def ensure_turn(self, line_no: int) -> Turn:
         return self._core.current_turn() or self.open_turn(None, line_no)
@@ -79,6 +117,10 @@ class Turns:
         turn = core.current_turn() or self.open_turn(None, e.line_no)
         if e.num_turns:
             turn.answered = True
+        if e.local_command is not None or (e.num_turns == 0 and not e.is_error):
+            self.local_command(turn)  # /compact: the model took no turn
+        else:
+            self.number(turn)
         self._usage.result(e, turn)
         turn.closed = True
         turn.end_line = e.line_no
@@ -91,6 +133,7 @@ class Turns:
         turn.num_turns = e.num_turns
         turn.local_command = e.local_command
         turn.result_text = e.result
+        turn.api_error_status = e.api_error_status
         calls = self._calls
         for denial in e.permission_denials or ():
             calls.deny(denial.get("tool_use_id"), str(denial.get("tool_name") or ""),
@@ -105,7 +148,8 @@ class Turns:
         self.status = "idle"
         self.live_thinking_tokens = 0
         self._pending_thinking = 0
-        core.add(TurnFooterItem(MAIN, e.line_no, turn.index, turn_ref=turn))
+        if not turn.local:
+            core.add(TurnFooterItem(MAIN, e.line_no, turn.index, turn_ref=turn))
         core.session_changed()
 
     def _close_turn_on_disk(self, turn: Turn, line_no: int) -> None:
@@ -115,7 +159,9 @@ class Turns:
         turn.closed = True
         turn.end_line = line_no
         self.status = "idle"
-        self._core.add(TurnFooterItem(MAIN, line_no, turn.index, turn_ref=turn))
+        if not turn.local:
+            self.number(turn)
+            self._core.add(TurnFooterItem(MAIN, line_no, turn.index, turn_ref=turn))
 
     def on_turn_duration(self, e: F.TurnDuration, agent: str) -> None:
         turn = self._core.last_turn()

@@ -194,7 +194,7 @@ class ChangeDescriber:
             case TurnFooterItem():
                 turn = item.turn_ref
                 outcome = "error" if turn.is_error else (turn.subtype or "done")
-                return f"turn {turn.index + 1} ended ({outcome}){where}"
+                return f"turn {turn.number} ended ({outcome}){where}"
             case ProblemItem():
                 return f"{item.problem} line {item.line_no}: {clip(item.reason, 48, one_line=True)}"
             case _:
@@ -212,7 +212,8 @@ class ChangeDescriber:
             return [f"{name} started{kind}: {clip(task.description, 40, one_line=True)}"
                     if task.description else f"{name} started{kind}"]
         if before != task.status:
-            return [f"{name} {before} → {task.status}"]
+            said = f" ({task.state})" if task.status == "interrupted" and task.state else ""
+            return [f"{name} {before} → {task.status}{said}"]
         if task.activity:
             return [f"{name}: {clip(task.activity, 40, one_line=True)}"]
         return [f"{name} updated ({task.status})"]
@@ -223,8 +224,7 @@ class ChangeDescriber:
             return []
         before = self._hooks.get(hook_id)
         self._hooks[hook_id] = hook.status
-        label = f"hook {hook.event}:{hook.name}" if hook.event and hook.event != hook.name \
-            else f"hook {hook.name}"
+        label = f"hook {hook.label}"
         if before == hook.status:
             return []
         code = f" (exit {hook.exit_code})" if hook.exit_code not in (None, 0) else ""

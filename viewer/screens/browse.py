@@ -36,7 +36,7 @@ from textual.worker import Worker, WorkerState
 from cctv.reducer.format import clip, compact_count, format_cost, format_duration, human_bytes, plural, tilde
 from cctv.widgets.home import home
 from cctv.widgets.safe_text import content, visible
-from cctv.widgets.status_glyphs import status
+from cctv.widgets.status_glyphs import STATUSES
 
 from ..index import (LIVE_WINDOW_S, MARKS, Hit, IndexClosed, SessionIndex, SessionRow,
                      activity_order)
@@ -560,7 +560,7 @@ class BrowseScreen(Screen[None]):
         if row.tasks:
             parts += [("Tasks", "bold underline"), "\n"]
             for task in row.tasks[:12]:
-                parts.append(f"  {status(task['status']).word:<10} "
+                parts.append(f"  {STATUSES[task['status']].word:<10} "
                              f"{clip(task['description'], 60, one_line=True)}\n")
         parts.append((f"\n{_short_project(row.path)}", "dim"))
         text.update(Content.assemble(*_safe_parts(parts)))

@@ -21,7 +21,7 @@ from cctv.reducer.state import (
 from cctv.reducer.format import exact_count, format_duration, plural
 from cctv.reducer.turn_footer import turn_footer
 
-from ..status_glyphs import HOOK, NOTICE_GLYPHS, PROBLEM, STATUSES, UNKNOWN, normalise
+from ..status_glyphs import HOOK, HOOK_RAN, NOTICE_GLYPHS, PROBLEM, STATUSES, UNKNOWN
 from .base import (
     BODY_INDENT,
     LONG_LINE,
@@ -90,18 +90,19 @@ def _hook_body(item: HookItem) -> list[tuple[str, str]]:
 
 def _hook(item: HookItem, width: int, expanded: bool, ctx: RenderContext) -> list[Strip]:
     p, console, h = ctx.palette, ctx.console, item.hook
-    key = normalise(h.status)
-    glyph, colour = STATUSES[key].glyph, getattr(p, STATUSES[key].role)
-    chip = Text.assemble((f"{HOOK} ", p.muted), (clean(h.name), p.error if key == "failed" else ""),
-                         " ", (glyph, colour))
+    key = h.status
+    look = HOOK_RAN if key == "ran" else STATUSES[key]
+    colour = getattr(p, look.role)
+    chip = Text.assemble((f"{HOOK} ", p.muted), (clean(h.label), p.error if key == "failed" else ""),
+                         " ", (look.glyph, colour))
     if key == "running":
-        chip.append(f" {STATUSES[key].word}", colour)
+        chip.append(f" {look.word}", colour)
         if h.progress:
             chip.append(f" · {plural(h.progress, 'update')}", p.muted)
     elif h.exit_code is not None:
         chip.append(f" exit {h.exit_code}", p.error if h.exit_code else p.muted)
     elif key != "done":
-        chip.append(f" {STATUSES[key].word}", colour)
+        chip.append(f" {look.word}", colour)
     body = _hook_body(item)
     if body and not expanded:
         first = next(ln for text, _ in body for ln in _lines(text) if ln.strip())
@@ -110,7 +111,7 @@ def _hook(item: HookItem, width: int, expanded: bool, ctx: RenderContext) -> lis
     if expanded:
         lines = _Body()
         for text, role in body:
-            lines.add_output(text, (p.error if h.status == "error" else p.warning) if role else "")
+            lines.add_output(text, (p.error if h.status == "failed" else p.warning) if role else "")
         rows += _layout_body(lines, width, True, None, ctx)
     return rows
 
@@ -231,9 +232,8 @@ def _error_class(item: TurnFooterItem) -> str:
     when it says more (``error during execution (aborted_streaming)``)."""
     t = item.turn_ref
     subtype = t.subtype or "error"
-    if subtype == "success":  # is_error on a "success" result: an API error, in the text
-        first = (t.result_text or "").strip().split("\n", 1)[0]
-        return clean(first[:60]) or "error"
+    if subtype == "success":  # is_error on a "success" result: an API error (its notice says it)
+        return "API error" + (f" {t.api_error_status}" if t.api_error_status else "")
     label = _ERROR_CLASSES.get(subtype, subtype.replace("_", " "))
     reason = t.terminal_reason
     if reason and reason != "completed" and reason.replace("_", " ") not in label:

@@ -47,8 +47,9 @@ def _prompt(item: PromptItem, width: int, expanded: bool, ctx: RenderContext) ->
     p, console = ctx.palette, ctx.console
     who = "you" if item.agent == MAIN else "prompt"
     label = Text.assemble(("▌ ", p.band_label), (who, p.band_label))
-    if item.turn is not None:
-        label.append(f" · turn {item.turn + 1}", p.muted)
+    number = ctx.session.turns[item.turn].number if item.turn is not None else None
+    if number is not None:  # a local command's prompt is no turn
+        label.append(f" · turn {number}", p.muted)
     images = item_images(item)
     if images:
         label.append(f" · {plural(len(images), 'image')}", p.muted)

@@ -14,7 +14,7 @@ from cctv.reducer.state import ToolCall, ToolItem
 from cctv.reducer.format import format_duration, plural
 from cctv.reducer.queries import canonical_tool
 
-from ..status_glyphs import BACKGROUND, STATUSES, normalise
+from ..status_glyphs import BACKGROUND, STATUSES
 
 from . import tools as _tools  # noqa: F401  (registers every card)
 from .base import (
@@ -38,7 +38,7 @@ def _status(call: ToolCall, p: Palette) -> tuple[Text, Style]:
     """The right-hand status of a card and the colour of its bullet."""
     if call.awaiting_permission and not call.finished:
         return Text("⋯ awaiting permission", p.warning), p.warning
-    key = normalise(call.status, "pending")
+    key = call.status
     st, style = STATUSES[key], getattr(p, STATUSES[key].role)
     # a finished call says only its glyph and time; every other status says its word
     text = Text(st.glyph if key == "done" else f"{st.glyph} {st.word}", style)

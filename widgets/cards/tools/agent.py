@@ -13,7 +13,7 @@ from cctv.reducer.tools import Raw, Tool
 from cctv.reducer.notes import agent_reply
 from cctv.reducer.format import exact_count, format_duration, plural
 
-from ...status_glyphs import BACKGROUND, STATUSES, normalise
+from ...status_glyphs import BACKGROUND, STATUSES
 from ..base import RenderContext, _Body, clean
 from ..card import ToolCard, call_task, register, shown_result
 
@@ -54,10 +54,10 @@ def _agent_body(call: ToolCall, body: _Body, expanded: bool | int, ctx: RenderCo
         or (task.subagent_type if task else None) or "agent"
     desc = (agent.description if agent else "") or str(inp.get("description") or "")
     body.add(Text.assemble((clean(str(kind)), p.secondary), (" · " + clean(desc) if desc else "", "")))
-    status = (task.status if task is not None else None) or (agent.status if agent else None) \
-        or call.status
-    key = normalise(status, "pending")
-    line = Text(f"{STATUSES[key].glyph} {STATUSES[key].word}", getattr(p, STATUSES[key].role))
+    status = task.status if task is not None else agent.status if agent is not None \
+        else call.status
+    look = STATUSES[status]
+    line = Text(f"{look.glyph} {look.word}", getattr(p, look.role))
     tools = (task.tool_uses if task is not None and task.tool_uses is not None else None)
     if tools is None and agent is not None:
         tools = agent.tool_calls

@@ -10,7 +10,7 @@ from cctv.reducer.state import ToolCall
 from cctv.reducer.tools import Bash, Tool
 from cctv.reducer.queries import BashResult, bash_result
 
-from ...status_glyphs import BACKGROUND, STATUSES, normalise
+from ...status_glyphs import BACKGROUND, STATUSES
 from ..base import RenderContext, _Body, _count_lines, _lines, clean
 from ..card import ToolCard, register, result_lines
 
@@ -43,7 +43,7 @@ class BashCard(ToolCard):
         background, task_id = _background(call, bash)
         if background:
             task = ctx.session.tasks.get(task_id or "")
-            status = STATUSES[normalise(task.status if task is not None else "started")].word
+            status = STATUSES[task.status if task is not None else "running"].word
             body.add(Text.assemble((f"{BACKGROUND.glyph} background task ", p.secondary),
                                    (clean(task_id or "?"), p.secondary), (f" ({status})", p.muted)))
             return
