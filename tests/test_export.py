@@ -199,6 +199,6 @@ def test_export_falls_back_to_the_cache_dir(tmp_path: Path, monkeypatch) -> None
     gone.rmdir()  # the directory cctv was started in no longer exists
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     path = write_export("# hi\n", "cctv-x.md")
-    assert path == tmp_path / "cache" / "cctv" / "cctv-x.md"
+    assert path == tmp_path / "cache" / "cctv" / "exports" / "cctv-x.md"
     assert path.read_text() == "# hi\n"
     assert write_export("# again\n", "cctv-x.md").name == "cctv-x-2.md"

@@ -11,15 +11,20 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from .rows import SessionRow, activity_order
 from .refresh import Progress, RefreshReport, refresh
 from .scan import resolve_root
-from .store import MARKS, Hit, IndexClosed, IndexStore, damaged, index_file, locked
+from ..storage import Damaged
+from .store import MARKS, Hit, IndexClosed, IndexStore, index_file
 
 __all__ = ["Hit", "IndexClosed", "LIVE_WINDOW_S", "MARKS", "SessionIndex", "SessionRow", "RefreshReport",
            "activity_order", "resolve_root"]
+
+T = TypeVar("T")
 
 LIVE_WINDOW_S = 300.0
 """A session written to within this many seconds is marked live."""
@@ -49,23 +54,26 @@ class SessionIndex:
 
     def rows(self) -> list[SessionRow]:
         """Every indexed session, newest activity first."""
-        return self.store.rows()
+        return self._surviving(self.store.rows)
 
     def refresh(self, progress: Progress | None = None) -> RefreshReport:
         """Read what changed in the projects folder. An index file that fails
-        (damaged, or locked past the busy timeout) is rebuilt or replaced by
-        one in memory, and the refresh starts again: never an error."""
-        try:
-            return refresh(self.store, self.root, progress, self.workers)
-        except sqlite3.Error as exc:
-            if not (damaged(exc) or locked(exc)) or self.store.closed:
-                raise
-            self.store.recover(exc)
-            return refresh(self.store, self.root, progress, self.workers)
+        (damaged, full, read-only, locked past the busy timeout) is rebuilt or
+        replaced by one in memory, and the refresh starts again: never an error."""
+        return self._surviving(lambda: refresh(self.store, self.root, progress, self.workers))
 
     def search(self, text: str, limit: int = 200) -> list[Hit]:
         """Full-text hits across every session's prompts, replies and tool inputs."""
-        return self.store.search(text, limit)
+        return self._surviving(lambda: self.store.search(text, limit))
+
+    def _surviving(self, call: Callable[[], T]) -> T:
+        """``call()``; after an error from the index file, the file is rebuilt or
+        moved to memory (:meth:`IndexStore.recover`) and ``call()`` made again."""
+        try:
+            return call()
+        except (sqlite3.Error, Damaged) as exc:
+            self.store.recover(exc)  # IndexClosed when the app quit meanwhile
+        return call()
 
     def close(self) -> None:
         self.store.close()

@@ -14,6 +14,7 @@ from typing import TextIO
 from cctv.reducer.format import compact_count, format_cost, format_duration
 from cctv.reducer.safe import visible
 
+from ..storage import take_notes
 from . import LIVE_WINDOW_S, SessionIndex, resolve_root
 
 __all__ = ["run_sessions", "run_search"]
@@ -30,8 +31,8 @@ def _open(directory: str | None, use_index: bool, err: TextIO) -> SessionIndex:
     report = index.refresh(progress)
     if progress is not None and report.read:
         err.write("\r" + " " * 16 + "\r")
-    if index.note:
-        print(visible(f"cctv: {index.note}", oneline=True), file=err)
+    for note in take_notes():  # the index rebuilt, or kept in memory
+        print(visible(f"cctv: {note}", oneline=True), file=err)
     for error in report.errors[:10]:
         print(visible(f"cctv: {error}", oneline=True), file=err)
     return index

@@ -40,7 +40,7 @@ from cctv.widgets.status_glyphs import status
 
 from ..index import (LIVE_WINDOW_S, MARKS, Hit, IndexClosed, SessionIndex, SessionRow,
                      activity_order)
-from ..messages import OpenSession
+from ..messages import DiskNotes, OpenSession
 
 if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, RenderResult
@@ -305,6 +305,8 @@ class BrowseScreen(Screen[None]):
         self._cell_cache: dict[str, tuple[SessionRow, bool, list[Any]]] = {}
         self._fill_generation = 0
         self.last_search_s: float | None = None
+        self._told: set[str] = set()
+        """The errors already told (each is told once)."""
 
     # --- layout --------------------------------------------------------------------
 
@@ -332,8 +334,7 @@ class BrowseScreen(Screen[None]):
         # before the rest of a long list fills in (so it is not kept waiting for that)
         self.call_after_refresh(self._start_refreshing)
         self._rebuild()
-        if self.index.note:
-            self.notify(self.index.note, severity="warning", timeout=8)
+        self.post_message(DiskNotes())  # the index rebuilt, or kept in memory: said once
         self.query_one("#progress").display = False
         self.set_focus(table)  # at once: focused later, the whole table is drawn again
 
@@ -351,7 +352,10 @@ class BrowseScreen(Screen[None]):
         event.stop()
         if event.state == WorkerState.ERROR:
             error = event.worker.error
-            self.notify(f"index: {type(error).__name__}: {error}", severity="error", timeout=10)
+            message = f"index: {type(error).__name__}: {error}"
+            if message not in self._told:  # a refresh every few seconds: said once
+                self._told.add(message)
+                self.notify(message, severity="error", timeout=10)
 
     def on_screen_resume(self) -> None:
         if self.is_mounted and self.refreshed:
@@ -392,6 +396,7 @@ class BrowseScreen(Screen[None]):
             bar.display = False
 
     def _refreshed(self, rows: list[SessionRow], changed: int) -> None:
+        self.post_message(DiskNotes())
         self.query_one("#progress").display = False
         first = not self.refreshed
         self.refreshed = True
