@@ -136,3 +136,144 @@ def screen_words(app: CctvApp) -> str:
     svg.encode("utf-8")
     body = svg[svg.index("</style>"):]
     return html.unescape(re.sub(r"<[^>]+>", "", body)).replace("\xa0", " ")
+
+
+# --------------------------------------------------------------------------- special files
+
+
+def _cctv(*words: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """The installed cctv in a process of its own: a hang is a failed test, not a stuck suite."""
+    return subprocess.run([sys.executable, "-m", "cctv.viewer.cli", *words], capture_output=True,
+                          text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+def special_tree(tmp_path: Path) -> tuple[Path, list[Path], list[Path]]:
+    """A project with two sessions and, named ``*.jsonl`` beside them, a FIFO, links
+    to ``/dev/zero`` and ``/dev/urandom`` and a socket; a sub-agent file that is a
+    FIFO. Returns the projects folder, the sessions, the special files."""
+    projects = tmp_path / "cfg" / "projects"
+    folder = projects / "-home-ada-src-demo"
+    folder.mkdir(parents=True)
+    sessions = sorted(DEMO.glob("*.jsonl"))[:2]
+    for source in sessions:
+        shutil.copyfile(source, folder / source.name)
+    fifo, zero, noise, sock = (folder / f"{name}.jsonl" for name in ("fifo", "zero", "noise", "sock"))
+    os.mkfifo(fifo)
+    zero.symlink_to("/dev/zero")
+    noise.symlink_to("/dev/urandom")
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(sock))
+    server.close()
+    agents = folder / sessions[0].stem / "subagents"
+    agents.mkdir(parents=True)
+    os.mkfifo(agents / "agent-a1.jsonl")
+    return projects, [folder / s.name for s in sessions], [fifo, zero, noise, sock,
+                                                          agents / "agent-a1.jsonl"]
+
+
+def test_special_files_named_jsonl_are_skipped_with_a_note(tmp_path: Path) -> None:
+    """The fifth case: a FIFO hung ``sessions`` and ``search`` for ever, a link
+    to /dev/zero grew to 9 GB in 15 s, /dev/urandom hung."""
+    projects, sessions, special = special_tree(tmp_path)
+    started = time.monotonic()
+    res = _cctv("sessions", str(projects), "--json")
+    assert res.returncode == 0, res.stderr
+    assert sorted(r["path"] for r in json.loads(res.stdout)) == [str(p) for p in sessions]
+    kinds = {"fifo": "FIFO", "zero": "device", "noise": "device", "sock": "socket",
+             "agent-a1": "FIFO"}
+    lines = res.stderr.splitlines()
+    for path in special:
+        assert f"cctv: {path}: a {kinds[path.stem]}, not a session file: skipped" in lines
+    res = _cctv("search", "greet", str(projects))
+    assert res.returncode == 0 and res.stdout
+    assert time.monotonic() - started < 30
+
+
+def test_a_file_that_becomes_a_fifo_after_the_listing_is_not_waited_on(tmp_path: Path) -> None:
+    from cctv.viewer.index.scan import open_regular
+
+    os.mkfifo(tmp_path / "s.jsonl")
+    with pytest.raises(OSError, match="a FIFO, not a regular file"):
+        open_regular(tmp_path / "s.jsonl")
+
+
+async def test_the_browser_skips_special_files_says_so_once_and_quits(tmp_path: Path) -> None:
+    projects, sessions, special = special_tree(tmp_path)
+    app = CctvApp(None, clock=None, browse=BrowseOptions(projects))
+    async with app.run_test(size=(160, 40)) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, BrowseScreen) and app.screen.refreshed,
+                       timeout=60)
+        assert sorted(r.path for r in app.screen.rows) == [str(p) for p in sessions]
+        app.screen.refresh_index()
+        await app.workers.wait_for_complete()
+        await pilot.pause(0.2)
+        [note] = [n for n in app._notifications if n.title == "Not listed"]
+        assert note.message.count("not a session file: skipped") == 5
+        await pilot.press("q")
+    assert app.return_code == 0
+
+
+async def test_a_fifo_named_on_the_command_line_is_read_as_a_pipe(tmp_path: Path) -> None:
+    from cctv.reducer.state import MAIN
+    from cctv.viewer.launch import FifoSource, build_source
+
+    fifo = tmp_path / "frames"
+    os.mkfifo(fifo)
+    source = build_source([str(fifo)])
+    assert isinstance(source, FifoSource)
+    app = CctvApp(source, clock=None)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.pause(0.3)  # no writer yet: the app runs meanwhile
+        recording = FIXTURES / "captures" / "stream" / "07_hooks.jsonl"
+        with open(fifo, "wb") as writer:
+            writer.write(recording.read_bytes())
+        await wait_for(pilot, lambda: app.shown is not None and app.shown.ended is not None)
+        assert app.shown.feed.session.agents[MAIN].items
+        assert app.shown.feed.session.lines == len(recording.read_bytes().splitlines())
+
+
+async def test_q_quits_while_a_fifo_waits_for_its_writer(tmp_path: Path) -> None:
+    from cctv.viewer.launch import build_source
+
+    fifo = tmp_path / "frames"
+    os.mkfifo(fifo)
+    app = CctvApp(build_source([str(fifo)]), clock=None)
+    try:
+        async with app.run_test(size=(120, 30)) as pilot:
+            await pilot.pause(0.2)
+            started = time.monotonic()
+            await pilot.press("q")
+        assert time.monotonic() - started < 2
+    finally:
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))  # the waiting open returns
+
+
+@pytest.mark.parametrize("command", [[], ["summary"], ["check"], ["export", "--md"]])
+def test_a_device_named_on_the_command_line_is_refused(command: list[str]) -> None:
+    words = [*command[:1], "/dev/zero", *command[1:]]
+    res = _cctv(*words, timeout=20)
+    assert res.returncode == 2 and res.stderr == "cctv: /dev/zero: is a device, not a session file\n"
+
+
+# --------------------------------------------------------------------------- unreadable folders
+
+
+def test_a_folder_that_cannot_be_read_is_named_not_passed_over_in_silence(tmp_path: Path) -> None:
+    projects, sessions, _ = special_tree(tmp_path)
+    for path in projects.rglob("*"):
+        if path.is_symlink() or path.is_socket() or path.is_fifo():
+            path.unlink()
+    locked = projects / "-locked"
+    locked.mkdir()
+    shutil.copyfile(sessions[0], locked / "x.jsonl")
+    locked.chmod(0)
+    try:
+        command = without_root_powers([sys.executable, "-m", "cctv.viewer.cli", "sessions",
+                                       str(projects), "--json"])
+        res = subprocess.run(command, capture_output=True, text=True, timeout=60,
+                             stdin=subprocess.DEVNULL)
+    finally:
+        locked.chmod(0o755)
+    assert res.returncode == 0, res.stderr
+    assert len(json.loads(res.stdout)) == len(sessions)
+    assert res.stderr == f"cctv: {locked}: cannot be read (Permission denied): skipped\n"

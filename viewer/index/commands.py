@@ -33,8 +33,11 @@ def _open(directory: str | None, use_index: bool, err: TextIO) -> SessionIndex:
         err.write("\r" + " " * 16 + "\r")
     for note in take_notes():  # the index rebuilt, or kept in memory
         print(visible(f"cctv: {note}", oneline=True), file=err)
-    for error in report.errors[:10]:
-        print(visible(f"cctv: {error}", oneline=True), file=err)
+    passed = report.skipped + report.errors
+    for line in passed[:10]:
+        print(visible(f"cctv: {line}", oneline=True), file=err)
+    if len(passed) > 10:
+        print(f"cctv: … and {len(passed) - 10} more not listed", file=err)
     return index
 
 

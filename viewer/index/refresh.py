@@ -48,6 +48,9 @@ class RefreshReport:
     bytes_read: int = 0
     seconds: float = 0.0
     errors: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    """What the scan passed over, a line each: a folder that cannot be read, a
+    ``*.jsonl`` that is a FIFO, a device or a socket."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +108,7 @@ def refresh(store: IndexStore, root: Path, progress: Progress | None = None,
     """Update ``store`` from the files under ``root``; never raises over a file's content."""
     started = time.perf_counter()
     report = RefreshReport()
-    files = scan(root)
+    files = scan(root, report.skipped)
     report.files = len(files)
     jobs, gone = plan(files, store.states())
     if gone:

@@ -384,7 +384,8 @@ class BrowseScreen(Screen[None]):
             rows = self.index.rows()
         except IndexClosed:
             return  # the screen went away (the app quit) mid-refresh: nothing to show
-        self.app.call_from_thread(self._refreshed, rows, report.read + report.removed)
+        self.app.call_from_thread(self._refreshed, rows, report.read + report.removed,
+                                  report.skipped + report.errors)
 
     def _progress(self, done: int, total: int) -> None:
         bar = self.query_one("#progress", ProgressBar)
@@ -395,8 +396,9 @@ class BrowseScreen(Screen[None]):
         else:
             bar.display = False
 
-    def _refreshed(self, rows: list[SessionRow], changed: int) -> None:
+    def _refreshed(self, rows: list[SessionRow], changed: int, passed: list[str]) -> None:
         self.post_message(DiskNotes())
+        self._tell_passed(passed)
         self.query_one("#progress").display = False
         first = not self.refreshed
         self.refreshed = True
@@ -409,6 +411,18 @@ class BrowseScreen(Screen[None]):
             self._relabel_live()
         if self.search_text:
             self._schedule_search()
+
+    def _tell_passed(self, passed: list[str]) -> None:
+        """Say once what the index passed over (a folder it cannot read, a FIFO
+        named ``*.jsonl``, a file that failed to read): one notification for
+        what is new."""
+        new = [line for line in passed if line not in self._told]
+        if not new:
+            return
+        self._told.update(new)
+        more = f"\n… and {len(new) - 5} more" if len(new) > 5 else ""
+        self.notify("\n".join(new[:5]) + more, title="Not listed", severity="warning",
+                    timeout=12)
 
     # --- the list ------------------------------------------------------------------
 
