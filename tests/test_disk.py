@@ -19,7 +19,6 @@ from pathlib import Path
 
 import pytest
 
-from cctv.viewer.cli import main
 from cctv.viewer.index import SessionIndex
 from cctv.viewer.index.scan import scan
 from cctv.viewer.index.store import index_file

@@ -318,7 +318,7 @@ class SessionScreen(Screen[None]):
 
     @on(TranscriptView.ViewImages)
     def _view_images(self, event: TranscriptView.ViewImages) -> None:
-        from cctv.reducer.images import image_bytes
+        from cctv.reducer.images import NotAnImage, image_file
         from cctv.reducer.views import item_images
         from cctv.viewer.external import IMAGES, open_image, write_cache_file
         from cctv.viewer.storage import DiskError
@@ -328,10 +328,14 @@ class SessionScreen(Screen[None]):
             self.notify("no image in this item", title="Images", severity="warning")
             return
         for n, info in enumerate(images, 1):
-            ext = info.media_type.rpartition("/")[2] or "bin"
-            name = f"line{event.item.line_no}-image{n}.{ext}"
             try:
-                path = write_cache_file(image_bytes(info), name, IMAGES)
+                data, kind = image_file(info)  # only real images reach the desktop's viewer
+            except NotAnImage as exc:
+                self.notify(f"image {n} of line {event.item.line_no} not opened: {exc}",
+                            title="Images", severity="warning")
+                continue
+            try:
+                path = write_cache_file(data, f"line{event.item.line_no}-image{n}.{kind}", IMAGES)
             except DiskError as exc:
                 self.notify(str(exc.note), title="Images", severity="error")
                 return
