@@ -13,6 +13,9 @@ import asyncio
 import base64
 import json
 import os
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -149,3 +152,51 @@ async def test_v_opens_a_real_png_by_its_bytes(viewer_log: Path) -> None:
     [opened] = await _logged(viewer_log)
     assert opened.endswith(".png") and Path(opened).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert any(f"opened {opened}" == n for n in notes)
+
+
+# --------------------------------------------------------------------------- --emit and terminals
+
+STREAM = FIXTURES / "captures" / "stream" / "07_hooks.jsonl"
+
+
+def _in_a_terminal(words: list[str], *, stdin_tty: bool = True,
+                   timeout: float = 30) -> tuple[int, bytes]:
+    """Run cctv with its stdout (and stdin) on a pseudo-terminal; its exit
+    status and what reached the terminal."""
+    import pty
+
+    leader, follower = pty.openpty()
+    stdin = follower if stdin_tty else subprocess.DEVNULL
+    proc = subprocess.Popen([sys.executable, "-m", "cctv.viewer.cli", *words], stdin=stdin,
+                            stdout=follower, stderr=follower, start_new_session=True)
+    os.close(follower)
+    out = b""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(leader)
+    return proc.wait(timeout=timeout), out
+
+
+def test_emit_to_a_terminal_refuses_with_a_hint() -> None:
+    """The seventh case: a crafted file set the title and wrote the clipboard
+    (OSC 0, OSC 52) through ``--emit`` to a terminal."""
+    code, out = _in_a_terminal(["replay", str(STREAM), "--emit", "--speed", "64"])
+    assert code == 2
+    assert out.decode().strip() == (
+        "cctv replay: --emit writes the file's raw bytes, which a terminal would act on:"
+        " pipe it into cctv (cctv replay FILE --emit | cctv -), or add --raw")
+
+
+def test_emit_raw_to_a_terminal_and_emit_to_a_pipe_write_the_bytes() -> None:
+    code, out = _in_a_terminal(["replay", str(STREAM), "--emit", "--raw", "--speed", "64"])
+    assert code == 0 and out.replace(b"\r\n", b"\n") == STREAM.read_bytes()
+    res = subprocess.run([sys.executable, "-m", "cctv.viewer.cli", "replay", str(STREAM), "--emit",
+                          "--speed", "64"], capture_output=True, timeout=60)
+    assert res.returncode == 0 and res.stdout == STREAM.read_bytes()
