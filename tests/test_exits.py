@@ -200,3 +200,29 @@ def test_emit_raw_to_a_terminal_and_emit_to_a_pipe_write_the_bytes() -> None:
     res = subprocess.run([sys.executable, "-m", "cctv.viewer.cli", "replay", str(STREAM), "--emit",
                           "--speed", "64"], capture_output=True, timeout=60)
     assert res.returncode == 0 and res.stdout == STREAM.read_bytes()
+@pytest.mark.parametrize("words", [[str(STREAM)], [], ["replay", str(STREAM)], ["demo"]])
+def test_no_terminal_is_one_line_and_exit_2(words: list[str]) -> None:
+    """The eighth case: ``cctv FILE </dev/null`` (as from cron) spun at 100% CPU
+    for ever. No terminal to read keys from or draw on: one line, exit 2, at once."""
+    started = time.monotonic()
+    res = subprocess.run([sys.executable, "-m", "cctv.viewer.cli", *words], capture_output=True,
+                         text=True, timeout=30, stdin=subprocess.DEVNULL, start_new_session=True)
+    assert res.returncode == 2
+    assert res.stderr == "cctv needs a terminal; try cctv summary / check / export\n"
+    assert time.monotonic() - started < 10
+
+
+def test_no_terminal_to_draw_on_is_one_line_and_exit_2() -> None:
+    """Keys from a terminal, but standard error (where the screen is drawn) is a file."""
+    import pty
+
+    leader, follower = pty.openpty()
+    try:
+        res = subprocess.run([sys.executable, "-m", "cctv.viewer.cli", str(STREAM)],
+                             stdin=follower, stdout=follower, stderr=subprocess.PIPE, text=True,
+                             timeout=30, start_new_session=True)
+    finally:
+        os.close(follower)
+        os.close(leader)
+    assert res.returncode == 2
+    assert res.stderr == "cctv needs a terminal; try cctv summary / check / export\n"

@@ -187,6 +187,7 @@ def _replay(name: str, args: list[str]) -> int:
         return run_emit(ns.path, speed=ns.speed, from_line=ns.from_line or 1,
                         skip_idle=not ns.keep_idle, out=getattr(sys.stdout, "buffer", sys.stdout),
                         err=sys.stderr)
+    from .launch import no_terminal
     from .loader import InputError
     from .replay.recording import load_recording
 
@@ -198,6 +199,8 @@ def _replay(name: str, args: list[str]) -> int:
         return 2
     if not recording.frames:
         print(visible(f"cctv replay: {ns.path}: no lines to replay", oneline=True), file=sys.stderr)
+        return 2
+    if no_terminal():
         return 2
     from .replay.app import ReplayApp
 

@@ -26,8 +26,8 @@ if TYPE_CHECKING:
     from .sources import Event, FileTail, Source, StreamSource
     from .viewer_app import ViewerApp
 
-__all__ = ["launch", "launch_browser", "exit_status", "build_source", "FifoSource",
-           "StdinPipeSource"]
+__all__ = ["NO_TERMINAL", "launch", "launch_browser", "exit_status", "build_source", "FifoSource",
+           "StdinPipeSource", "no_terminal"]
 
 
 class StdinPipeSource:
@@ -108,6 +108,39 @@ async def _open_when_written(path: Path) -> int:
 def _usage_error(message: str) -> int:
     print(f"cctv: {message}", file=sys.stderr)
     return 2
+
+
+NO_TERMINAL = "cctv needs a terminal; try cctv summary / check / export"
+
+
+def no_terminal(*, stdin_is_input: bool = False) -> bool:
+    """True (after saying :data:`NO_TERMINAL` on stderr) when there is no terminal
+    for the UI. Textual draws on standard error and reads keys from standard
+    input; a standard input that is not a terminal (``</dev/null``) is traded
+    for the controlling terminal, ``/dev/tty``, as ``less`` does — unless it
+    is the frames to read (``stdin_is_input``: the caller moves it). From cron
+    there is neither: Textual's key reader would spin on the end of input."""
+    missing = not _isatty(2)
+    if not missing and not stdin_is_input and not _isatty(0):
+        from .sources import take_stdin_pipe
+
+        try:
+            old_stdin = take_stdin_pipe()
+        except OSError:  # no controlling terminal
+            missing = True
+        else:
+            if old_stdin is not None:
+                os.close(old_stdin)  # what was there is not read
+    if missing:
+        print(NO_TERMINAL, file=sys.stderr)
+    return missing
+
+
+def _isatty(fd: int) -> bool:
+    try:
+        return os.isatty(fd)
+    except OSError:
+        return False
 
 
 def _tail_args(args: list[str]) -> argparse.Namespace | str:
@@ -256,6 +289,8 @@ def launch_browser(directory: str | None = None, *, use_index: bool = True) -> i
     root = resolve_root(directory)
     if directory is not None and not root.is_dir():
         return _usage_error(f"{root}: no such folder")
+    if no_terminal():
+        return 2
     options = BrowseOptions(root, use_index=use_index, examples=[demo_path()])
     # what is imported lives as long as the process: the collections the start-up
     # sets off (it allocates the list's rows and cells) need not walk it all
@@ -281,6 +316,8 @@ def launch(args: list[str]) -> int:
         return status
     from .app import CctvApp
 
+    if no_terminal(stdin_is_input=source == "stdin"):
+        return 2
     if source == "stdin":
         from .sources import take_stdin_pipe
 
