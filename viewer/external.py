@@ -20,27 +20,15 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from cctv.reducer.safe import escaped
+
 from .storage import CacheArea
 
 if TYPE_CHECKING:
     from textual.app import App
 
-__all__ = ["IMAGES", "KEEP_FILES", "TEXTS", "visible_controls", "write_cache_file",
+__all__ = ["IMAGES", "KEEP_FILES", "TEXTS", "write_cache_file",
            "pager_command", "editor_command", "open_text", "open_image"]
-
-_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-
-
-def _escape(match: re.Match[str]) -> str:
-    c = ord(match.group())
-    return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
-
-
-def visible_controls(text: str) -> str:
-    """``text`` with every control character but tab and line feed (ESC, CR, C1,
-    bidi overrides) written as an escape, so no terminal acts on it."""
-    return _CONTROLS.sub(_escape, text)
-
 
 KEEP_FILES = 20
 """Files kept per area; the least recently used go as new ones are written."""
@@ -50,10 +38,11 @@ IMAGES = CacheArea("images", max_files=KEEP_FILES, what="images for the viewer")
 
 
 def write_cache_file(data: str | bytes, name: str, area: CacheArea = TEXTS) -> Path:
-    """Write ``data`` (text has its controls made visible) to a file of ``area``
+    """Write ``data`` (text has its controls written as escapes: :func:`reducer.safe.escaped`)
+    to a file of ``area``
     named after ``name`` and its content, and return its path. Raises
     :class:`viewer.storage.DiskError` when no folder takes it."""
-    payload = visible_controls(data).encode("utf-8", "replace") if isinstance(data, str) else data
+    payload = escaped(data).encode("utf-8") if isinstance(data, str) else data
     digest = hashlib.blake2b(payload, digest_size=6).hexdigest()
     safe = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-")[:60] or "item"
     stem, dot, ext = safe.rpartition(".")
