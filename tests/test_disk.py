@@ -274,3 +274,13 @@ def test_a_locked_index_says_so_once(projects: Path, monkeypatch) -> None:
         assert len(notes) == 1 and "is locked by another process" in notes[0]
     finally:
         first.store.db.execute("ROLLBACK")
+
+
+def test_a_full_text_index_that_finds_nothing_is_rebuilt(projects: Path) -> None:
+    """FTS5 with a damaged structure answers every search with nothing, and no
+    error: opening looks for one stored text by one of its words."""
+    target = _indexed(projects)
+    _damage(target, "UPDATE texts_data SET block = x'0000ffff' WHERE id > 1")
+    index, notes = _reopened(projects)
+    assert notes == [f"index {target} is damaged (its full-text index does not find what it"
+                     " holds): the index is rebuilt"]

@@ -54,7 +54,7 @@ class SessionIndex:
 
     def rows(self) -> list[SessionRow]:
         """Every indexed session, newest activity first."""
-        return self._surviving(self.store.rows)
+        return self._surviving(self.store.rows, refill=True)
 
     def refresh(self, progress: Progress | None = None) -> RefreshReport:
         """Read what changed in the projects folder. An index file that fails
@@ -64,15 +64,20 @@ class SessionIndex:
 
     def search(self, text: str, limit: int = 200) -> list[Hit]:
         """Full-text hits across every session's prompts, replies and tool inputs."""
-        return self._surviving(lambda: self.store.search(text, limit))
+        return self._surviving(lambda: self.store.search(text, limit), refill=True)
 
-    def _surviving(self, call: Callable[[], T]) -> T:
+    def _surviving(self, call: Callable[[], T], *, refill: bool = False) -> T:
         """``call()``; after an error from the index file, the file is rebuilt or
-        moved to memory (:meth:`IndexStore.recover`) and ``call()`` made again."""
+        moved to memory (:meth:`IndexStore.recover`) and ``call()`` made again.
+        ``refill``: an answer from the index (rows, hits) waits, when it was
+        rebuilt empty, for the files to be read into it again, so damage found
+        by a search is never taken for "no hits"."""
         try:
             return call()
         except (sqlite3.Error, Damaged) as exc:
             self.store.recover(exc)  # IndexClosed when the app quit meanwhile
+        if refill and self.store.fresh and not self.store.count():
+            refresh(self.store, self.root, None, self.workers)
         return call()
 
     def close(self) -> None:

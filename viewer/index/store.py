@@ -171,7 +171,7 @@ class IndexStore:
         self.closed = False
         self.lock = threading.RLock()
         """Held by each read and write: one connection, used from the UI and a worker thread."""
-        self.database = Database(path, Schema(SCHEMA, _DDL, fold_fingerprint(), _all_rows),
+        self.database = Database(path, Schema(SCHEMA, _DDL, fold_fingerprint(), _checked),
                                  what="index", busy_ms=_BUSY_MS)
 
     @property
@@ -349,6 +349,22 @@ def _encoded(row: SessionRow) -> tuple[bytes, bytes | None]:
     raw = {name: value.encode("utf-8", "surrogatepass") for name, value in odd.items()}
     readable = {name: value.encode("utf-8", "backslashreplace").decode() for name, value in odd.items()}
     return _ROW_ENCODER.encode(msgspec.structs.replace(row, **readable)), _ROW_ENCODER.encode(raw)
+
+
+def _checked(db: sqlite3.Connection) -> list[SessionRow]:
+    """Every stored row, and a look at the full-text index: one stored text
+    must be found by one of its words (FTS5 with a damaged structure answers
+    every search with nothing, silently). :class:`Damaged` when either fails."""
+    rows = _all_rows(db)
+    sample = db.execute("SELECT rowid, body FROM texts LIMIT 1").fetchone()
+    words = re.findall(r"\w+", sample[1]) if sample is not None and isinstance(sample[1], str) else []
+    if words:
+        word = max(words[:50], key=len)  # a rare word: a short list of texts to look through
+        found = db.execute("SELECT count(*) FROM texts WHERE texts MATCH ? AND rowid = ?",
+                           ('"' + word.replace('"', '""') + '"', sample[0])).fetchone()[0]
+        if not found:
+            raise Damaged("its full-text index does not find what it holds")
+    return rows
 
 
 def _all_rows(db: sqlite3.Connection) -> list[SessionRow]:
