@@ -23,7 +23,6 @@ import hashlib
 import os
 import sqlite3
 import stat
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -183,6 +182,8 @@ def _temp_root() -> Path | None:
     """A private folder of this process under ``$TMPDIR``: where files go when the
     cache cannot take them (made on first use, mode 0700); ``None`` when none
     can be made."""
+    import tempfile  # only when the cache fails
+
     global _TEMP
     with _TEMP_LOCK:
         if _TEMP is None or not _TEMP.is_dir():
