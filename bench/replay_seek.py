@@ -51,7 +51,7 @@ import checkout  # noqa: E402
 
 checkout.use(ROOT)  # this checkout's code as the cctv package, installed or not
 
-from cctv.viewer.replay.checkpoints import build_checkpoints  # noqa: E402
+from cctv.viewer.replay.builder import build_checkpoints  # noqa: E402
 from cctv.viewer.replay.emit import emit, plan_emit  # noqa: E402
 from cctv.viewer.replay.recording import load_recording  # noqa: E402
 

@@ -28,7 +28,7 @@ from rich.text import Text  # noqa: E402
 
 from cctv.reducer.safe import visible  # noqa: E402
 from cctv.viewer.loader import load_path  # noqa: E402
-from cctv.widgets.render_items import Palette, RenderContext, render_item  # noqa: E402
+from cctv.widgets.cards import Palette, RenderContext, render_item  # noqa: E402
 from cctv.widgets.safe_text import safe_text  # noqa: E402
 
 DEMO = ROOT / "viewer" / "demo" / "demo_session.jsonl"

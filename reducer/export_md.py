@@ -20,7 +20,7 @@ from datetime import tzinfo
 
 from .filters import ViewFilter
 from .item_time import format_clock
-from .format import compact_count, format_cost, format_duration
+from .format import compact_count, format_cost, format_duration, plural
 from .safe import escaped
 from .fold import Session
 from .state import (
@@ -39,7 +39,8 @@ from .state import (
     TurnFooterItem,
 )
 from .tools import Bash, tool_from_use, tool_summary
-from .views import bash_result, input_json, result_text
+from .turn_footer import turn_footer
+from .queries import bash_result, input_json, result_text
 
 __all__ = ["export_markdown", "MAX_DEPTH"]
 
@@ -147,7 +148,7 @@ class _Writer:
     def item(self, item: Item, depth: int) -> str:
         match item:
             case PromptItem():
-                images = f" · {item.images} image{'s' if item.images != 1 else ''}" \
+                images = f" · {plural(item.images, 'image')}" \
                     if item.images else ""
                 head = "you" if item.agent == MAIN else "prompt"
                 level = "#" * min(2 + depth, 6)
@@ -265,17 +266,7 @@ class _Writer:
 
     def footer(self, item: TurnFooterItem) -> str:
         t = item.turn_ref
-        parts = [f"turn {t.index + 1}"]
-        if t.duration_ms is not None:
-            parts.append(format_duration(t.duration_ms / 1000))
-        if t.cost_usd is not None:
-            parts.append(format_cost(t.cost_usd))
-        u = t.usage
-        tokens_in = u.input_tokens + u.cache_creation_input_tokens + u.cache_read_input_tokens
-        if tokens_in or u.output_tokens:
-            parts.append(f"in {compact_count(tokens_in)} out {compact_count(u.output_tokens)}")
-        if t.tool_calls:
-            parts.append(f"{t.tool_calls} tool call{'s' if t.tool_calls != 1 else ''}")
+        parts = turn_footer(t, api_time=False, calls="tool call")
         if t.is_error or (t.subtype and t.subtype != "success"):
             parts.append(f"failed: {t.subtype or 'error'}")
         out = f"*{_md(' · '.join(parts))}*"
@@ -301,7 +292,7 @@ def _header(session: Session, agent_id: str, view_filter: ViewFilter) -> list[st
     if session.git_branch:
         facts.append(f"branch {_inline(session.git_branch)}")
     turns = len(session.turns)
-    facts.append(f"{turns} turn{'s' if turns != 1 else ''}")
+    facts.append(plural(turns, "turn"))
     if session.cost_usd:
         facts.append(format_cost(session.cost_usd))
     usage = session.usage

@@ -18,7 +18,7 @@ from .state import (
     ToolItem,
     TurnFooterItem,
 )
-from .views import is_error_item
+from .queries import is_error_item
 
 __all__ = ["KINDS", "ViewFilter", "PRESETS", "next_preset", "parse_hide"]
 

@@ -1,14 +1,16 @@
-"""Numbers, durations, costs and paths for display: the one set of formatters.
+"""Numbers, counts of things, durations, costs, ids, paths and text cut to a
+width, for display: the one set of formatters.
 
 Every view (the transcript's cards, the tasks panel, the status bar, the
-headless ``cctv summary``) formats with these, so a duration or a token count
-reads the same everywhere. Pure functions; no Textual, no Rich.
+browser, the headless ``cctv summary``, the export) formats with these, so a
+duration, a token count or a cut title reads the same everywhere. Pure
+functions; no Textual, no Rich, no environment (the home directory is passed in).
 """
 
 from __future__ import annotations
 
 __all__ = ["human_bytes", "compact_count", "exact_count", "format_duration", "format_cost",
-           "short_path", "plural"]
+           "short_path", "tilde", "plural", "clip", "short_id"]
 
 
 def exact_count(n: int | float | None) -> str:
@@ -16,9 +18,12 @@ def exact_count(n: int | float | None) -> str:
     return f"{int(n or 0):,}"
 
 
-def plural(n: int, word: str) -> str:
-    """``1 tool``, ``3 tools``."""
-    return f"{n} {word}" + ("" if n == 1 else "s")
+def plural(n: int, word: str, many: str | None = None, *, grouped: bool = False) -> str:
+    """``1 tool``, ``3 tools``: a count and its word. ``many`` is the plural when
+    it is not ``word + "s"`` (``2 matches``); ``grouped`` separates the count's
+    thousands (``1,234 more lines``)."""
+    count = f"{n:,}" if grouped else str(n)
+    return f"{count} {word}" if n == 1 else f"{count} {many or word + 's'}"
 
 
 def human_bytes(n: int) -> str:
@@ -74,11 +79,47 @@ def format_cost(usd: float | None) -> str:
     return f"${usd:.4f}" if abs(usd) < 1 else f"${usd:.2f}"
 
 
+def clip(text: str, width: int, *, one_line: bool = False, trim: bool = False,
+         tail: bool = False) -> str:
+    """``text`` in at most ``width`` characters, cut with ``…`` where it is cut.
+
+    ``one_line`` first makes each run of whitespace (newlines too) one space;
+    ``trim`` leaves no whitespace beside the ``…``; ``tail`` keeps the end
+    (where a path's telling part is) and cuts the start. Characters, not
+    terminal cells: a table cell is cut to its cells by Rich when drawn."""
+    if one_line:
+        text = " ".join(text.split())
+    if len(text) <= width:
+        return text
+    if width <= 0:
+        return ""
+    if tail:
+        kept = text[len(text) - width + 1:]
+        return "…" + (kept.lstrip() if trim else kept)
+    kept = text[: width - 1]
+    return (kept.rstrip() if trim else kept) + "…"
+
+
+def short_id(value: str, keep: int = 4) -> str:
+    """``b0q8…`` for a long id (ids are told apart by their first characters);
+    an id at most two characters longer than ``keep`` is shown whole."""
+    return value if len(value) <= keep + 2 else clip(value, keep + 1)
+
+
+def tilde(path: str, home: str) -> str:
+    """``path`` with the home directory ``home`` at its start as ``~``
+    (``~/src/demo``). A home of ``/`` (or none) is no home: every path is under it."""
+    home = home.rstrip("/")
+    if home and (path == home or path.startswith(home + "/")):
+        return "~" + path[len(home):]
+    return path
+
+
 def short_path(path: str, width: int, home: str | None = None) -> str:
-    """``path`` with ``home`` as ``~`` and, if still wider than ``width``
-    characters, its middle replaced by ``…`` (the file name is kept)."""
-    if home and (path == home or path.startswith(home.rstrip("/") + "/")):
-        path = "~" + path[len(home.rstrip("/")):]
+    """``path`` with ``home`` as ``~`` (:func:`tilde`) and, if still wider than
+    ``width`` characters, its middle replaced by ``…`` (the file name is kept)."""
+    if home:
+        path = tilde(path, home)
     if len(path) <= width:
         return path
     if width <= 1:

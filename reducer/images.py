@@ -17,6 +17,8 @@ import binascii
 import struct
 from typing import Any, NamedTuple
 
+from .format import human_bytes
+
 __all__ = ["ImageInfo", "NotAnImage", "describe", "image_file", "image_info", "image_kind",
            "images_in"]
 
@@ -157,8 +159,6 @@ def image_file(info: ImageInfo) -> tuple[bytes, str]:
 
 def describe(info: ImageInfo) -> str:
     """``image/png · 1.2 MiB · 3000×2000``."""
-    from .pretty import human_bytes
-
     parts = [info.media_type, human_bytes(info.size)]
     if info.width is not None and info.height is not None:
         parts.append(f"{info.width}×{info.height}")

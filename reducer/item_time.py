@@ -11,29 +11,17 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Sequence
-from datetime import datetime, timezone, tzinfo
+from datetime import datetime, tzinfo
 
 from .feed import Feed
 from .frames import Entry
 from .state import Item
+from .timestamps import parse_timestamp
 
-__all__ = ["Arrivals", "ItemTimes", "parse_timestamp", "format_clock", "parse_clock"]
+__all__ = ["Arrivals", "ItemTimes", "format_clock", "parse_clock"]
 
 LOOK_BACK = 64
 """Rows searched backwards for a timestamp when an item's own row has none."""
-
-
-def parse_timestamp(value: str | None) -> float | None:
-    """``"2026-11-29T13:59:18.269Z"`` → epoch seconds; ``None`` when absent or not ISO."""
-    if not value:
-        return None
-    try:
-        stamp = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    if stamp.tzinfo is None:
-        stamp = stamp.replace(tzinfo=timezone.utc)
-    return stamp.timestamp()
 
 
 def format_clock(epoch: float, tz: tzinfo | None = None) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from .pretty import format_duration
+from .format import format_duration, plural, short_id
 
 __all__ = ["TaskNote", "parse_task_notification", "task_note_line", "AgentReply", "agent_reply"]
 
@@ -58,12 +58,11 @@ def parse_task_notification(text: str) -> TaskNote | None:
 
 def task_note_line(note: TaskNote) -> str:
     """``a3a5… completed · 1,217 tokens · 1 tool · 3.2s · Agent "x" completed``."""
-    short = note.task_id if len(note.task_id) <= 6 else note.task_id[:4] + "…"
-    parts = [f"{short} {note.status}"]
+    parts = [f"{short_id(note.task_id)} {note.status}"]
     if note.total_tokens is not None:
         parts.append(f"{note.total_tokens:,} tokens")
     if note.tool_uses is not None:
-        parts.append(f"{note.tool_uses} tool{'s' if note.tool_uses != 1 else ''}")
+        parts.append(plural(note.tool_uses, "tool"))
     if note.duration_ms is not None:
         parts.append(format_duration(note.duration_ms / 1000))
     if note.summary:

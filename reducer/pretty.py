@@ -13,15 +13,12 @@ from dataclasses import dataclass
 import msgspec
 
 from .decode import nesting_exceeds
+from .format import human_bytes
 from .frames import MAX_DEPTH
 
 __all__ = [
     "PRETTY_LIMIT", "RawView", "pretty_json", "escape_bytes", "raw_view",
-    "human_bytes", "compact_count", "format_duration", "format_cost", "short_path",
 ]
-
-# the formatters live in reducer.format; re-exported here for older imports
-from .format import compact_count, format_cost, format_duration, human_bytes, short_path  # noqa: E402
 
 PRETTY_LIMIT = 200_000
 """Characters of pretty-printed JSON the raw view shows before it truncates."""

@@ -289,7 +289,7 @@ class ToolCall(msgspec.Struct, eq=False):
     item: ToolItem | None = None
     tool: Any = None
     """The canonical :data:`reducer.tools.Tool` of ``name`` and ``input``, built once on
-    first use by :func:`reducer.views.canonical_tool` (``None`` until then)."""
+    first use by :func:`reducer.queries.canonical_tool` (``None`` until then)."""
 
     @property
     def finished(self) -> bool:

@@ -29,6 +29,8 @@ from typing import Any, TypeAlias
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from .format import plural
+
 __all__ = [
     "Bash",
     "Command",
@@ -211,11 +213,11 @@ def _summary(tool: Tool) -> str:
             return f"Read {where}"
         case Write(file_path=path, content=content):
             n = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
-            return f"Write {path} ({n} line{'' if n == 1 else 's'})"
+            return f"Write {path} ({plural(n, 'line')})"
         case Edit(file_path=path, replace_all=replace_all):
             return f"Edit {path}" + (" (all)" if replace_all is True else "")
         case MultiEdit(file_path=path, edits=edits):
-            return f"MultiEdit {path} ({len(edits)} edit{'' if len(edits) == 1 else 's'})"
+            return f"MultiEdit {path} ({plural(len(edits), 'edit')})"
         case Command(command=command, args=args):
             return command if args is UNSET or not args.strip() else f"{command} {_one_line(args)}"
         case Raw(name=name, input=input):

@@ -76,8 +76,8 @@ def replay_words(path: Path) -> list[list[str]]:
 
 _LAZY = frozenset({"_open_calls", "tool", "_changes", "_routes"})
 """Kept lazily, not compared by :func:`state_graph`: the session's open calls
-(pruned whenever ``activity`` is read), a call's canonical tool (built by the
-views on first use), the change records of the entries being folded, and the
+(pruned whenever ``activity`` is read), a call's canonical tool (built by
+reducer.queries on first use), the change records of the entries being folded, and the
 session's routes (made for each entry class on its first entry)."""
 
 

@@ -257,7 +257,7 @@ async def test_a_giant_reply_is_cut_with_a_hint_not_laid_out_whole(tmp_path: Pat
 async def test_a_pasted_million_line_prompt_expands_to_a_capped_body(tmp_path: Path) -> None:
     import json
 
-    from cctv.widgets.render_items import EXPAND_LINES
+    from cctv.widgets.cards import EXPAND_LINES
 
     lines = (STREAM / "01_simple_text.jsonl").read_text().splitlines()
     prompt = {"type": "user", "message": {"role": "user", "content": "pasted line\n" * 1_000_000},

@@ -222,6 +222,10 @@ async def test_the_preview_shows_the_selected_session(projects: Path) -> None:
         row = screen.selected_row
         assert row.first_prompt and " ".join(row.first_prompt.split())[:40] in " ".join(text.split())
         assert "Last reply" in text and f"{row.tool_calls} tool calls" in text
+        await pilot.press("escape", "slash", *"hello bash", "enter")
+        text = " ".join(str(screen.query_one("#preview-text", Static).render()).split())
+        assert screen.selected_row.title.startswith("Say hello with bash.")
+        assert "1 prompt · 1 tool call · " in text  # one of each, not "1 prompts"
         await pilot.press("p")
         assert not screen.query_one("#preview").display
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-import cctv.reducer.views as views
+import cctv.reducer.queries as queries
 from cctv.reducer.fold import Session
 from cctv.reducer.state import MAIN, ToolCall, ToolItem
 from cctv.reducer.tools import Raw
@@ -63,7 +63,7 @@ def test_collapsed_estimates_match_the_drawn_cards_on_every_recording() -> None:
             for item in agent.items:
                 if not isinstance(item, ToolItem):
                     continue
-                kind = type(card_for(item.call, views.canonical_tool(item.call))).__name__
+                kind = type(card_for(item.call, queries.canonical_tool(item.call))).__name__
                 kinds.add(kind)
                 for width in (40, 100):
                     rendered = len(render_item(item, width, False, ctx))
@@ -83,8 +83,8 @@ def test_the_canonical_tool_is_built_once_per_call(monkeypatch: pytest.MonkeyPat
     session, item = _first_with("Edit")
     item.call.tool = None
     built = []
-    real = views.tool_from_use
-    monkeypatch.setattr(views, "tool_from_use", lambda n, i: built.append(n) or real(n, i))
+    real = queries.tool_from_use
+    monkeypatch.setattr(queries, "tool_from_use", lambda n, i: built.append(n) or real(n, i))
     for expanded in (False, True, False):
         drawn(item, session, expanded=expanded)
         estimate_height(item, 100, expanded, session)
@@ -126,10 +126,10 @@ def test_grep_card_shows_pattern_place_and_matches() -> None:
 
 def test_grep_card_lists_files_in_files_mode() -> None:
     session, item = _first_with(
-        "Grep", lambda it: (r := views.structured_result(it.call, _grep_result())) is not None
+        "Grep", lambda it: (r := queries.structured_result(it.call, _grep_result())) is not None
         and r.mode == "files_with_matches" and len(r.filenames) > 1)
     rows = drawn(item, session, expanded=True)
-    result = views.structured_result(item.call, _grep_result())
+    result = queries.structured_result(item.call, _grep_result())
     assert f"{len(result.filenames)} files" in rows[1]
     assert rows[2].strip() == result.filenames[0]
 
@@ -144,12 +144,12 @@ def test_webfetch_card_shows_url_question_status_and_answer() -> None:
     from cctv.widgets.cards.tools.webfetch import FetchResult
 
     session, item = _first_with(
-        "WebFetch", lambda it: views.structured_result(it.call, FetchResult) is not None)
+        "WebFetch", lambda it: queries.structured_result(it.call, FetchResult) is not None)
     url = item.call.input["url"]
     rows = drawn(item, session, width=160)
     assert rows[0].startswith(f"● WebFetch  {url}"[:150])
     assert rows[1].strip().startswith("? ")
-    result = views.structured_result(item.call, FetchResult)
+    result = queries.structured_result(item.call, FetchResult)
     assert rows[2].strip().startswith(f"{result.code} {result.codeText}")
     assert result.result.split("\n")[0][:60] in rows[3]
 
@@ -171,7 +171,7 @@ def test_a_new_tool_card_is_one_registered_class() -> None:
     try:
         call = ToolCall("t2", "Shout", {"word": "hi"}, MAIN, 0, 1, status="done")
         item = ToolItem(MAIN, 1, 0, call=call)
-        assert isinstance(views.canonical_tool(call), Raw)
+        assert isinstance(queries.canonical_tool(call), Raw)
         assert drawn(item, Session()) [:2] == ["● Shout  HI" + " " * (100 - 12) + "✓", "  !!!"]
         assert estimate_height(item, 100, False, Session()) == 2
     finally:

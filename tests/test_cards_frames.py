@@ -15,7 +15,7 @@ from rich.console import Console
 
 from cctv.reducer.fold import Session
 from cctv.reducer.state import MAIN, NoticeItem, PromptItem, ToolItem, TurnFooterItem
-from cctv.reducer.views import is_error_item
+from cctv.reducer.queries import is_error_item
 from cctv.viewer.app import CctvApp
 from cctv.viewer.headless import run_check
 from cctv.viewer.loader import load_path

@@ -14,14 +14,17 @@ import sys
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
 from cctv.reducer.export_md import export_markdown
 from cctv.reducer.filters import ViewFilter
 from cctv.reducer.item_time import ItemTimes
-from cctv.reducer.state import PromptItem, TextItem, ThinkingItem, ToolItem
-from cctv.reducer.views import bash_result, result_text
+from cctv.reducer.state import MAIN, PromptItem, TextItem, ThinkingItem, ToolItem, Turn, TurnFooterItem
+from cctv.reducer.turn_footer import turn_footer
+from cctv.reducer.queries import bash_result, result_text
 from cctv.viewer.cli import main
 from cctv.viewer.loader import load_path
+from cctv.widgets.cards import Palette, RenderContext, render_item
 
 from conftest import FIXTURES, recordings
 
@@ -191,7 +194,7 @@ def test_cli_export_runs_as_a_command() -> None:
 
 async def test_palette_export_writes_a_file_and_names_it(tmp_path: Path, monkeypatch) -> None:
     from cctv.viewer.app import CctvApp
-    from cctv.viewer.commands import export_view
+    from cctv.viewer.palette import export_view
     from cctv.widgets.transcript import TranscriptView
 
     monkeypatch.chdir(tmp_path)
@@ -230,3 +233,30 @@ def test_export_falls_back_to_the_cache_dir(tmp_path: Path, monkeypatch) -> None
     assert path == tmp_path / "cache" / "cctv" / "exports" / "cctv-x.md"
     assert path.read_text() == "# hi\n"
     assert write_export("# again\n", "cctv-x.md").name == "cctv-x-2.md"
+
+
+def test_a_turn_footer_has_the_same_figures_in_the_card_and_the_export() -> None:
+    """The card and the export build a turn's footer with one function: the
+    same number, time, cost, tokens and calls; the card adds the API's share of
+    the time and counts "tools", the export counts "tool calls"."""
+    feed = load_path(STREAM / "11_multi_turn.jsonl")
+    session = feed.session
+    ctx = RenderContext(session, Console(width=200), Palette())
+    cards = [render_item(item, 120, False, ctx)[0].text.rstrip("─ ")
+             for item in session.agents[MAIN].items if isinstance(item, TurnFooterItem)]
+    assert cards == ["── turn 1 · 0.2s (api 0.1s) · $0.0108 · in 2.4k out 59 · 1 tool",
+                     "── turn 2 · 0.2s (api 0.1s) · $0.0107 · in 2.4k out 56 · 1 tool"]
+    md = export_markdown(session)
+    assert [line for line in md.splitlines() if line.startswith("*turn ")] == [
+        "*turn 1 · 0.2s · $0.0108 · in 2.4k out 59 · 1 tool call*",
+        "*turn 2 · 0.2s · $0.0107 · in 2.4k out 56 · 1 tool call*"]
+
+
+def test_a_turn_over_a_dollar_costs_the_same_in_every_view() -> None:
+    """A turn's cost reads as every cost does (:func:`reducer.format.format_cost`):
+    two decimals from a dollar up, in the card and the export alike."""
+    turn = Turn(index=2, prompt="x", line_no=1, duration_ms=754_000, duration_api_ms=512_000,
+                cost_usd=1.4913, tool_calls=12)
+    assert turn_footer(turn) == ["turn 3", "12m34s (api 8m32s)", "$1.49", "12 tools"]
+    assert turn_footer(turn, api_time=False, calls="tool call") == [
+        "turn 3", "12m34s", "$1.49", "12 tool calls"]

@@ -16,7 +16,7 @@ from cctv.reducer import giant
 from cctv.reducer.decode import decode_line
 from cctv.reducer.feed import Feed
 from cctv.reducer.state import MAIN
-from cctv.reducer.views import contains_folded, search_parts, search_text
+from cctv.reducer.queries import contains_folded, search_parts, search_text
 from cctv.viewer.sources import GIANT_LINE, FileTail, Lines
 from conftest import FIXTURES
 

@@ -194,7 +194,7 @@ def test_index_commands_import_no_ui_library(tmp_path) -> None:
         f"    assert main(['sessions', {str(tmp_path)!r}, '--json']) == 0\n"
         f"    main(['search', 'hi', {str(tmp_path)!r}, '--json'])\n"
         f"    main(['sessions', {str(tmp_path)!r}, '--no-index'])\n"
-        "import cctv.viewer.index, cctv.viewer.index.extract, cctv.viewer.index.commands\n"
+        "import cctv.viewer.index, cctv.viewer.index.extract, cctv.viewer.index.listing\n"
         "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich'))\n"
         "assert not bad, bad\n"
     )

@@ -235,10 +235,6 @@ def _fresh_row(tmp_path: Path, data: bytes):
     return index.rows()[0]
 
 
-def _word_lines(lines: list[bytes], word: bytes) -> list[int]:
-    return [i + 1 for i, ln in enumerate(lines) if word in ln]
-
-
 def test_an_appended_file_is_read_from_where_the_index_stopped(tmp_path: Path) -> None:
     projects, path, lines = _one_session(tmp_path)
     half = len(lines) // 2

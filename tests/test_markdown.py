@@ -14,7 +14,7 @@ from rich.console import Console
 
 from cctv.reducer.fold import Session
 from cctv.reducer.state import MAIN, TextItem
-from cctv.widgets.render_items import Palette, RenderContext, render_item
+from cctv.widgets.cards import Palette, RenderContext, render_item
 
 from conftest import FIXTURES, fold_file
 

@@ -9,8 +9,8 @@ pushes the whole file through everything a user can reach:
   decoder's own safety net, "decoder error", never fires);
 * the fold (:class:`reducer.feed.Feed`; its own safety net, "could not fold",
   never fires);
-* every renderer: :func:`widgets.render_items.render_item` and
-  :func:`~widgets.render_items.estimate_height` for every item the fold made,
+* every renderer: :func:`widgets.cards.render_item` and
+  :func:`~widgets.cards.estimate_height` for every item the fold made,
   collapsed and expanded, wide and narrow; the tasks panel's rows; the status
   bar's text; the raw view's formatting of every line;
 * ``cctv check`` (text and JSON) and ``cctv summary --json``.
@@ -43,7 +43,7 @@ from cctv.reducer.pretty import raw_view
 from cctv.reducer.fold import Session
 from cctv.reducer.state import ProblemItem
 from cctv.viewer.headless import run_check, run_summary
-from cctv.widgets.render_items import Palette, RenderContext, estimate_height, render_item
+from cctv.widgets.cards import Palette, RenderContext, estimate_height, render_item
 from cctv.widgets.status_bar import _fit, status_parts
 from cctv.widgets.tasks_panel import render_row, task_rows
 
@@ -393,7 +393,7 @@ def _index_env(base: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def _listed(projects: Path, *flags: str) -> tuple[list[dict], str]:
-    from cctv.viewer.index.commands import run_sessions
+    from cctv.viewer.index.listing import run_sessions
 
     out, err = io.StringIO(), io.StringIO()
     assert run_sessions(str(projects), True, "--no-index" not in flags, out, err) == 0, err.getvalue()
@@ -408,7 +408,7 @@ def test_any_file_names_are_listed_searched_and_printable(
         folder: bytes, names: list[bytes]) -> None:
     import os
 
-    from cctv.viewer.index.commands import run_search, run_sessions
+    from cctv.viewer.index.listing import run_search, run_sessions
     from cctv.viewer.storage import forget_notes
 
     forget_notes()

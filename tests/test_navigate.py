@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 
 from cctv.reducer.filters import PRESETS, ViewFilter, next_preset, parse_hide
-from cctv.reducer.item_time import Arrivals, ItemTimes, format_clock, parse_clock, parse_timestamp
+from cctv.reducer.item_time import Arrivals, ItemTimes, format_clock, parse_clock
+from cctv.reducer.timestamps import parse_timestamp
 from cctv.reducer.state import MAIN, HookItem, NoticeItem, ToolItem
-from cctv.reducer.views import is_error_item
+from cctv.reducer.queries import is_error_item
 from cctv.viewer.app import CctvApp
 from cctv.viewer.loader import load_path
 from cctv.widgets.status_bar import StatusBar
@@ -95,7 +96,7 @@ async def test_hiding_hooks_and_cycling_filters_on_a_real_session() -> None:
         assert "filter" not in status(app)
 
         # the palette's per-kind toggle
-        from cctv.viewer.commands import _set_filter
+        from cctv.viewer.palette import _set_filter
 
         _set_filter(app, lambda f: f.toggle_kind("hooks"))
         await settle(pilot)
@@ -321,7 +322,7 @@ async def test_time_column_and_jump_to_time(utc) -> None:
         body = next(r for r in screen if "$ echo hello" in r)
         assert body[2:2 + TIME_COLUMN].strip() == ""
 
-        from cctv.viewer.commands import jump_to_time
+        from cctv.viewer.palette import jump_to_time
 
         jump_to_time(app, "14:00:15")
         await pilot.pause()
@@ -331,7 +332,7 @@ async def test_time_column_and_jump_to_time(utc) -> None:
         assert all(app.shown.item_time(i) < app.shown.item_time(item) for i in earlier)
 
         # the palette asks for the time
-        from cctv.viewer.commands import ask_jump_to_time
+        from cctv.viewer.palette import ask_jump_to_time
         from cctv.viewer.screens.ask import AskScreen
 
         view.move_cursor(0)

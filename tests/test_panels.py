@@ -14,16 +14,8 @@ from textual.widgets import Footer, Static
 
 from cctv.reducer.decode import decode_line
 from cctv.reducer.feed import Feed, read_file_lines
-from cctv.reducer.pretty import (
-    compact_count,
-    escape_bytes,
-    format_cost,
-    format_duration,
-    human_bytes,
-    pretty_json,
-    raw_view,
-    short_path,
-)
+from cctv.reducer.format import compact_count, format_cost, format_duration, human_bytes, short_path, tilde
+from cctv.reducer.pretty import escape_bytes, pretty_json, raw_view
 from cctv.reducer.fold import Session
 from cctv.viewer.loader import load_path
 from cctv.viewer.screens.help import HelpScreen
@@ -168,6 +160,17 @@ def test_number_formats():
     assert short_path("/home/ada/src/demo/s.jsonl", 40, "/home/ada") == "~/src/demo/s.jsonl"
     cut = short_path("/home/ada/src/a/very/long/directory/name/session-1234.jsonl", 30)
     assert len(cut) == 30 and cut.endswith("…/session-1234.jsonl")
+
+
+def test_home_as_tilde_only_under_a_real_home():
+    """``~`` stands for the home directory and paths under it, not for a
+    neighbour sharing its prefix; a home of ``/`` is no home (every absolute
+    path would read ``~/…``)."""
+    assert tilde("/home/ada", "/home/ada") == "~"
+    assert tilde("/home/ada/src/x.jsonl", "/home/ada/") == "~/src/x.jsonl"
+    assert tilde("/home/adam/x", "/home/ada") == "/home/adam/x"
+    assert tilde("/etc/hosts", "/") == "/etc/hosts"
+    assert short_path("/etc/hosts", 40, "/") == "/etc/hosts"
 
 
 def test_pretty_keeps_values_byte_for_byte():

@@ -331,7 +331,7 @@ def test_merge_without_sub_agents_keeps_the_file_order() -> None:
 
 
 def test_checkpoints_built_in_a_child_process_equal_the_ones_built_here() -> None:
-    from cctv.viewer.replay.checkpoints import build_checkpoints
+    from cctv.viewer.replay.builder import build_checkpoints
 
     rec = load_recording(STREAM / "07_hooks.jsonl")
     here, there = rec.replay(interval=4), rec.replay(interval=4)

@@ -211,7 +211,7 @@ def test_from_a_line_reads_a_head_through_that_line() -> None:
 
 def test_thinned_checkpoints_are_the_same_built_here_or_in_a_child_and_none_is_wasted(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    from cctv.viewer.replay.checkpoints import build_checkpoints
+    from cctv.viewer.replay.builder import build_checkpoints
 
     rec = load_recording(SUBAGENT_SESSION)
     taken: list[int] = []

@@ -349,7 +349,7 @@ def test_cards_draw_a_hostile_tool_name_and_ansi_output_safely() -> None:
 
     from cctv.reducer.fold import Session
     from cctv.reducer.state import ToolCall
-    from cctv.widgets.render_items import Palette, RenderContext, render_item
+    from cctv.widgets.cards import Palette, RenderContext, render_item
 
     call = ToolCall("t1", "Evil" + ATTACK, {"x": ATTACK}, MAIN, 0, 1, status="done",
                     result="\x1b[31mred\x1b[0m \x1b]8;;file:///etc/passwd\x1b\\click\x1b]8;;\x1b\\")
@@ -488,7 +488,7 @@ def test_a_crlf_output_shows_its_lines_not_their_carriage_returns() -> None:
 
     from cctv.reducer.fold import Session
     from cctv.reducer.state import ToolCall
-    from cctv.widgets.render_items import Palette, RenderContext, render_item
+    from cctv.widgets.cards import Palette, RenderContext, render_item
 
     ctx = RenderContext(Session(), Console(width=120), Palette())
     for result, rows in (("one\r\ntwo\r\n", ["one", "two"]), ("one\r\n", ["one"]),

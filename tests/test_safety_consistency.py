@@ -18,7 +18,7 @@ from rich.console import Console
 from cctv.reducer.format import compact_count, format_duration
 from cctv.reducer.fold import Session
 from cctv.reducer.state import MAIN, NoticeItem, ToolCall, ToolItem
-from cctv.widgets.render_items import Palette, RenderContext, render_item
+from cctv.widgets.cards import Palette, RenderContext, render_item
 from cctv.widgets.status_bar import status_parts
 from cctv.widgets.status_glyphs import LEGEND, STATUSES, normalise
 from cctv.widgets.tasks_panel import render_row, task_rows
@@ -133,3 +133,98 @@ def test_number_and_duration_formatters_are_defined_in_one_module() -> None:
             if path.name == "format.py":
                 continue
             assert not pattern.search(path.read_text()), path.relative_to(ROOT)
+
+
+# --- one of each: one truncation, one ~, one timestamp parser, one plural, one footer ---------
+
+_ALL = [p for top in ("reducer", "widgets", "viewer") for p in (ROOT / top).rglob("*.py")]
+
+_HOMES = {
+    "clip": "reducer/format.py", "short_id": "reducer/format.py",
+    "short_path": "reducer/format.py", "tilde": "reducer/format.py",
+    "plural": "reducer/format.py", "parse_timestamp": "reducer/timestamps.py",
+    "turn_footer": "reducer/turn_footer.py", "home": "widgets/home.py",
+}
+"""Each helper that exists once, and the one module that defines it."""
+
+
+def _where(path: Path) -> str:
+    return str(path.relative_to(ROOT))
+
+
+def test_each_one_of_a_kind_helper_is_defined_in_its_one_module() -> None:
+    pattern = re.compile(r"^\s*def (\w+)\(", re.M)
+    for path in _ALL:
+        for name in pattern.findall(path.read_text()):
+            assert _HOMES.get(name, _where(path)) == _where(path), \
+                f"{_where(path)} defines {name}(): use the one in {_HOMES[name]}"
+
+
+_CUTS = re.compile(
+    r"""\[[^\[\]]*:[^\[\]]*\](?:\.rstrip\(\))?\s*\+\s*f?["']…"""  # text[: width - 1] + "…"
+    r"""|["']…["']\s*\+\s*\w+\s*\["""                                # "…" + text[-width:]
+)
+_PLURALS = re.compile(
+    r"""["'](?:e?s)["']\s+if\s+[^"'\n]+?!=\s*1\s+else"""   # 's' if n != 1 else ''
+    r"""|==\s*1\s+else\s+["'](?:e?s)["']"""                # '' if n == 1 else 's'
+)
+
+
+def test_text_is_cut_to_a_width_by_format_clip_alone() -> None:
+    """No module but :mod:`reducer.format` slices text and adds ``…`` (a table
+    cell cut to terminal cells is Rich's ``set_cell_size``, not a slice)."""
+    assert _CUTS.search('return text if len(text) <= w else text[: w - 1] + "…"')
+    assert _CUTS.search('return "…" + name[-(width - 1):]')
+    for path in _ALL:
+        if _where(path) == "reducer/format.py":
+            continue
+        found = _CUTS.search(_code(path))
+        assert not found, f"{_where(path)} cuts text itself ({found.group()!r}): use format.clip"
+
+
+def test_a_count_and_its_word_go_through_plural() -> None:
+    assert _PLURALS.search("""f"{n} tool{'s' if n != 1 else ''}\"""")
+    assert _PLURALS.search('f"{n} turn" + ("" if n == 1 else "s")')
+    for path in _ALL:
+        found = _PLURALS.search(_code(path))
+        assert not found, f"{_where(path)} pluralises inline ({found.group()!r}): use format.plural"
+
+
+def test_home_as_tilde_and_iso_timestamps_have_one_place_each() -> None:
+    for path in _ALL:
+        code, where = _code(path), _where(path)
+        if where != "reducer/format.py":
+            assert not re.search(r"""["']~["']\s*\+""", code), f"{where} writes ~ itself: use format.tilde"
+        if where != "widgets/home.py":
+            assert 'expanduser("~")' not in code and "environ.get(\"HOME\")" not in code, \
+                f"{where} reads the home directory: use widgets.home.home"
+        if where != "reducer/timestamps.py":
+            assert "fromisoformat(" not in code and "strptime(" not in code, \
+                f"{where} parses a timestamp: use timestamps.parse_timestamp"
+
+
+def test_no_module_only_passes_another_on() -> None:
+    """No re-export shim ("kept for older imports"): nothing star-imports."""
+    for path in _ALL:
+        assert not re.search(r"^\s*from \S+ import \*", path.read_text(), re.M), _where(path)
+
+
+_SHARED_NAMES = {
+    "__init__.py": "every package",
+    "app.py": "viewer/: the live viewer and browser; viewer/replay/: the replay app",
+    "lines.py": "reducer/: a source's raw lines; widgets/transcript/: the view's laid-out lines",
+    "messages.py": "reducer/fold/: the fold's part for assistant and user messages; "
+                   "viewer/: the Textual messages screens post to the app",
+    "rows.py": "viewer/index/: the index's row structs; widgets/transcript/: a row's pieces",
+    "session.py": "reducer/fold/: the Session its parts make; viewer/screens/: the session "
+                  "screen, named as its sibling screens are",
+}
+"""The file names two modules share, and what each holds: no other name repeats."""
+
+
+def test_no_two_modules_share_a_name_but_the_known_ones() -> None:
+    seen: dict[str, list[str]] = {}
+    for path in _ALL:
+        seen.setdefault(path.name, []).append(_where(path))
+    repeated = {name for name, where in seen.items() if len(where) > 1}
+    assert repeated <= set(_SHARED_NAMES), {n: seen[n] for n in repeated - set(_SHARED_NAMES)}

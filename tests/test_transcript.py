@@ -31,7 +31,7 @@ from cctv.reducer.state import (
     ToolItem,
 )
 from cctv.viewer.loader import load_path
-from cctv.widgets.render_items import Palette, RenderContext, estimate_height, margin_top, render_item
+from cctv.widgets.cards import Palette, RenderContext, estimate_height, margin_top, render_item
 from cctv.widgets.transcript import TranscriptView
 from conftest import FIXTURES
 

@@ -8,7 +8,7 @@ import pytest
 from cctv.reducer.filters import ViewFilter
 from cctv.reducer.item_time import ItemTimes
 from cctv.reducer.state import HookItem, Item, ToolItem
-from cctv.reducer.views import is_error_item, is_turn_start, search_text
+from cctv.reducer.queries import is_error_item, is_turn_start, search_text
 from cctv.widgets.transcript.expansion import Expansion
 from cctv.widgets.transcript.follow_state import FollowState
 from cctv.widgets.transcript.line_index import not_hidden

@@ -141,7 +141,7 @@ def _index_command(command: str, rest: list[str]) -> int:
         from .launch import launch_browser
 
         return launch_browser(ns.dir, use_index=not ns.no_index)
-    from .index.commands import run_search, run_sessions
+    from .index.listing import run_search, run_sessions
 
     if command == "sessions":
         return run_sessions(ns.dir, ns.json, not ns.no_index, sys.stdout, sys.stderr)

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from cctv.reducer.decode import Format, detect_format
+from cctv.reducer.format import clip
 
 from .index.scan import default_projects_dir, open_regular, session_files
 
@@ -138,13 +139,6 @@ def _last(pattern: re.Pattern[str], *texts: str) -> str | None:
         if value is not None:
             return _unescape(value)
     return None
-
-
-def _clean_title(text: str, limit: int = TITLE_MAX) -> str:
-    flat = " ".join(text.split())
-    if len(flat) > limit:
-        flat = flat[: limit - 1].rstrip() + "…"
-    return flat
 
 
 # --------------------------------------------------------------------------- reading
@@ -332,7 +326,7 @@ def _fill(info: SessionInfo, head: str, tail: str) -> None:
         or command
         or ""
     )
-    info.title = _clean_title(title)
+    info.title = clip(title, TITLE_MAX, one_line=True, trim=True)
 
 
 _UUID_RE = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")

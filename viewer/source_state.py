@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 from typing import Literal, assert_never
 
-from cctv.reducer.pretty import format_duration
+from cctv.reducer.format import format_duration
 
 from .sources import (
     CannotRead,

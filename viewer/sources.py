@@ -40,8 +40,10 @@ from watchfiles import awatch
 
 from cctv.reducer import giant
 from cctv.reducer.decode import MAX_LINE_BYTES, decode_line
+from cctv.reducer.format import clip, tilde
 from cctv.reducer.frames import Malformed
 from cctv.reducer.lines import LineSplitter, RawLine
+from cctv.widgets.home import home
 
 __all__ = [
     "Lines", "Progress", "HistoryRead", "Live", "WaitingForFile", "Truncated", "Replaced",
@@ -250,18 +252,6 @@ class Source(Protocol):
 # ------------------------------------------------------------------ helpers
 
 
-def _tilde(path: Path | str) -> str:
-    p = str(path)
-    home = os.path.expanduser("~")
-    if home not in ("", "/") and (p == home or p.startswith(home + os.sep)):
-        return "~" + p[len(home) :]
-    return p
-
-
-def _shorten(text: str, width: int = 60) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
 def _err_text(exc: BaseException) -> str:
     if isinstance(exc, OSError) and exc.strerror:
         return exc.strerror
@@ -343,7 +333,7 @@ class FileTail:
         idle_flush_ms: int = 500,
     ) -> None:
         self.path = Path(os.path.abspath(os.path.expanduser(os.fspath(path))))
-        self.label = f"file {_tilde(self.path)}"
+        self.label = f"file {tilde(str(self.path), home())}"
         self.follow = follow
         self.debounce_ms = max(1, int(debounce_ms))
         self.step_ms = max(1, min(int(step_ms), self.debounce_ms))
@@ -1055,7 +1045,7 @@ class CommandSource:
         grace: float = 2.0,
     ) -> None:
         self.argv = list(argv)
-        self.label = "cmd: " + _shorten(shlex.join(self.argv))
+        self.label = "cmd: " + clip(shlex.join(self.argv), 60)
         self.cwd = cwd
         self.env = env
         self.chunk_size = max(1, int(chunk_size))

@@ -45,7 +45,7 @@ _GROUP_ORDER = ["Transcript", "Session", "General"]
 
 def _cctv_commands() -> type[Provider]:
     """The palette's cctv commands, imported when the palette first opens."""
-    from .commands import CctvCommands
+    from .palette import CctvCommands
 
     return CctvCommands
 

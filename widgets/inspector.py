@@ -11,7 +11,7 @@ from textual.widgets import Static
 
 from cctv.reducer.pretty import raw_view
 from cctv.reducer.replay import MarkerKind, ReplayFrame
-from cctv.reducer.replay.describe import short_id
+from cctv.reducer.format import short_id
 
 from .safe_text import content, text
 

@@ -1,6 +1,6 @@
 """Search highlighting: the matching words inside a drawn row.
 
-The transcript finds matching *items* with :func:`reducer.views.contains_folded`;
+The transcript finds matching *items* with :func:`reducer.queries.contains_folded`;
 these helpers find the matches inside the rows an item was drawn as, so the
 words themselves are highlighted and ``n`` / ``N`` can step from one matching
 row to the next inside a long item. Matching is case-insensitive on the text

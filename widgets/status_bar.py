@@ -10,17 +10,17 @@ built from plain Content, never markup.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 from textual.content import Content
 from textual.widgets import Static
 
-from cctv.reducer.format import compact_count, format_cost, format_duration, short_path
+from cctv.reducer.format import clip, compact_count, format_cost, format_duration, plural, short_path
 from cctv.reducer.fold import Session
 from cctv.reducer.state import Activity
 from cctv.reducer.summary import final_status
 
+from .home import home
 from .safe_text import visible
 from .status_glyphs import BACKGROUND, ENDED, FOLLOW, IDLE, PAUSED, PROBLEM, STATUSES, THINKING, css
 
@@ -117,7 +117,7 @@ def status_parts(session: Session, *, source: str, following: bool, ended: str |
         _Part(10, 70, Content.styled(_model(session), "bold")),
     ]
     turns = len(session.turns)
-    parts.append(_Part(20, 50, Content(f"{turns} turn" + ("" if turns == 1 else "s"))))
+    parts.append(_Part(20, 50, Content(plural(turns, "turn"))))
     cost = session.cost_usd  # None: never recorded (not $0)
     parts.append(_Part(30, 80, Content.styled("–" if cost is None else format_cost(cost),
                                               "$text-muted" if cost is None else "$text-success")))
@@ -176,8 +176,8 @@ def _source_label(source: str, room: int) -> str:
     """A path with ``~`` and its middle cut; anything else (``stdin``,
     ``cmd: …``) cut at the end."""
     if source.startswith(("/", "~", "./", "../")):
-        return short_path(source, room, os.path.expanduser("~"))
-    return source if len(source) <= room else source[: max(0, room - 1)] + "…"
+        return short_path(source, room, home())
+    return clip(source, room)
 
 
 def _fit(parts: list[_Part], width: int) -> Content:

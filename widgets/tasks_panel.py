@@ -9,7 +9,6 @@ highlighted row and the scroll position survive every refresh.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 from typing import Any
 
@@ -21,10 +20,11 @@ from textual.widget import Widget
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from cctv.reducer.format import compact_count, format_duration, short_path
+from cctv.reducer.format import compact_count, format_duration, plural, short_path
 from cctv.reducer.fold import Session
 from cctv.reducer.state import Change
 
+from .home import home
 from .status_glyphs import STATUSES, css
 from .task_rows import TaskRow, TaskRowCache, task_rows
 
@@ -40,15 +40,12 @@ def _glyph(status: str | None) -> tuple[str, str]:
 
 # --- drawing -------------------------------------------------------------------------------
 
-_HOME = os.path.expanduser("~")
-
-
 def _usage_text(row: TaskRow) -> str:
     parts = []
     if row.tokens:
         parts.append(f"{compact_count(row.tokens)} {'out' if row.tokens_are_output else 'tok'}")
     if row.tool_uses:
-        parts.append(f"{row.tool_uses} tool" + ("" if row.tool_uses == 1 else "s"))
+        parts.append(plural(row.tool_uses, "tool"))
     return " · ".join(parts)
 
 
@@ -136,7 +133,7 @@ def render_row(row: TaskRow, width: int) -> Content:
         room = max(8, width - len(pad) - len("output "))
         lines.append(Content.assemble(
             pad, ("output ", "$text-muted"),
-            (short_path(row.output_file, room, _HOME), "italic $text-muted"),
+            (short_path(row.output_file, room, home()), "italic $text-muted"),
         ))
     return Content("\n").join(line.truncate(width, ellipsis=True, pad=True) for line in lines)
 

@@ -4,13 +4,13 @@ permission requests and denials, heartbeats and progress in between.
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 import msgspec
 
 from .. import frames as F
 from ..state import MAIN, Agent, Item, Task, ToolCall, ToolItem, Turn
+from ..timestamps import parse_timestamp
 from .core import Core
 from .values import block_text, word
 
@@ -53,16 +53,6 @@ def _looks_denied(text: str) -> bool:
     return ("permission" in low and ("denied" in low or "not granted" in low
                                      or "haven't granted" in low or "rejected" in low)) \
         or "user doesn't want to proceed" in low or "the user denied" in low
-
-
-def _epoch(timestamp: str | None) -> float | None:
-    """An ISO timestamp (``2026-02-16T18:46:55.028Z``) as epoch seconds."""
-    if not timestamp:
-        return None
-    try:
-        return datetime.fromisoformat(timestamp.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
 
 
 def _duration(head: _ToolResultHead | None, start: float | None,
@@ -109,7 +99,7 @@ class Calls:
         if call is not None and call.item is not None:  # a repeat (resume copies rows)
             return call.item
         call = ToolCall(call_id, word(block.name or "?"), block.input, agent.id, turn, e.line_no,
-                        started_at=_epoch(e.timestamp) or core.now)
+                        started_at=parse_timestamp(e.timestamp) or core.now)
         if call_id in calls:  # replaces a call left half-made by a failed fold
             self._calls_in_turn_order = False
         calls[call_id] = call
@@ -155,7 +145,7 @@ class Calls:
             call.item = ToolItem(agent_id, e.line_no, call.turn, e.uuid, call=call)
             core.add(call.item)
         call.result = block.content
-        result_at = _epoch(e.timestamp) or core.now
+        result_at = parse_timestamp(e.timestamp) or core.now
         asked = call.awaiting_permission
         call.awaiting_permission = False
         call.is_error = bool(block.is_error)

@@ -10,6 +10,7 @@ from typing import Any
 import msgspec
 
 from .. import frames as F
+from ..format import plural
 from ..state import MAIN, RateLimit
 from .core import Core
 from .values import as_text
@@ -139,7 +140,7 @@ def _frame_fields(raw: bytes) -> str:
         if key in _ENVELOPE_KEYS or value in (None, "", [], {}):
             continue
         if isinstance(value, (list, dict)):
-            parts.append(f"{key}: {len(value)} item{'s' if len(value) != 1 else ''}")
+            parts.append(f"{key}: {plural(len(value), 'item')}")
         else:
             parts.append(f"{key}: {value}")
     return " · ".join(parts)

@@ -1,6 +1,6 @@
 """Replaying a recorded session frame by frame: pure logic, no Textual, no I/O.
 
-* :mod:`.frames` — the frames of a session in replay order (the main source
+* :mod:`.order` — the frames of a session in replay order (the main source
   and its sub-agent files merged by their recorded time);
 * :mod:`.pacing` — when each frame happened (recorded, derived or even),
   idle-gap skipping and a clock-driven :class:`Pacer`;
@@ -16,7 +16,7 @@
 """
 
 from .describe import ChangeDescriber
-from .frames import AgentFile, ReplayFrame, merge_frames, row_time
+from .order import AgentFile, ReplayFrame, merge_frames, row_time
 from .markers import MARKER_KINDS, MarkerKind, Markers, frame_markers
 from .pacing import EVEN_STEP_S, IDLE_GAP_S, IDLE_KEPT_S, Pacer, PacingSource, Timeline, pace
 from .checkpoints import Checkpoints

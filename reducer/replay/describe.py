@@ -11,6 +11,7 @@ every call, task and hook: ~10 ms at 100 MB).
 
 from __future__ import annotations
 
+from ..format import clip, short_id
 from ..fold import Session
 from ..state import (
     MAIN,
@@ -28,18 +29,7 @@ from ..state import (
     TurnFooterItem,
 )
 
-__all__ = ["ChangeDescriber", "short_id", "clip"]
-
-
-def short_id(value: str, keep: int = 4) -> str:
-    """``b0q8…`` for a long id (ids are told apart by their first characters)."""
-    return value if len(value) <= keep + 2 else value[:keep] + "…"
-
-
-def clip(text: str, width: int = 48) -> str:
-    """One line of at most ``width`` characters."""
-    line = " ".join(text.split())
-    return line if len(line) <= width else line[:width - 1] + "…"
+__all__ = ["ChangeDescriber"]
 
 
 def _tokens(n: int | None) -> str:
@@ -178,7 +168,7 @@ class ChangeDescriber:
             return None
         match item:
             case PromptItem():
-                return f"prompt: “{clip(item.text)}”{where}"
+                return f"prompt: “{clip(item.text, 48, one_line=True)}”{where}"
             case TextItem():
                 return f"assistant text ({len(item.text):,} chars){where}"
             case ThinkingItem():
@@ -186,7 +176,7 @@ class ChangeDescriber:
                     else f"thinking ({len(item.text):,} chars){where}"
             case CompactionItem():
                 if item.failed:
-                    return f"compaction failed: {clip(item.error or '?')}{where}"
+                    return f"compaction failed: {clip(item.error or '?', 48, one_line=True)}{where}"
                 trigger = f" ({item.trigger})" if item.trigger else ""
                 return (f"compaction{trigger}: {_tokens(item.pre_tokens)} → "
                         f"{_tokens(item.post_tokens)} tokens{where}")
@@ -196,13 +186,13 @@ class ChangeDescriber:
                 blocked = ", stopped the turn" if item.prevented else ""
                 return f"stop hooks: {item.count} ran{blocked}{where}"
             case NoticeItem():
-                return f"{item.category}: {clip(item.text)}{where}"
+                return f"{item.category}: {clip(item.text, 48, one_line=True)}{where}"
             case TurnFooterItem():
                 turn = item.turn_ref
                 outcome = "error" if turn.is_error else (turn.subtype or "done")
                 return f"turn {turn.index + 1} ended ({outcome}){where}"
             case ProblemItem():
-                return f"{item.problem} line {item.line_no}: {clip(item.reason)}"
+                return f"{item.problem} line {item.line_no}: {clip(item.reason, 48, one_line=True)}"
             case _:
                 return f"{item.kind} added{where}"
 
@@ -215,12 +205,12 @@ class ChangeDescriber:
         name = f"task {short_id(task_id)}"
         if before is None:
             kind = f" ({task.task_type})" if task.task_type else ""
-            return [f"{name} started{kind}: {clip(task.description, 40)}"
+            return [f"{name} started{kind}: {clip(task.description, 40, one_line=True)}"
                     if task.description else f"{name} started{kind}"]
         if before != task.status:
             return [f"{name} {before} → {task.status}"]
         if task.activity:
-            return [f"{name}: {clip(task.activity, 40)}"]
+            return [f"{name}: {clip(task.activity, 40, one_line=True)}"]
         return [f"{name} updated ({task.status})"]
 
     def _hook_text(self, session: Session, hook_id: str) -> list[str]:

@@ -12,7 +12,7 @@ from typing import Literal, get_args
 
 from .. import frames as F
 from ..fold import NON_PROMPT_MARKERS
-from .frames import ReplayFrame
+from .order import ReplayFrame
 
 __all__ = ["MarkerKind", "MARKER_KINDS", "frame_markers", "Markers"]
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from .. import frames as F
-from .frames import ReplayFrame
+from .order import ReplayFrame
 
 __all__ = ["PacingSource", "Timeline", "pace", "Pacer", "EVEN_STEP_S", "IDLE_GAP_S",
            "IDLE_KEPT_S", "SPEEDS", "faster", "slower", "skip_gaps"]
@@ -78,11 +78,6 @@ class Timeline:
             cached = self._paced[skip_idle] = skip_gaps(self.offsets) if skip_idle \
                 else (self.offsets, 0.0)
         return cached
-
-    def index_at(self, offset: float, skip_idle: bool = False) -> int:
-        """The last frame recorded at or before ``offset`` seconds (0-based)."""
-        offsets = self.paced(skip_idle)[0]
-        return max(0, bisect_right(offsets, offset) - 1)
 
 
 def skip_gaps(offsets: Sequence[float], gap: float = IDLE_GAP_S,

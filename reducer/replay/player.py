@@ -43,7 +43,7 @@ from ..fold import Session
 from ..state import Change
 from .checkpoints import PLAIN, POOL, POOLED, Checkpoints, restore_checkpoint
 from .describe import ChangeDescriber
-from .frames import ReplayFrame
+from .order import ReplayFrame
 from .markers import Markers
 from .pacing import Timeline, pace
 from .pool import PoolPlan

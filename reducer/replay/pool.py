@@ -41,7 +41,7 @@ __all__ = ["PoolPlan", "UnitPool", "signature"]
 _REF_FIELD: dict[type, str] = {ToolItem: "call", HookItem: "hook", TurnFooterItem: "turn_ref"}
 """The item classes that draw another state object, and the field holding it."""
 _NOT_COMPARED: dict[type, frozenset[str]] = {
-    ToolCall: frozenset({"item", "tool"}),  # the back reference; the views' canonical tool
+    ToolCall: frozenset({"item", "tool"}),  # the back reference; the canonical tool reducer.queries builds
     HookRun: frozenset({"item"}),
 }
 _OWNERS = (ToolCall, HookRun)

@@ -15,16 +15,17 @@ from __future__ import annotations
 import os
 from collections import OrderedDict
 from collections.abc import Callable
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from cctv.reducer import frames as F
 from cctv.reducer.feed import Feed
+from cctv.reducer.format import clip
 from cctv.reducer.lines import LineSplitter, RawLine
 from cctv.reducer.fold import Session
 from cctv.reducer.state import MAIN, Item, PromptItem, TextItem, ToolItem
 from cctv.reducer.summary import prompt_count
+from cctv.reducer.timestamps import parse_timestamp
 
 from ..discovery import subagent_files
 from ..subagent_tail import agent_file_found, agent_id_for
@@ -56,19 +57,6 @@ def _flat(value: Any, out: list[str], budget: int) -> int:
         out.append(str(value))
         budget -= len(out[-1])
     return budget
-
-
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _iso_seconds(stamp: str | None) -> float | None:
-    if not stamp:
-        return None
-    try:
-        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
 
 
 def _searchable(item: Item) -> tuple[str, str] | None:
@@ -133,7 +121,7 @@ def _subagent_texts(session: Session, after_line: int, stamp: Callable[[int], st
             if (in_main and line <= after_line) or (not in_main and after_line):
                 continue
             out.append(TextRow(line, f"sub-agent {text[0]}", stamp(line) if in_main else None,
-                               _clip(text[1], TEXT_LIMIT)))
+                               clip(text[1], TEXT_LIMIT)))
     return out
 
 
@@ -273,10 +261,10 @@ class SessionRead:
                 elif role == "assistant" and body.strip():
                     self.last_reply = body
             if item.line_no > after_line and body.strip():
-                texts.append(TextRow(item.line_no, role, stamp(item.line_no), _clip(body, TEXT_LIMIT)))
+                texts.append(TextRow(item.line_no, role, stamp(item.line_no), clip(body, TEXT_LIMIT)))
         self.items_seen = len(items)
         texts += _subagent_texts(session, after_line, stamp, self.agent_items_seen)
-        start, last = _iso_seconds(self.first_ts), _iso_seconds(self.last_ts)
+        start, last = parse_timestamp(self.first_ts), parse_timestamp(self.last_ts)
         cost_known = session.results > 0 or self.cost_state
         usage = session.usage
         p = self.path
@@ -286,7 +274,7 @@ class SessionRead:
             project=session.cwd or Path(project_dir).name,
             project_dir=project_dir,
             title=session.title or "(untitled)",
-            first_prompt=_clip(self.first_prompt, PREVIEW_LIMIT) if self.first_prompt else None,
+            first_prompt=clip(self.first_prompt, PREVIEW_LIMIT) if self.first_prompt else None,
             git_branch=session.git_branch,
             started=self.first_ts,
             last_activity=self.last_ts,
@@ -300,7 +288,7 @@ class SessionRead:
             bytes=size,
             subagents=len(self.agents_read),
             mtime=mtime,
-            last_reply=_clip(self.last_reply, PREVIEW_LIMIT) if self.last_reply else None,
+            last_reply=clip(self.last_reply, PREVIEW_LIMIT) if self.last_reply else None,
             tasks=[{"description": t.description or t.task_type or t.task_id, "status": t.status}
                    for t in session.tasks.values()][:50],
             format=session.format,

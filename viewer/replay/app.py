@@ -37,7 +37,7 @@ from cctv.reducer.state import MAIN
 from ..messages import Aim, Seek
 from ..screens.session import SessionScreen
 from ..viewer_app import ViewerApp
-from .checkpoints import build_checkpoints
+from .builder import build_checkpoints
 from .controller import MARKER_NAMES, ReplayController
 from .recording import Recording, RestOfRecording
 from .screen import ReplayScreen

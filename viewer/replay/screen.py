@@ -13,7 +13,7 @@ from textual.reactive import var
 from textual.widgets import Footer, Static
 
 from cctv.reducer.format import format_duration
-from cctv.reducer.replay.frames import ReplayFrame
+from cctv.reducer.replay.order import ReplayFrame
 from cctv.reducer.state import MAIN
 from cctv.widgets.inspector import Inspector
 from cctv.widgets.safe_text import content

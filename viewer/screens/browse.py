@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 import itertools
-import os
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -34,7 +33,8 @@ from textual.widgets import DataTable, Footer, Input, OptionList, ProgressBar, S
 from textual.widgets.option_list import Option
 from textual.worker import Worker, WorkerState
 
-from cctv.reducer.format import compact_count, format_cost, format_duration, human_bytes
+from cctv.reducer.format import clip, compact_count, format_cost, format_duration, human_bytes, plural, tilde
+from cctv.widgets.home import home
 from cctv.widgets.safe_text import content, visible
 from cctv.widgets.status_glyphs import status
 
@@ -84,11 +84,11 @@ def _cost(r: SessionRow) -> str:
 COLUMNS: tuple[Column, ...] = (
     Column("live", "", lambda r, now: "●" if r.is_live(now, LIVE_WINDOW_S) else " ",
            lambda r: r.mtime, 1),
-    Column("title", "Title", lambda r, now: _one_line(r.title, TITLE_WIDTH),
+    Column("title", "Title", lambda r, now: clip(r.title, TITLE_WIDTH, one_line=True),
            lambda r: r.title.lower(), TITLE_WIDTH),
-    Column("project", "Project", lambda r, now: _tail(_short_project(r.project), 28),
+    Column("project", "Project", lambda r, now: clip(_short_project(r.project), 28, tail=True),
            lambda r: r.project.lower(), 28),
-    Column("branch", "Branch", lambda r, now: _one_line(r.git_branch or "", 16),
+    Column("branch", "Branch", lambda r, now: clip(r.git_branch or "", 16, one_line=True),
            lambda r: r.git_branch or "", 16),
     Column("started", "Started", lambda r, now: _when(r.started), lambda r: r.started or "", 16),
     Column("last", "Last activity", lambda r, now: _when(r.last_activity), activity_order, 16),
@@ -105,11 +105,6 @@ COLUMNS: tuple[Column, ...] = (
            lambda r: r.subagents, 6),
 )
 _BY_KEY = {c.key: c for c in COLUMNS}
-
-
-def _one_line(text: str, width: int) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
 def _safe(text: str) -> str:
@@ -151,16 +146,8 @@ class Cell:
         yield Segment(text)
 
 
-def _tail(text: str, width: int) -> str:
-    """The end of ``text`` (where a path's telling part is) in ``width`` characters."""
-    return text if len(text) <= width else "…" + text[-(width - 1):]
-
-
 def _short_project(project: str) -> str:
-    home = os.environ.get("HOME") or str(Path.home())
-    if project == home or project.startswith(home + "/"):
-        return "~" + project[len(home):]
-    return project
+    return tilde(project, home())
 
 
 _SPREAD = 2
@@ -224,7 +211,7 @@ def narrow(rows: list[SessionRow], query: str) -> list[SessionRow]:
 def hit_content(hit: Hit, width: int = 200) -> Content:
     """A hit as one line: session title, the matching text with its words marked, the time."""
     on, off = MARKS
-    parts: list[str | tuple[str, str]] = [(_one_line(hit.title, 40), "bold"), "  "]
+    parts: list[str | tuple[str, str]] = [(clip(hit.title, 40, one_line=True), "bold"), "  "]
     text = hit.snippet[:width]
     while text:
         start = text.find(on)
@@ -363,7 +350,7 @@ class BrowseScreen(Screen[None]):
 
     def _where(self, extra: str = "") -> Content:
         count = len(self.rows) if hasattr(self, "rows") else 0
-        return content(f"{count} session{'s' if count != 1 else ''} under "
+        return content(f"{plural(count, 'session')} under "
                        f"{_short_project(str(self.root))}" + (f" · {extra}" if extra else ""))
 
     # --- the index -----------------------------------------------------------------
@@ -511,7 +498,7 @@ class BrowseScreen(Screen[None]):
         """Add up to ``count`` entries; True if some are left."""
         for key, cells in itertools.islice(entries, count):
             table.add_row(*cells, key=key)
-        return _has_more(entries)
+        return entries.more()
 
     def _fill_more(self, table: DataTable, entries: _Peekable, generation: int) -> None:
         """Add the rest of a long list a chunk per frame, so the first screen (and
@@ -575,25 +562,25 @@ class BrowseScreen(Screen[None]):
         parts.append((f"{_short_project(row.project)}"
                       + (f"  ⎇ {row.git_branch}" if row.git_branch else ""), "dim"))
         parts.append("\n\n")
-        totals = [f"{row.prompts} prompts", f"{row.tool_calls} tool calls",
+        totals = [plural(row.prompts, "prompt"), plural(row.tool_calls, "tool call"),
                   _cost(row), f"in {compact_count(row.input_tokens)}"
                   f" out {compact_count(row.output_tokens)}", human_bytes(row.bytes)]
         if row.subagents:
-            totals.append(f"{row.subagents} sub-agents")
+            totals.append(plural(row.subagents, "sub-agent"))
         if row.duration_s is not None:
             totals.append(format_duration(row.duration_s))
         parts += [(" · ".join(totals), "italic"), "\n\n"]
         if row.first_prompt:
-            parts += [("First prompt", "bold underline"), "\n", _one_para(row.first_prompt, 600),
+            parts += [("First prompt", "bold underline"), "\n", clip(row.first_prompt, 600, one_line=True),
                       "\n\n"]
         if row.last_reply:
-            parts += [("Last reply", "bold underline"), "\n", _one_para(row.last_reply, 600),
+            parts += [("Last reply", "bold underline"), "\n", clip(row.last_reply, 600, one_line=True),
                       "\n\n"]
         if row.tasks:
             parts += [("Tasks", "bold underline"), "\n"]
             for task in row.tasks[:12]:
                 parts.append(f"  {status(task['status']).word:<10} "
-                             f"{_one_line(task['description'], 60)}\n")
+                             f"{clip(task['description'], 60, one_line=True)}\n")
         parts.append((f"\n{_short_project(row.path)}", "dim"))
         text.update(Content.assemble(*_safe_parts(parts)))
 
@@ -668,7 +655,7 @@ class BrowseScreen(Screen[None]):
         options.clear_options()
         if hits:
             options.add_options([Option(hit_content(h)) for h in hits])
-            options.border_title = f"{len(hits)} text match{'es' if len(hits) != 1 else ''}"
+            options.border_title = plural(len(hits), "text match", "text matches")
             options.add_class("-shown")
         else:
             options.remove_class("-shown")
@@ -764,12 +751,3 @@ class _Peekable:
             except StopIteration:
                 return False
         return True
-
-
-def _has_more(entries: Any) -> bool:
-    return entries.more()
-
-
-def _one_para(text: str, limit: int) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

@@ -12,9 +12,10 @@ from textual.highlight import highlight
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
+from cctv.reducer.format import human_bytes
 from cctv.reducer.frame_links import FrameStepper
 from cctv.reducer.frames import Entry
-from cctv.reducer.pretty import RawView, human_bytes, raw_view
+from cctv.reducer.pretty import RawView, raw_view
 from cctv.widgets.safe_text import content, visible
 
 from ..messages import DiskNotes

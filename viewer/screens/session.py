@@ -16,6 +16,7 @@ from textual.reactive import var
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
+from cctv.reducer.format import plural
 from cctv.reducer.fold import Session
 from cctv.reducer.state import MAIN, Change, NoticeItem
 from cctv.reducer.verdict import session_verdict
@@ -277,7 +278,7 @@ class SessionScreen(Screen[None]):
         event.input.remove_class("-open")
         view.focus()
         if event.value:
-            self.notify(f"{count} match{'es' if count != 1 else ''} for {event.value!r}"
+            self.notify(f"{plural(count, 'match', 'matches')} for {event.value!r}"
                         + (" — n / N to step" if count else ""),
                         severity="information" if count else "warning")
 
@@ -300,7 +301,7 @@ class SessionScreen(Screen[None]):
 
     @on(TranscriptView.OpenText)
     def _open_text(self, event: TranscriptView.OpenText) -> None:
-        from cctv.reducer.views import full_text
+        from cctv.reducer.queries import full_text
         from cctv.viewer.external import editor_command, open_text, pager_command, write_cache_file
         from cctv.viewer.storage import DiskError
 
@@ -319,7 +320,7 @@ class SessionScreen(Screen[None]):
     @on(TranscriptView.ViewImages)
     def _view_images(self, event: TranscriptView.ViewImages) -> None:
         from cctv.reducer.images import NotAnImage, image_file
-        from cctv.reducer.views import item_images
+        from cctv.reducer.queries import item_images
         from cctv.viewer.external import IMAGES, open_image, write_cache_file
         from cctv.viewer.storage import DiskError
 

@@ -8,6 +8,8 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Log, Static
 
+from cctv.reducer.format import plural
+
 from ..stderr_buffer import StderrBuffer
 
 from cctv.widgets.safe_text import visible
@@ -58,7 +60,7 @@ class StderrScreen(ModalScreen[None]):
         log = Log(id="box", highlight=False)
         log.border_title = "stderr"
         total = self.buffer.total_lines
-        log.border_subtitle = f"{total:,} line{'s' if total != 1 else ''} · {_size(self.buffer.total_chars)}"
+        log.border_subtitle = f"{plural(total, 'line', grouped=True)} · {_size(self.buffer.total_chars)}"
         yield log
         yield Footer()
 

@@ -2,7 +2,7 @@
 
 The renderers are plain functions of ``(item, width, expanded, context)``; they
 read the folded state and never parse anything (structured tool results come
-through :mod:`reducer.views`). :class:`~widgets.transcript.TranscriptView`
+through :mod:`reducer.queries`). :class:`~widgets.transcript.TranscriptView`
 caches what they return per ``(item, item.version, width, expanded, theme)``.
 
 Two costs are kept apart:

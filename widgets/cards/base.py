@@ -15,7 +15,7 @@ from rich.style import Style
 from rich.text import Text
 from textual.strip import Strip
 
-from cctv.reducer.format import human_bytes
+from cctv.reducer.format import human_bytes, plural
 from cctv.reducer.images import ImageInfo, describe
 
 from ..safe_text import from_ansi, safe_text, visible
@@ -347,7 +347,7 @@ def _layout_body(body: _Body | list[Line], width: int, expanded: bool | int,
             out.append(_indent(_crop(_line_text(line, inner * 2 + 2), inner, console), indent))
         if shown < body.count:
             more = body.count - shown
-            hint = Text(f"… {more:,} more line{'s' if more != 1 else ''} (enter to expand)",
+            hint = Text(f"… {plural(more, 'more line', grouped=True)} (enter to expand)",
                         ctx.palette.muted)
             out.append(_indent(_crop(hint, inner, console), indent))
         return out
@@ -368,7 +368,7 @@ def _layout_body(body: _Body | list[Line], width: int, expanded: bool | int,
     if done_lines < body.count:
         more_lines = body.count - done_lines - cut_line
         left = human_bytes(max(body.chars - done_chars - 1, 0))
-        what = (f"{more_lines:,} more line{'s' if more_lines != 1 else ''} · {left}"
+        what = (f"{plural(more_lines, 'more line', grouped=True)} · {left}"
                 if more_lines else f"{left} more")
         hint = Text(f"… {what} (m: more · o: pager)", ctx.palette.muted)
         out.append(_indent(_crop(hint, inner, console), indent))

@@ -22,7 +22,7 @@ from rich.style import Style
 from cctv.reducer.state import Task, ToolCall
 from cctv.reducer.tools import Tool, tool_summary
 from cctv.reducer.images import images_in
-from cctv.reducer.views import result_text
+from cctv.reducer.queries import result_text
 
 from ..status_glyphs import STATUSES
 from .base import FOLD_LINES, Palette, RenderContext, _Body, _count_lines, image_lines

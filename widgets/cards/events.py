@@ -18,7 +18,8 @@ from cctv.reducer.state import (
     TurnFooterItem,
 )
 
-from cctv.reducer.format import compact_count, exact_count, format_duration
+from cctv.reducer.format import exact_count, format_duration, plural
+from cctv.reducer.turn_footer import turn_footer
 
 from ..status_glyphs import HOOK, NOTICE_GLYPHS, PROBLEM, STATUSES, UNKNOWN, normalise
 from .base import (
@@ -96,7 +97,7 @@ def _hook(item: HookItem, width: int, expanded: bool, ctx: RenderContext) -> lis
     if key == "running":
         chip.append(f" {STATUSES[key].word}", colour)
         if h.progress:
-            chip.append(f" · {h.progress} update{'s' if h.progress != 1 else ''}", p.muted)
+            chip.append(f" · {plural(h.progress, 'update')}", p.muted)
     elif h.exit_code is not None:
         chip.append(f" exit {h.exit_code}", p.error if h.exit_code else p.muted)
     elif key != "done":
@@ -125,7 +126,7 @@ def _stop_summary(item: StopSummaryItem, width: int, expanded: bool,
     p, console = ctx.palette, ctx.console
     line = Text(f"↳ stop hooks · {item.count} ran", p.muted)
     if item.errors:
-        line.append(f" · {len(item.errors)} error{'s' if len(item.errors) != 1 else ''}", p.error)
+        line.append(f" · {plural(len(item.errors), 'error')}", p.error)
     if item.prevented:
         line.append(" · prevented continuation", p.warning)
     if item.stop_reason:
@@ -206,20 +207,6 @@ def _notice_h(item: NoticeItem, width: int, expanded: bool, session: Session) ->
 
 def _footer_label(item: TurnFooterItem) -> tuple[str, str]:
     t = item.turn_ref
-    parts = [f"turn {t.index + 1}"]
-    if t.duration_ms is not None:
-        dur = format_duration(t.duration_ms / 1000)
-        if t.duration_api_ms:
-            dur += f" (api {format_duration(t.duration_api_ms / 1000)})"
-        parts.append(dur)
-    if t.cost_usd is not None:
-        parts.append(f"${t.cost_usd:.4f}")
-    u = t.usage
-    tokens_in = u.input_tokens + u.cache_creation_input_tokens + u.cache_read_input_tokens
-    if tokens_in or u.output_tokens:
-        parts.append(f"in {compact_count(tokens_in)} out {compact_count(u.output_tokens)}")
-    if t.tool_calls:
-        parts.append(f"{t.tool_calls} tool{'s' if t.tool_calls != 1 else ''}")
     problem = ""
     outcome = t.outcome
     if outcome == "interrupted":
@@ -228,7 +215,7 @@ def _footer_label(item: TurnFooterItem) -> tuple[str, str]:
         problem = f"{STATUSES['failed'].glyph} {STATUSES['failed'].word} · {_error_class(item)}"  # is_error, whatever the subtype says
     elif t.terminal_reason and t.terminal_reason not in ("completed",):
         problem = f"{PROBLEM} {clean(t.terminal_reason)}"
-    return " · ".join(parts), problem
+    return " · ".join(turn_footer(t)), problem
 
 
 _ERROR_CLASSES = {

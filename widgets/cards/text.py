@@ -9,8 +9,8 @@ from rich.text import Text
 from textual.strip import Strip
 
 from cctv.reducer.state import MAIN, PromptItem, TextItem, ThinkingItem
-from cctv.reducer.format import exact_count
-from cctv.reducer.views import item_images
+from cctv.reducer.format import exact_count, plural
+from cctv.reducer.queries import item_images
 
 from ..reply_markdown import reply_markdown
 from ..status_glyphs import THINKING
@@ -51,7 +51,7 @@ def _prompt(item: PromptItem, width: int, expanded: bool, ctx: RenderContext) ->
         label.append(f" · turn {item.turn + 1}", p.muted)
     images = item_images(item)
     if images:
-        label.append(f" · {len(images)} image{'s' if len(images) != 1 else ''}", p.muted)
+        label.append(f" · {plural(len(images), 'image')}", p.muted)
     for chip in getattr(item, "context", ()):  # what the IDE attached
         label.append(f" · ⌘ {clean(chip)}", p.muted)
     rows = [_crop(label, width, console)]

@@ -11,8 +11,8 @@ from rich.text import Text
 from textual.strip import Strip
 
 from cctv.reducer.state import ToolCall, ToolItem
-from cctv.reducer.format import format_duration
-from cctv.reducer.views import canonical_tool
+from cctv.reducer.format import format_duration, plural
+from cctv.reducer.queries import canonical_tool
 
 from ..status_glyphs import BACKGROUND, STATUSES, normalise
 
@@ -46,7 +46,7 @@ def _status(call: ToolCall, p: Palette) -> tuple[Text, Style]:
     if took is not None and key in ("running", "done", "failed"):
         text.append(f" {format_duration(took)}", style if key == "running" else p.muted)
     if key == "running" and call.heartbeats:
-        text.append(f" · {call.heartbeats} heartbeat{'s' if call.heartbeats != 1 else ''}",
+        text.append(f" · {plural(call.heartbeats, 'heartbeat')}",
                     p.muted)
     return text, style
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from cctv.reducer.state import Item, ToolItem
-from cctv.reducer.views import is_error_item, is_turn_start
+from cctv.reducer.queries import is_error_item, is_turn_start
 
 __all__ = ["Accepts", "Stop", "next_index", "nearest_shown", "starts_turn", "is_error",
            "is_call", "first_at_or_after"]
@@ -52,7 +52,7 @@ def starts_turn(items: Sequence[Item], i: int, accepts: Accepts) -> bool:
 
 
 def is_error(items: Sequence[Item], i: int, accepts: Accepts) -> bool:
-    """Whether item ``i`` is an error (:func:`reducer.views.is_error_item`)."""
+    """Whether item ``i`` is an error (:func:`reducer.queries.is_error_item`)."""
     return is_error_item(items[i])
 
 

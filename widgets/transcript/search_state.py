@@ -1,7 +1,7 @@
 """The transcript's search: the query, the items that match, where ``n`` / ``N`` go.
 
 No Textual, no Rich. An item matches when the view shows it and its text
-contains the query, case-insensitively (:func:`reducer.views.contains_folded`:
+contains the query, case-insensitively (:func:`reducer.queries.contains_folded`:
 a giant text is casefolded a window at a time, never copied whole). The rows
 of an item that match are found in what it was drawn as, by the view
 (:func:`widgets.search.matching_rows`).
@@ -13,7 +13,7 @@ import bisect
 from collections.abc import Callable, Iterable, Sequence
 
 from cctv.reducer.state import Item
-from cctv.reducer.views import contains_folded, search_parts
+from cctv.reducer.queries import contains_folded, search_parts
 
 __all__ = ["SearchState"]
 

@@ -642,10 +642,6 @@ results, hooks, compactions and turn footers.
         matching item (wrapping); False when nothing matches."""
         return self.action_search_step(1)
 
-    def search_previous(self) -> bool:
-        """Move to the previous match (wrapping); False when nothing matches."""
-        return self.action_search_step(-1)
-
     def action_search_step(self, direction: int) -> bool:
         """``n`` / ``N``: the next (1) or previous (-1) matching row; False when
         nothing matches."""

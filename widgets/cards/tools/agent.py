@@ -11,7 +11,7 @@ from cctv.reducer.fold import SUBAGENT_TOOLS
 from cctv.reducer.state import ToolCall
 from cctv.reducer.tools import Raw, Tool
 from cctv.reducer.notes import agent_reply
-from cctv.reducer.format import exact_count, format_duration
+from cctv.reducer.format import exact_count, format_duration, plural
 
 from ...status_glyphs import BACKGROUND, STATUSES, normalise
 from ..base import RenderContext, _Body, clean
@@ -62,7 +62,7 @@ def _agent_body(call: ToolCall, body: _Body, expanded: bool | int, ctx: RenderCo
     if tools is None and agent is not None:
         tools = agent.tool_calls
     if tools is not None:
-        line.append(f" · {tools} tool{'s' if tools != 1 else ''}", p.muted)
+        line.append(f" · {plural(tools, 'tool')}", p.muted)
     last = (agent.last_tool if agent is not None else None) or (task.last_tool if task else None)
     if last:
         line.append(" · last ", p.muted)

@@ -8,7 +8,7 @@ from rich.text import Text
 
 from cctv.reducer.state import ToolCall
 from cctv.reducer.tools import Bash, Tool
-from cctv.reducer.views import BashResult, bash_result
+from cctv.reducer.queries import BashResult, bash_result
 
 from ...status_glyphs import BACKGROUND, STATUSES, normalise
 from ..base import RenderContext, _Body, _count_lines, _lines, clean

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from cctv.reducer.state import ToolCall
 from cctv.reducer.tools import Command, Raw, Tool, tool_summary
-from cctv.reducer.views import input_json
+from cctv.reducer.queries import input_json
 
 from ..base import BODY_INDENT, RenderContext, _Body
 from ..card import ToolCard, register, result_lines

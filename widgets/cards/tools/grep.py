@@ -7,9 +7,10 @@ from typing import TYPE_CHECKING
 import msgspec
 from rich.text import Text
 
+from cctv.reducer.format import plural
 from cctv.reducer.state import ToolCall
 from cctv.reducer.tools import Tool
-from cctv.reducer.views import structured_result
+from cctv.reducer.queries import structured_result
 
 from ..base import RenderContext, _Body, _count_lines, clean
 from ..card import ToolCard, register
@@ -53,9 +54,9 @@ def _result(call: ToolCall) -> GrepResult | None:
 def _count_line(result: GrepResult) -> str:
     files = result.numFiles if result.numFiles is not None else len(result.filenames)
     if result.mode == "files_with_matches":
-        return f"{files:,} file{'s' if files != 1 else ''}"
+        return plural(files, "file", grouped=True)
     lines = result.numLines if result.numLines is not None else _count_lines(result.content)
-    return f"{lines:,} line{'s' if lines != 1 else ''}"
+    return plural(lines, "line", grouped=True)
 
 
 @register

@@ -8,7 +8,7 @@ from rich.text import Text
 
 from cctv.reducer.state import ToolCall
 from cctv.reducer.tools import Read, Tool
-from cctv.reducer.views import read_result
+from cctv.reducer.queries import read_result
 
 from ..base import READ_FOLD_LINES, RenderContext, _Body, _count_lines, _lines, clean
 from ..card import ToolCard, register, result_lines, shown_result

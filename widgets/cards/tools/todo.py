@@ -9,7 +9,7 @@ from rich.text import Text
 
 from cctv.reducer.state import ToolCall
 from cctv.reducer.tools import Tool
-from cctv.reducer.views import todos
+from cctv.reducer.queries import todos
 
 from ...status_glyphs import TODO_GLYPHS
 from ..base import RenderContext, _Body, clean

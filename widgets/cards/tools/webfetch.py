@@ -10,7 +10,7 @@ from rich.text import Text
 from cctv.reducer.format import human_bytes
 from cctv.reducer.state import ToolCall
 from cctv.reducer.tools import Tool
-from cctv.reducer.views import structured_result
+from cctv.reducer.queries import structured_result
 
 from cctv.reducer.format import format_duration
 

@@ -1,4 +1,4 @@
-"""Read-only views of folded state, for the widgets that draw it.
+"""Queries over folded state, for the widgets and the export that show it.
 
 The fold keeps a tool's structured result (``ToolCall.result_payload``) as a
 ``msgspec.Raw``; the helpers here decode the few shapes a card shows into typed

@@ -5,10 +5,10 @@ from __future__ import annotations
 import heapq
 import re
 from collections.abc import Sequence
-from datetime import datetime
 from typing import NamedTuple
 
 from ..frames import Entry
+from ..timestamps import parse_timestamp
 
 __all__ = ["AgentFile", "ReplayFrame", "merge_frames", "row_time"]
 
@@ -49,12 +49,7 @@ def row_time(entry: Entry) -> float | None:
         if match is None:
             return None
         text = match.group(1).decode("ascii", "replace")
-    if not isinstance(text, str):
-        return None
-    try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
+    return parse_timestamp(text) if isinstance(text, str) else None
 
 
 def _timed(entries: Sequence[Entry], agent: str | None,
