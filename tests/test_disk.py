@@ -284,3 +284,15 @@ def test_a_full_text_index_that_finds_nothing_is_rebuilt(projects: Path) -> None
     index, notes = _reopened(projects)
     assert notes == [f"index {target} is damaged (its full-text index does not find what it"
                      " holds): the index is rebuilt"]
+
+
+def test_a_search_alone_finds_a_damaged_row_among_its_hits(projects: Path, capsys) -> None:
+    """``cctv search`` decodes only its hits' rows: one that fails is found
+    then, the index rebuilt and the files read again before it answers."""
+    target = _indexed(projects)
+    path = os.fsencode(projects / "-Users-dain-workspace-claude-code-log-sample"
+                       / "b45ad5d8-81fb-4bcb-baba-19d9f503d731.jsonl")
+    _damage(target, f"UPDATE sessions SET row = x'c1c1' WHERE path = x'{path.hex()}'")
+    code, out, err = run_cli(["search", "Pydanctic", "--json"], capsys)
+    assert code == 0 and [h["line"] for h in json.loads(out)] == [4]
+    assert "a session row failed to decode" in err and err.endswith("the index is rebuilt\n")

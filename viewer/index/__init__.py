@@ -35,12 +35,15 @@ class SessionIndex:
 
     ``use_index=False`` keeps it in memory for this run only (``--no-index``):
     every file is read directly and nothing is written to the cache.
+    ``rows=False``: only searched (``cctv search``), its rows are not all
+    decoded on open (see :class:`~viewer.index.store.IndexStore`).
     """
 
-    def __init__(self, root: Path, *, use_index: bool = True, workers: int | None = None) -> None:
+    def __init__(self, root: Path, *, use_index: bool = True, workers: int | None = None,
+                 rows: bool = True) -> None:
         self.root = Path(os.path.abspath(root))  # rows name their files by absolute path
         self.workers = workers
-        self.store = IndexStore(index_file(root) if use_index else None)
+        self.store = IndexStore(index_file(root) if use_index else None, rows=rows)
 
     @property
     def note(self) -> str | None:

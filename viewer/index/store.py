@@ -165,13 +165,18 @@ def _locked(method):
 
 class IndexStore:
     """An open index (a :class:`~viewer.storage.Database`). ``note`` says why it
-    was rebuilt or moved to memory, if it was."""
+    was rebuilt or moved to memory, if it was.
 
-    def __init__(self, path: Path | None) -> None:
+    Opened, its tables are checked, its full-text index looked at and, with
+    ``rows`` (the list will be shown), every row decoded (and kept for the
+    first :meth:`rows`); a search alone decodes only its hits' rows, each checked then."""
+
+    def __init__(self, path: Path | None, *, rows: bool = True) -> None:
         self.closed = False
         self.lock = threading.RLock()
         """Held by each read and write: one connection, used from the UI and a worker thread."""
-        self.database = Database(path, Schema(SCHEMA, _DDL, fold_fingerprint(), _checked),
+        check = _checked_rows if rows else _checked_texts
+        self.database = Database(path, Schema(SCHEMA, _DDL, fold_fingerprint(), check),
                                  what="index", busy_ms=_BUSY_MS)
 
     @property
@@ -351,11 +356,17 @@ def _encoded(row: SessionRow) -> tuple[bytes, bytes | None]:
     return _ROW_ENCODER.encode(msgspec.structs.replace(row, **readable)), _ROW_ENCODER.encode(raw)
 
 
-def _checked(db: sqlite3.Connection) -> list[SessionRow]:
-    """Every stored row, and a look at the full-text index: one stored text
-    must be found by one of its words (FTS5 with a damaged structure answers
-    every search with nothing, silently). :class:`Damaged` when either fails."""
+def _checked_rows(db: sqlite3.Connection) -> list[SessionRow]:
+    """Every stored row, and the full-text index looked at (:func:`_checked_texts`);
+    :class:`Damaged` when a row does not decode or the look fails."""
     rows = _all_rows(db)
+    _checked_texts(db)
+    return rows
+
+
+def _checked_texts(db: sqlite3.Connection) -> None:
+    """One stored text must be found by one of its words (FTS5 with a damaged
+    structure answers every search with nothing, silently); :class:`Damaged` if not."""
     sample = db.execute("SELECT rowid, body FROM texts LIMIT 1").fetchone()
     words = re.findall(r"\w+", sample[1]) if sample is not None and isinstance(sample[1], str) else []
     if words:
@@ -364,7 +375,6 @@ def _checked(db: sqlite3.Connection) -> list[SessionRow]:
                            ('"' + word.replace('"', '""') + '"', sample[0])).fetchone()[0]
         if not found:
             raise Damaged("its full-text index does not find what it holds")
-    return rows
 
 
 def _all_rows(db: sqlite3.Connection) -> list[SessionRow]:

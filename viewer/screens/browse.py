@@ -647,6 +647,7 @@ class BrowseScreen(Screen[None]):
         self.app.call_from_thread(self._show_hits, hits, query)
 
     def _show_hits(self, hits: list[Hit], query: str) -> None:
+        self.post_message(DiskNotes())  # damage the search met, rebuilt: said once
         if query != self.search_text:
             return  # typed on since
         self.hits = hits
