@@ -26,8 +26,9 @@ import stat
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 from .paths import cache_dir
 
@@ -50,8 +51,7 @@ class Trouble(enum.Enum):
     FAILED = "could not be written"
 
 
-@dataclass(frozen=True, slots=True)
-class DiskNote:
+class DiskNote(msgspec.Struct, frozen=True):
     """One line: what happened to a file of the cache, and what cctv does instead."""
 
     what: str
@@ -207,8 +207,7 @@ def file_key(path: str | os.PathLike[str], *extra: str | bytes | int) -> str:
     return h.hexdigest()
 
 
-@dataclass(frozen=True, slots=True)
-class Entry:
+class Entry(msgspec.Struct, frozen=True):
     """One file of an area: its name, path, size and when it was last used."""
 
     name: str
@@ -426,11 +425,11 @@ def _move_aside(path: Path) -> Path | None:
 # --- SQLite files ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Schema:
+class Schema(msgspec.Struct, frozen=True):
     """What a database of the cache must hold: its tables, their version, and a
     stamp of what wrote its contents (say, a digest of the code that folded them).
-    A file whose tables differ in any way (one dropped, replaced, added) is damaged."""
+    A file whose tables differ in any way from the ones it was made with (one
+    dropped, replaced, added) is damaged."""
 
     version: int
     ddl: str
@@ -447,21 +446,10 @@ class Schema:
                 db.execute(statement)
         db.execute(f"PRAGMA user_version = {int(self.version)}")
 
-    def fingerprint(self) -> str:
-        """A digest of the tables :meth:`create` makes, as SQLite describes them."""
-        return _FINGERPRINTS.get(self.ddl) or _FINGERPRINTS.setdefault(self.ddl, self._made())
-
-    def _made(self) -> str:
-        db = sqlite3.connect(":memory:")
-        try:
-            self.create(db)
-            return tables_fingerprint(db)
-        finally:
-            db.close()
 
 
 _META = "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)"
-_FINGERPRINTS: dict[str, str] = {}
+"""What wrote the file (``stamp``) and a digest of the tables it was made with (``tables``)."""
 
 
 def tables_fingerprint(db: sqlite3.Connection) -> str:
@@ -533,8 +521,9 @@ class Database:
                     if not existed:
                         with transaction(db):
                             self.schema.create(db)
-                            db.execute("INSERT OR REPLACE INTO meta VALUES ('stamp', ?)",
-                                       (self.schema.stamp,))
+                            db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                                           (("stamp", self.schema.stamp),
+                                            ("tables", tables_fingerprint(db))))
                         self.fresh = True
                     return db
                 db.close()
@@ -564,11 +553,11 @@ class Database:
         version = db.execute("PRAGMA user_version").fetchone()[0]
         if version != self.schema.version:
             return "was written by another version of cctv"
-        if tables_fingerprint(db) != self.schema.fingerprint():
-            return "is damaged (its tables are not the ones cctv makes)"
-        row = db.execute("SELECT value FROM meta WHERE key = 'stamp'").fetchone()
-        if row is None or row[0] != self.schema.stamp:
+        meta = dict(db.execute("SELECT key, value FROM meta WHERE key IN ('stamp', 'tables')"))
+        if meta.get("stamp") != self.schema.stamp:
             return "was written by another version of cctv"
+        if meta.get("tables") != tables_fingerprint(db):
+            return "is damaged (its tables are not the ones cctv makes)"
         if self.schema.check is not None:
             try:
                 self.checked = self.schema.check(db)
