@@ -296,3 +296,18 @@ def test_a_search_alone_finds_a_damaged_row_among_its_hits(projects: Path, capsy
     code, out, err = run_cli(["search", "Pydanctic", "--json"], capsys)
     assert code == 0 and [h["line"] for h in json.loads(out)] == [4]
     assert "a session row failed to decode" in err and err.endswith("the index is rebuilt\n")
+
+
+def test_a_state_of_the_wrong_type_is_read_again(projects: Path) -> None:
+    """Where a file's read stopped, damaged into a value of another type: the
+    file is read again whole, its row written anew; nothing raises."""
+    target = _indexed(projects)
+    _damage(target, "UPDATE sessions SET indexed_bytes = 'x', lines = 2.5, tail = 7, size = 'big'",
+            "UPDATE sessions SET path = 12 WHERE id = 2")
+    index, notes = _reopened(projects)
+    assert len(notes) == 1 and "a session's file name is not a name" in notes[0]
+    index.close()
+    _damage(target, "UPDATE sessions SET indexed_bytes = 'x', lines = 2.5, tail = 7, size = 'big'")
+    again = SessionIndex(projects)
+    assert again.refresh().read == len(scan(projects))
+    assert again.refresh().read == 0

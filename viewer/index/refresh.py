@@ -64,8 +64,11 @@ class _Job:
 
 
 def _grew(file: SessionFile, state: StoredState) -> bool:
-    """The bytes the index read are still the file's first bytes (an append)."""
+    """The bytes the index read are still the file's first bytes (an append).
+    A state whose values are not of their types (a damaged index) is no append."""
     end = state.indexed_bytes
+    if type(end) is not int or type(state.lines) is not int or type(state.tail) is not str:
+        return False
     if file.size < end or end == 0:
         return False
     try:

@@ -18,6 +18,7 @@ import hashlib
 import os
 import re
 import sqlite3
+import sys
 import threading
 from dataclasses import dataclass
 from importlib import resources
@@ -63,7 +64,8 @@ session named by its file), those strings' exact bytes."""
 _ROW_ENCODER = msgspec.msgpack.Encoder()
 _ROW_DECODER = msgspec.msgpack.Decoder(SessionRow)
 _RAW_DECODER = msgspec.msgpack.Decoder(dict[str, bytes])
-_STATES = list[tuple[bytes, int, int, int, str, int, int, str]]
+_FS_ENCODING = sys.getfilesystemencoding()
+"""How the file system's names are bytes (``os.fsdecode`` with ``surrogateescape``)."""
 
 
 def index_file(root: Path) -> Path:
@@ -216,14 +218,12 @@ class IndexStore:
     @_locked
     def states(self) -> dict[str, StoredState]:
         """Where the read of every indexed file stopped, by path."""
-        found = self.db.execute(
-            "SELECT path, id, size, mtime_ns, sub_sig, indexed_bytes, lines, tail FROM sessions"
-        ).fetchall()
-        try:
-            checked = msgspec.convert(found, _STATES)
-        except msgspec.ValidationError as exc:
-            raise Damaged(f"a session's state has the wrong type ({exc})") from None
-        return {os.fsdecode(r[0]): StoredState(*r[1:]) for r in checked}
+        cur = self.db.execute(
+            "SELECT path, id, size, mtime_ns, sub_sig, indexed_bytes, lines, tail FROM sessions")
+        try:  # a value of another type than stored is taken for a change: read again
+            return {r[0].decode(_FS_ENCODING, "surrogateescape"): StoredState(*r[1:]) for r in cur}
+        except AttributeError:
+            raise Damaged("a session's file name is not a name") from None
 
     @_locked
     def rows(self) -> list[SessionRow]:
