@@ -30,6 +30,8 @@ from pathlib import Path
 
 import msgspec
 
+from cctv.reducer.format import clip
+
 from .paths import cache_dir
 
 __all__ = ["CacheArea", "Damaged", "Database", "DiskError", "DiskNote", "Entry", "Schema",
@@ -135,8 +137,7 @@ def _sqlite_trouble(exc: sqlite3.Error, where: Path) -> Trouble:
 def _described(trouble: Trouble, path: Path, exc: BaseException | None = None) -> str:
     what = f"{path} {trouble.value}"
     if trouble in (Trouble.DAMAGED, Trouble.FAILED) and exc is not None:
-        reason = str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__
-        what += f" ({reason})"
+        what += f" ({clip(str(exc), 120, one_line=True) or type(exc).__name__})"
     return what
 
 
