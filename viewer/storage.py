@@ -253,40 +253,32 @@ class CacheArea:
     def writable_folder(self) -> Path:
         """A folder to write this area's files in, made if needed: the cache's,
         else the temporary one (noted). Raises :class:`DiskError`."""
-        failure: tuple[Trouble, Path, OSError] | None = None
-        for folder in self._folders():
-            try:
-                folder.mkdir(parents=True, exist_ok=True)
-                if not os.access(folder, os.W_OK):
-                    raise PermissionError(errno.EACCES, "permission denied", str(folder))
-            except OSError as exc:
-                failure = failure or (trouble_of(exc, folder), folder, exc)
-                continue
-            if failure is not None:
-                trouble, where, _ = failure
-                tell(DiskNote(_described(trouble, where), f"{self.what} go to {folder} instead"))
-            return folder
-        assert failure is not None
-        trouble, where, exc = failure
-        raise DiskError(DiskNote(_described(trouble, where, exc), f"{self.what} cannot be saved"))
+        return self._somewhere(_writable)
 
     def put(self, name: str, data: bytes) -> Path:
         """Write ``data`` as the entry ``name`` (replacing it whole) and return its
         path; old entries past the budget go. A full disk first costs this
         area's least recently used entries. Raises :class:`DiskError`."""
+        path = self._somewhere(lambda folder: self._write(folder, name, data))
+        self._prune(path.parent, keep=path, size=len(data))
+        return path
+
+    def _somewhere(self, write: Callable[[Path], Path]) -> Path:
+        """``write(folder)`` in the cache's folder, else in the temporary one
+        (noted: what went wrong, where the files go instead); :class:`DiskError`
+        when neither takes it."""
         failure: tuple[Trouble, Path, OSError] | None = None
         for folder in self._folders():
             try:
                 folder.mkdir(parents=True, exist_ok=True)
-                path = self._write(folder, name, data)
+                done = write(folder)
             except OSError as exc:
                 failure = failure or (trouble_of(exc, folder), folder, exc)
                 continue
             if failure is not None:
                 trouble, where, _ = failure
                 tell(DiskNote(_described(trouble, where), f"{self.what} go to {folder} instead"))
-            self._prune(folder, keep=path, size=len(data))
-            return path
+            return done
         assert failure is not None
         trouble, where, exc = failure
         raise DiskError(DiskNote(_described(trouble, where, exc), f"{self.what} cannot be saved"))
@@ -377,6 +369,13 @@ def _entries_in(folder: Path) -> list[Entry]:
         out.append(Entry(entry.name, Path(entry.path), st.st_size, st.st_mtime))
     out.sort(key=lambda e: e.used, reverse=True)
     return out
+
+
+def _writable(folder: Path) -> Path:
+    """``folder``, when this process may write in it (``OSError`` otherwise)."""
+    if not os.access(folder, os.W_OK):
+        raise PermissionError(errno.EACCES, "permission denied", str(folder))
+    return folder
 
 
 def _write_whole(path: Path, data: bytes) -> Path:
