@@ -32,13 +32,23 @@ from .lines import LineSplitter, RawLine
 
 __all__ = [
     "decode_line", "decode_lines", "decode_bytes", "detect_format", "extras", "reencode",
-    "Format", "MAX_LINE_BYTES", "nesting_exceeds",
+    "Format", "MAX_LINE_BYTES", "nesting_exceeds", "not_json",
 ]
 
 Format = Literal["stream-json", "transcript", "unknown"]
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
 """Lines longer than this are reported as malformed instead of decoded."""
+
+_NOT_JSON = ("invalid JSON", "not UTF-8", "line too long")
+"""How the reasons of the lines that are not (or were not read as) JSON begin;
+every other malformed line is JSON that does not fit the schema."""
+
+
+def not_json(reason: str) -> bool:
+    """A malformed line's ``reason`` says it is not JSON (rather than JSON that
+    does not fit the schema, as ``user: Expected `bool`, got `null```)."""
+    return reason.startswith(_NOT_JSON)
 
 def _make_union() -> Any:
     union: Any = TOP_LEVEL[0]

@@ -3,7 +3,9 @@
 :func:`export_markdown` reads state only (a :class:`~reducer.fold.Session`,
 optionally a :class:`~reducer.filters.ViewFilter` and a time look-up) and
 returns text: prompts as quotes, replies as they were written (they are
-Markdown already), thinking, hook output and sub-agent transcripts in
+Markdown already; but an ``<`` outside code is written ``&lt;``, so HTML in a
+reply reads as written and cannot change the export's own structure),
+thinking, hook output and sub-agent transcripts in
 ``<details>`` blocks, tool inputs and results in code fences long enough never
 to be closed by what they hold. Nothing is cut: every text the fold kept is in
 the output. Control characters (other than tab and newline) are written as
@@ -19,7 +21,7 @@ from datetime import tzinfo
 from .filters import ViewFilter
 from .item_time import format_clock
 from .format import compact_count, format_cost, format_duration, plural
-from .safe import UNSAFE
+from .safe import escaped
 from .fold import Session
 from .state import (
     MAIN,
@@ -45,31 +47,61 @@ __all__ = ["export_markdown", "MAX_DEPTH"]
 MAX_DEPTH = 4
 """Sub-agent transcripts nested deeper than this are named, not written out."""
 
-_CONTROL = UNSAFE
-"""The characters :mod:`reducer.safe` never lets reach a terminal; a Markdown file
-spells them as ``\\x1b`` / ``\\u202e`` escapes (reversible, greppable)."""
-
-
-def _safe(text: str) -> str:
-    """``text`` with control and bidi-override characters as visible escapes."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
-                        else f"\\u{ord(m.group()):04x}", text)
-
-
 def _fence(body: str, lang: str = "") -> str:
     """``body`` in a code fence longer than any run of backticks inside it."""
     runs = [len(m) for m in re.findall(r"`+", body)]
     ticks = "`" * max(3, max(runs, default=0) + 1)
-    return f"{ticks}{lang}\n{_safe(body.rstrip(chr(10)))}\n{ticks}"
+    return f"{ticks}{lang}\n{escaped(body.rstrip(chr(10)))}\n{ticks}"
 
 
 def _quote(text: str) -> str:
-    return "\n".join(f"> {line}" if line else ">" for line in _safe(text).split("\n"))
+    return "\n".join(f"> {line}" if line else ">" for line in _md(text).split("\n"))
+
+
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_CODE_SPAN = re.compile(r"(`+)(?!`).*?(?<!`)\1(?!`)")
+
+
+def _md(text: str) -> str:
+    """Text from the transcript written as Markdown (a reply is Markdown already):
+    its control characters as escapes, and every ``<`` outside code written
+    ``&lt;``, so no HTML in it (``</details><details open>``) can change the
+    export's own structure; it reads the same once rendered."""
+    text = escaped(text)
+    if "<" not in text:
+        return text
+    out: list[str] = []
+    fence = ""
+    for line in text.split("\n"):
+        opening = _FENCE.match(line)
+        if fence:
+            if opening and opening.group(1)[0] == fence[0] and len(opening.group(1)) >= len(fence) \
+                    and not line.strip().strip(fence[0]):
+                fence = ""
+            out.append(line)
+        elif opening:
+            fence = opening.group(1)
+            out.append(line)
+        else:
+            out.append(_outside_code(line))
+    return "\n".join(out)
+
+
+def _outside_code(line: str) -> str:
+    """``line`` with ``<`` written ``&lt;`` except inside its code spans."""
+    parts: list[str] = []
+    done = 0
+    for span in _CODE_SPAN.finditer(line):
+        parts.append(line[done:span.start()].replace("<", "&lt;"))
+        parts.append(span.group())
+        done = span.end()
+    parts.append(line[done:].replace("<", "&lt;"))
+    return "".join(parts)
 
 
 def _inline(text: str) -> str:
     """One line of ``text`` as inline code."""
-    one = " ".join(_safe(text).split())
+    one = " ".join(escaped(text).split())
     ticks = "`" * (max((len(m) for m in re.findall(r"`+", one)), default=0) + 1)
     pad = " " if one.startswith("`") or one.endswith("`") else ""
     return f"{ticks}{pad}{one}{pad}{ticks}" if one else ""
@@ -80,7 +112,7 @@ def _details(summary: str, body: str) -> str:
 
 
 def _html(text: str) -> str:
-    return _safe(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return escaped(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 class _Writer:
@@ -122,12 +154,12 @@ class _Writer:
                 level = "#" * min(2 + depth, 6)
                 return f"{level} {head}{self.when(item)}{images}\n\n{_quote(item.text)}"
             case TextItem():
-                return _safe(item.text.strip("\n")) + self._stamp(item)
+                return _md(item.text.strip("\n")) + self._stamp(item)
             case ThinkingItem():
                 label = "thinking (redacted)" if item.redacted else "thinking"
                 if item.tokens:
                     label += f" · {compact_count(item.tokens)} tokens"
-                return _details(label + self.when(item), _safe(item.text) or "(no text)")
+                return _details(label + self.when(item), _md(item.text) or "(no text)")
             case ToolItem():
                 return self.tool(item, depth)
             case HookItem():
@@ -145,9 +177,9 @@ class _Writer:
                 cmds = [str(i.get("command", "")) for i in item.infos if isinstance(i, dict)]
                 lines = [f"- stop hooks: {item.count}"
                          + (" · prevented continuation" if item.prevented else "")
-                         + (f" · {_safe(item.stop_reason)}" if item.stop_reason else "")]
+                         + (f" · {_md(item.stop_reason)}" if item.stop_reason else "")]
                 lines += [f"  - {_inline(c)}" for c in cmds if c]
-                lines += [f"  - error: {_safe(str(e))}" for e in item.errors]
+                lines += [f"  - error: {_md(str(e))}" for e in item.errors]
                 return "\n".join(lines)
             case NoticeItem():
                 text = f"[{item.category}] {item.text}"
@@ -166,9 +198,9 @@ class _Writer:
                         head += f" · {compact_count(item.pre_tokens)} tokens before"
                     if item.post_tokens is not None:
                         head += f" · {compact_count(item.post_tokens)} after"
-                out = f"---\n\n*{_safe(head)}{self.when(item)}*"
+                out = f"---\n\n*{_md(head)}{self.when(item)}*"
                 if item.summary:
-                    out += "\n\n" + _details("summary", _safe(item.summary))
+                    out += "\n\n" + _details("summary", _md(item.summary))
                 return out + "\n\n---"
             case TurnFooterItem():
                 return self.footer(item)
@@ -194,7 +226,7 @@ class _Writer:
             extra = f" · {format_duration(call.elapsed)}"
         if call.background:
             extra += " · background"
-        head = f"**{_safe(call.name)}**" + (f" {_inline(summary)}" if summary else "")
+        head = f"**{_md(call.name)}**" + (f" {_inline(summary)}" if summary else "")
         lines = [f"- {head} — {status}{extra}{self.when(item)}"]
         body: list[str] = []
         if isinstance(tool, Bash):
@@ -202,7 +234,7 @@ class _Writer:
         elif call.input not in (None, {}, ""):
             body.append(_fence(input_json(call.input), "json"))
         if call.denied_reason:
-            body.append(f"denied: {_safe(call.denied_reason)}")
+            body.append(f"denied: {_md(call.denied_reason)}")
         bash = bash_result(call) if call.name == "Bash" else None
         if bash is not None:
             if bash.stdout:
@@ -237,7 +269,7 @@ class _Writer:
         parts = turn_footer(t, api_time=False, calls="tool call")
         if t.is_error or (t.subtype and t.subtype != "success"):
             parts.append(f"failed: {t.subtype or 'error'}")
-        out = f"*{_safe(' · '.join(parts))}*"
+        out = f"*{_md(' · '.join(parts))}*"
         for err in t.errors:
             out += "\n\n" + _fence(err)
         return out
@@ -249,12 +281,12 @@ def _indent(text: str) -> str:
 
 def _header(session: Session, agent_id: str, view_filter: ViewFilter) -> list[str]:
     title = session.title or "Claude Code session"
-    lines = [f"# {_safe(title)}", ""]
+    lines = [f"# {_md(title)}", ""]
     facts: list[str] = []
     if session.session_id:
         facts.append(f"session {_inline(session.session_id)}")
     if session.model:
-        facts.append(_safe(session.model))
+        facts.append(_md(session.model))
     if session.cwd:
         facts.append(_inline(session.cwd))
     if session.git_branch:
@@ -270,9 +302,9 @@ def _header(session: Session, agent_id: str, view_filter: ViewFilter) -> list[st
     if agent_id != MAIN:
         agent = session.agents.get(agent_id)
         label = (agent.description or agent.subagent_type or agent_id) if agent else agent_id
-        lines += ["", f"Sub-agent transcript: {_safe(label)}"]
+        lines += ["", f"Sub-agent transcript: {_md(label)}"]
     if view_filter.active:
-        lines += ["", f"*Filtered view: {_safe(view_filter.describe())}.*"]
+        lines += ["", f"*Filtered view: {_md(view_filter.describe())}.*"]
     return lines
 
 
@@ -297,8 +329,8 @@ def export_markdown(session: Session, *, agent_id: str = MAIN,
             inner = writer.agent(other.id, 1)
             if inner:
                 label = other.description or other.subagent_type or other.id
-                blocks.append(f"## transcript of {_safe(other.subagent_type or 'agent')}: "
-                              f"{_safe(label)}")
+                blocks.append(f"## transcript of {_md(other.subagent_type or 'agent')}: "
+                              f"{_md(label)}")
                 blocks += inner
     out = "\n".join(lines) + "\n\n" + "\n\n".join(blocks)
     return out.rstrip("\n") + "\n"

@@ -3,8 +3,11 @@
 An image content block carries its bytes as base64 (``source.data``). Its media
 type, size and pixel dimensions are read from the header alone (PNG, GIF, WebP:
 the first bytes; JPEG: the frame marker, found by decoding only as far as it) —
-no image library, no full decode. :func:`image_bytes` decodes the whole image
-when the user asks to see it.
+no image library, no full decode. :func:`image_file` decodes the whole image
+when the user asks to see it, and only when its bytes are a PNG, JPEG, GIF or
+WebP image: the kind, and the file's extension, come from those bytes, never
+from the block's ``media_type`` (a transcript must not choose what the
+desktop opens a file with).
 """
 
 from __future__ import annotations
@@ -16,7 +19,8 @@ from typing import Any, NamedTuple
 
 from .format import human_bytes
 
-__all__ = ["ImageInfo", "image_info", "images_in", "image_bytes", "describe"]
+__all__ = ["ImageInfo", "NotAnImage", "describe", "image_file", "image_info", "image_kind",
+           "images_in"]
 
 
 class ImageInfo(NamedTuple):
@@ -119,9 +123,38 @@ def images_in(content: Any) -> list[ImageInfo]:
     return out
 
 
-def image_bytes(info: ImageInfo) -> bytes:
-    """The image itself (its base64 decoded; bad characters skipped)."""
-    return base64.b64decode(info.data + "=" * (-len(info.data) % 4), validate=False)
+class NotAnImage(ValueError):
+    """Why an image block is not shown: its data is not base64, or not an image."""
+
+
+def image_kind(data: bytes) -> str | None:
+    """``"png"``, ``"jpeg"``, ``"gif"`` or ``"webp"`` when ``data`` starts as such
+    an image does; else ``None``."""
+    if data.startswith(b"\x89PNG\r\n\x1a\n"):
+        return "png"
+    if data.startswith(b"\xff\xd8\xff"):
+        return "jpeg"
+    if data[:6] in (b"GIF87a", b"GIF89a"):
+        return "gif"
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "webp"
+    return None
+
+
+def image_file(info: ImageInfo) -> tuple[bytes, str]:
+    """The image itself and the extension its bytes call for (``png``, ``jpeg``,
+    ``gif``, ``webp``). Raises :class:`NotAnImage` when the data is not base64
+    or its bytes are none of those images, whatever ``media_type`` says."""
+    text = "".join(info.data.split())  # base64 may come wrapped in lines
+    try:
+        data = base64.b64decode(text + "=" * (-len(text) % 4), validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise NotAnImage(f"its data is not valid base64 ({exc})") from None
+    kind = image_kind(data)
+    if kind is None:
+        said = f" (it says {info.media_type})" if info.media_type != "image" else ""
+        raise NotAnImage(f"its bytes are not a PNG, JPEG, GIF or WebP image{said}")
+    return data, kind
 
 
 def describe(info: ImageInfo) -> str:

@@ -187,6 +187,15 @@ def fold_until(path: str | Path, line_no: int) -> Session:
     return feed.session
 
 
+@pytest.fixture(autouse=True)
+def _disk_notes_of_this_test_only() -> None:
+    """What happened to cctv's files on disk is told once per process
+    (:mod:`viewer.storage`); each test starts as a new process would."""
+    from cctv.viewer.storage import forget_notes
+
+    forget_notes()
+
+
 @pytest.fixture(scope="session")
 def reference() -> Path:
     return FIXTURES

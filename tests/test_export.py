@@ -44,7 +44,7 @@ def _contains_text(md: str, text: str) -> bool:
     """Every word of ``text`` appears in ``md``, in order (indentation and the
     quoting of a prompt aside; control characters as their escapes)."""
     escaped = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
-    return _flat(escaped) in _flat(md)
+    return _flat(escaped.replace("&lt;", "<")) in _flat(md.replace("&lt;", "<"))  # as rendered
 
 
 def _sessions() -> list[Path]:
@@ -112,6 +112,34 @@ def test_control_bytes_are_escaped(tmp_path: Path) -> None:
     md = export_markdown(load_path(path).session)
     assert "\x1b" not in md and "\x07" not in md
     assert "\\x1b]0;owned\\x07" in md
+
+
+def test_html_in_a_reply_cannot_change_the_exports_structure(tmp_path: Path) -> None:
+    """A reply holding ``</details><details open>`` closed the export's own
+    block and opened another; HTML outside code is now written ``&lt;`` (it
+    reads as written), and code keeps its text exactly."""
+    import json
+
+    reply = ("done </details><details open><summary>fake</summary> <script>alert(1)</script>\n"
+             "keep `<b>inline</b>` and\n```html\n<div>fenced</div>\n```\nafter <i>x</i>")
+    out = []
+    for line in (STREAM / "01_simple_text.jsonl").read_text().splitlines():
+        frame = json.loads(line)
+        if frame.get("type") == "assistant":
+            for block in frame["message"]["content"]:
+                if block.get("type") == "text":
+                    block["text"] = reply
+            frame["message"]["content"].insert(0, {"type": "thinking", "thinking": reply,
+                                                   "signature": "s"})
+        out.append(json.dumps(frame))
+    path = tmp_path / "html.jsonl"
+    path.write_text("\n".join(out) + "\n")
+    md = export_markdown(load_path(path).session)
+    assert md.count("<details") == md.count("</details>") == 1  # the thinking block, only
+    assert "done &lt;/details>&lt;details open>&lt;summary>fake&lt;/summary> " \
+           "&lt;script>alert(1)&lt;/script>" in md
+    assert "keep `<b>inline</b>` and" in md and "```html\n<div>fenced</div>\n```" in md
+    assert "after &lt;i>x&lt;/i>" in md
 
 
 def test_filters_leave_out_what_the_view_hides() -> None:
@@ -202,7 +230,7 @@ def test_export_falls_back_to_the_cache_dir(tmp_path: Path, monkeypatch) -> None
     gone.rmdir()  # the directory cctv was started in no longer exists
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     path = write_export("# hi\n", "cctv-x.md")
-    assert path == tmp_path / "cache" / "cctv" / "cctv-x.md"
+    assert path == tmp_path / "cache" / "cctv" / "exports" / "cctv-x.md"
     assert path.read_text() == "# hi\n"
     assert write_export("# again\n", "cctv-x.md").name == "cctv-x-2.md"
 

@@ -21,7 +21,7 @@ from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
 
 from cctv import viewer
-from conftest import FIXTURES
+from conftest import FIXTURES, wait_for
 from cctv.viewer.app import CctvApp
 from cctv.viewer.cli import COMMANDS, main, version
 from cctv.viewer.paths import demo_path
@@ -317,6 +317,44 @@ def test_summary_gives_the_same_verdict_for_a_binary(capsys, tmp_path: Path) -> 
     assert out.count("\n") == 1 and "not a Claude Code session" in out and "not JSON" in out
     assert main(["summary", "--json", str(binary)]) == 1
     assert json.loads(capsys.readouterr().out)["verdict"].startswith("not a Claude Code session")
+
+
+def _meta_null(tmp_path: Path) -> Path:
+    """Rows of a known kind, valid JSON, with one field of the wrong type each."""
+    rows = [{"type": "user", "isMeta": None, "message": {"role": "user", "content": f"hi {i}"},
+             "uuid": f"u{i}", "sessionId": "s1"} for i in range(3)]
+    path = tmp_path / "meta.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_json_that_fails_the_schema_is_a_schema_error_not_not_json(capsys, tmp_path: Path) -> None:
+    """``"isMeta": null`` on every line was reported as "3 of 3 lines are not JSON"."""
+    expected = ("not a Claude Code session: 3 of 3 lines are JSON that does not fit the schema"
+                " (line 1: user: Expected `bool`, got `null` - at `$.isMeta`)")
+    path = _meta_null(tmp_path)
+    for command in (["check"], ["summary"], ["check", "--json"], ["summary", "--json"]):
+        assert main([*command, str(path)]) == 1
+        out = capsys.readouterr().out
+        verdict = json.loads(out)["verdict"] if "--json" in command else out.splitlines()[0]
+        assert verdict.endswith(expected)
+    with path.open("a") as fh:  # and a line that is not JSON: both are counted
+        fh.write("<html>\n")
+    assert main(["summary", str(path)]) == 1
+    assert capsys.readouterr().out.rstrip().endswith(
+        "none of its 4 lines is a frame (1 not JSON, 3 not fitting the schema)")
+
+
+async def test_the_viewer_says_a_schema_error_too(tmp_path: Path) -> None:
+    from cctv.viewer.sources import FileTail
+    from cctv.widgets.status_bar import StatusBar
+
+    app = CctvApp(FileTail(_meta_null(tmp_path), follow=False), clock=None)
+    async with app.run_test(size=(200, 30)) as pilot:
+        await wait_for(pilot, lambda: app.shown is not None and app.shown.ended is not None)
+        await pilot.pause(0.2)
+        bar = str(app.screen.query_one(StatusBar).render())
+        assert "3 of 3 lines are JSON that does not fit the schema" in bar
 
 
 def test_a_real_session_has_no_verdict(capsys) -> None:

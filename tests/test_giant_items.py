@@ -167,7 +167,8 @@ async def test_the_raw_view_of_a_giant_frame_shows_a_head_and_o_shows_it_all(
 
 def test_the_cache_directory_is_xdg_cache_home(tmp_path: Path,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    from cctv.viewer.external import cache_dir, write_cache_file
+    from cctv.viewer.external import write_cache_file
+    from cctv.viewer.paths import cache_dir
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     assert cache_dir() == tmp_path / "cctv"

@@ -260,6 +260,7 @@ def test_the_browser_shows_its_first_screen_without_the_session_machinery(tmp_pa
         "    return asyncio.run(drive(app, open_one=len(runs) == 2))\n"
         "cctv.viewer.app.CctvApp.run = run\n"
         "cctv.viewer.launch._exit_now = lambda status: None\n"
+        "cctv.viewer.launch.no_terminal = lambda **kw: False  # driven headless instead\n"
         "class Terminal:\n"
         "    def isatty(self):\n"
         "        return True\n"

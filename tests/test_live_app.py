@@ -75,22 +75,41 @@ async def test_an_empty_file_says_it_waits_for_lines(tmp_path: Path) -> None:
         await wait_for(pilot, lambda: middle(app) is None and app.shown.feed.session.turns)
 
 
-async def test_truncation_reads_again_and_says_so(tmp_path: Path) -> None:
+async def test_a_truncated_file_keeps_its_lines_and_shows_the_new_ones_after(tmp_path: Path) -> None:
+    """A rotation by copy and truncate dropped every line shown; as ``tail -F``
+    does, they stay now, and what the file holds next follows a notice."""
     path = tmp_path / "s.jsonl"
     shutil.copy(STREAM / "11_multi_turn.jsonl", path)
     app = CctvApp(FileTail(path, **FAST), clock=None)
     async with app.run_test(size=(120, 30)) as pilot:
         await wait_for(pilot, lambda: len(app.shown.feed.session.turns) == 2)
+        before = app.shown.feed.session.lines
         with open(path, "r+b") as fh:
             fh.truncate(0)
         await wait_for(pilot, lambda: "truncated" in status(app))
-        assert notices(app) == ["the file was truncated to 0 bytes: read again from the start"]
-        # the view is empty now: its middle says why, and what it waits for
-        await wait_for(pilot, lambda: middle(app) is not None)
-        assert middle(app) == ("the file was truncated to 0 bytes: read again from the start"
-                               "\n\nempty file — waiting for lines")
-        path.write_bytes(b"".join(lines_of("01_simple_text.jsonl")))
-        await wait_for(pilot, lambda: len(app.shown.feed.session.turns) == 1)
+        assert notices(app) == ["the file was truncated to 0 bytes (rotated):"
+                                " the lines below are what it holds now"]
+        assert len(app.shown.feed.session.turns) == 2 and middle(app) is None
+        new = lines_of("01_simple_text.jsonl")
+        path.write_bytes(b"".join(new))
+        await wait_for(pilot, lambda: len(app.shown.feed.session.turns) == 3)
+        assert app.shown.feed.session.lines == before + len(new)
+
+
+async def test_a_file_truncated_to_its_own_start_is_read_again(tmp_path: Path) -> None:
+    """Shorter, starting as before: the same session written again."""
+    path = tmp_path / "s.jsonl"
+    lines = lines_of("11_multi_turn.jsonl")
+    path.write_bytes(b"".join(lines))
+    app = CctvApp(FileTail(path, **FAST), clock=None)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_for(pilot, lambda: len(app.shown.feed.session.turns) == 2)
+        with open(path, "r+b") as fh:
+            fh.truncate(len(b"".join(lines[:3])))
+        await wait_for(pilot, lambda: "truncated" in status(app))
+        assert notices(app) == [f"the file was truncated to {len(b''.join(lines[:3])):,} bytes:"
+                                " read again from the start"]
+        await wait_for(pilot, lambda: app.shown.feed.session.lines == 3)
 
 
 async def test_a_rotated_file_keeps_every_line_of_both(tmp_path: Path) -> None:

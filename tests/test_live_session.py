@@ -63,7 +63,7 @@ async def test_restarted_is_a_new_fold_of_the_same_source(tmp_path: Path) -> Non
     assert fresh.raw_store is not live.raw_store and fresh.arrivals is not live.arrivals
     assert fresh.live and fresh.ended is None and fresh.now() == 1000.0
     assert fresh.take_goto_line() == 3  # not reached yet when the file started over
-    event = Truncated(0)
+    event = Truncated(0, continues=False)
     assert is_reset(event)
     effect = fresh.take(event, time.monotonic())
     assert effect.notice is not None and "truncated" in effect.notice[0]

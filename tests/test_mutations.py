@@ -370,3 +370,132 @@ def test_real_frames_are_not_rejected_by_the_limits() -> None:
     assert bad == []
     decoded = msgspec.json.decode((FIXTURES / TOOLS).read_bytes().splitlines()[1])
     assert decoded["type"] == "assistant"
+
+
+# --- names and the index's own file -------------------------------------------------------------
+#
+# The layer around the sessions: any name the file system allows, and any damage to the
+# index file, give every session listed and searched, a clear line, never a traceback.
+
+_DEMO = sorted((FIXTURES / "captures" / "projects" / "-home-ada-src-demo").glob("*.jsonl"))[:3]
+
+_NAME = st.binary(min_size=1, max_size=40).map(lambda b: b.replace(b"/", b"_").replace(b"\0", b"_")) \
+    .filter(lambda b: b not in (b".", b".."))
+"""A file or folder name: any bytes but ``/`` and NUL (UTF-8 or not, controls, spaces)."""
+
+
+def _index_env(base: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(base / "cache"))
+    monkeypatch.setenv("HOME", str(base / "home"))
+    projects = base / "projects"
+    projects.mkdir()
+    return projects
+
+
+def _listed(projects: Path, *flags: str) -> tuple[list[dict], str]:
+    from cctv.viewer.index.listing import run_sessions
+
+    out, err = io.StringIO(), io.StringIO()
+    assert run_sessions(str(projects), True, "--no-index" not in flags, out, err) == 0, err.getvalue()
+    return json.loads(out.getvalue()), err.getvalue()
+
+
+@settings(max_examples=40, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(folder=_NAME, names=st.lists(_NAME, min_size=1, max_size=3, unique=True))
+def test_any_file_names_are_listed_searched_and_printable(
+        tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch,
+        folder: bytes, names: list[bytes]) -> None:
+    import os
+
+    from cctv.viewer.index.listing import run_search, run_sessions
+    from cctv.viewer.storage import forget_notes
+
+    forget_notes()
+    base = tmp_path_factory.mktemp("names")
+    projects = _index_env(base, monkeypatch)
+    where = os.path.join(os.fsencode(projects), folder)
+    os.makedirs(where, exist_ok=True)
+    made = set()
+    for name, source in zip(names, _DEMO):
+        path = os.path.join(where, name + b".jsonl")
+        made.add(path)
+        with open(path, "wb") as fh:
+            fh.write(source.read_bytes())
+    for flags in ((), ("--no-index",)):
+        rows, err = _listed(projects, *flags)
+        assert err == "" and {os.fsencode(r["path"]) for r in rows} == made
+    text, err = io.StringIO(), io.StringIO()
+    assert run_sessions(str(projects), False, True, text, err) == 0
+    text.getvalue().encode("utf-8")  # whatever the names, the listing can be written
+    hits, err = io.StringIO(), io.StringIO()
+    assert run_search("greet", str(projects), False, True, hits, err) in (0, 1)
+    hits.getvalue().encode("utf-8")
+    assert err.getvalue() == ""
+
+
+@st.composite
+def index_damage(draw: st.DrawFn) -> tuple[str, list[tuple[float, int]]]:
+    """How to damage a file: bytes overwritten at places (as fractions of its
+    length), the file cut short, or a run of it zeroed."""
+    kind = draw(st.sampled_from(["flip", "cut", "zero"]))
+    spots = draw(st.lists(st.tuples(st.floats(0, 0.999), st.integers(0, 255)), min_size=1,
+                          max_size=12))
+    return kind, spots
+
+
+def _damaged(data: bytes, kind: str, spots: list[tuple[float, int]]) -> bytes:
+    out = bytearray(data)
+    if kind == "cut":
+        return bytes(out[: int(spots[0][0] * len(out))])
+    for where, value in spots:
+        at = int(where * len(out))
+        if kind == "flip":
+            out[at] = value
+        else:
+            out[at:at + 64 + value] = bytes(len(out[at:at + 64 + value]))
+    return bytes(out)
+
+
+def _sound_index(projects: Path) -> bytes:
+    """The bytes of a sound index of ``projects``."""
+    from cctv.viewer.index import SessionIndex
+    from cctv.viewer.index.store import index_file
+
+    index = SessionIndex(projects)
+    index.refresh()
+    index.close()
+    return index_file(projects).read_bytes()
+
+
+@settings(max_examples=60, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(damage=index_damage())
+def test_any_damage_to_the_index_file_is_a_line_and_a_rebuild(
+        tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch,
+        damage: tuple[str, list[tuple[float, int]]]) -> None:
+    import shutil
+
+    from cctv.viewer.index import SessionIndex
+    from cctv.viewer.index.store import index_file
+    from cctv.viewer.storage import forget_notes, take_notes
+
+    forget_notes()
+    base = tmp_path_factory.mktemp("index")
+    projects = _index_env(base, monkeypatch)
+    folder = projects / "-home-ada-src-demo"
+    folder.mkdir()
+    for source in _DEMO:
+        shutil.copyfile(source, folder / source.name)
+    target = index_file(projects)
+    target.write_bytes(_damaged(_sound_index(projects), *damage))
+    index = SessionIndex(projects)
+    index.refresh()
+    rows = index.rows()
+    assert sorted(r.path for r in rows) == sorted(str(folder / s.name) for s in _DEMO)
+    assert index.search("greet")
+    index.close()
+    for note in take_notes():  # each a line: what was found, what cctv did
+        assert "\n" not in str(note) and str(note).endswith(("rebuilt", "for this run"))
+    rows, err = _listed(projects)  # and the command line, after it
+    assert len(rows) == len(_DEMO) and "Traceback" not in err

@@ -41,15 +41,19 @@ SUBAGENT_SESSION = "d7acffbd-7cff-4056-82e8-4364dc8df14a"
 
 MARKUP = "[bold red]MARKUP[/]"
 LINK = "[link=file:///etc/passwd]LINK[/link]"
+INVISIBLE = "zero\u200bwidth\u200djoin\ufeffbom\U000e0068\U000e0069"
+"""A zero-width space and joiner, a BOM, and tag characters spelling hidden text."""
 ATTACK = ("\x1b]0;PWNED-TITLE\x07\x1b]52;c;cHduZWQ=\x07\x1b[2J\x1b[31m\x9b1m\x07\x08\x7f"
-          "\u202eevil\u202c\u2066x\u2069\r" + f" {MARKUP} {LINK} <b>html</b>")
+          "\u202eevil\u202c\u2066x\u2069\r" + f" {MARKUP} {LINK} <b>html</b> {INVISIBLE}")
 """Title (OSC 0), clipboard (OSC 52), clear screen, colour, a C1 CSI, bell, DEL,
-bidi override and isolate, a lone CR, Rich markup and a link, and HTML."""
+bidi override and isolate, a lone CR, Rich markup and a link, HTML, and
+invisible format characters."""
+INVISIBLE_SHOWN = "zero\\u200bwidth\\u200djoin\\ufeffbom\\U000e0068\\U000e0069"
 
 DIR_MARKUP = "[bold red]DIR [link=file:passwd]LINK"
-HOSTILE_DIR = f"{DIR_MARKUP} \x1b]0;DIRTITLE\x07"
-"""A folder name (no "/" can be in one): markup, a link, a title sequence."""
-HOSTILE_STEM = "\x1b]2;FILETITLE\x07[bold]file"
+HOSTILE_DIR = f"{DIR_MARKUP} \x1b]0;DIRTITLE\x07 dir\u200b"
+"""A folder name (no "/" can be in one): markup, a link, a title sequence, a zero-width space."""
+HOSTILE_STEM = "\x1b]2;FILETITLE\x07[bold]file\u2060"
 
 # what must never change: identities and the words the fold keys on
 _KEEP = {"type", "subtype", "role", "status", "state", "stop_reason", "timestamp", "version",
@@ -231,6 +235,7 @@ def assert_shown(rec: Recorder) -> None:
     assert "\\u202eevil" in text
     assert MARKUP in text and LINK in text
     assert "<b>html</b>" in text  # not taken for HTML and dropped
+    assert INVISIBLE_SHOWN in text  # no invisible character left to hide words
 
 
 @pytest.mark.parametrize("name", ["05_subagent", "06_background_bash", "07_hooks", "03_tools",
@@ -303,6 +308,42 @@ def test_the_sanitiser_shows_what_it_replaces() -> None:
     assert visible("plain") == "plain"
 
 
+@pytest.mark.parametrize(("text", "shown"), [
+    ("pay\u200bpal", "pay\\u200bpal"),  # zero-width space
+    ("ad\u200dmin", "ad\\u200dmin"),  # a joiner between Latin letters joins nothing
+    ("\u200d", "\\u200d"),
+    ("word\u2060joiner\u2063", "word\\u2060joiner\\u2063"),  # word joiner, invisible separator
+    ("\ufeffbom", "\\ufeffbom"),
+    ("soft\u00adhyphen", "soft\\xadhyphen"),
+    ("ok\U000e0069\U000e0067\U000e006e", "ok\\U000e0069\\U000e0067\\U000e006e"),  # hidden text
+    ("\u180emongolian\ufff9note", "\\u180emongolian\\ufff9note"),
+    # what scripts and emoji need is kept
+    ("\U0001f468\u200d\U0001f469\u200d\U0001f467", "\U0001f468\u200d\U0001f469\u200d\U0001f467"),
+    ("\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645", "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645"),
+    ("\u0915\u094d\u200d\u0937", "\u0915\u094d\u200d\u0937"),
+    ("\U0001f3f4\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f",
+     "\U0001f3f4\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f"),
+])
+def test_invisible_format_characters_are_shown(text: str, shown: str) -> None:
+    """Every character of Unicode's format category (Cf) is shown as its escape,
+    so no name or title can look like another or hide words; joiners a script or
+    an emoji needs, and a flag's tags, are kept."""
+    from cctv.reducer.safe import escaped, is_safe
+
+    assert visible(text) == visible(text, oneline=True) == shown
+    assert escaped(text) == shown
+    assert is_safe(text) == (shown == text)
+
+
+def test_every_format_character_is_in_the_sanitiser() -> None:
+    """The sanitiser's list of format characters is Unicode's (as this Python knows it)."""
+    import unicodedata
+
+    for code in range(0x110000):
+        if unicodedata.category(chr(code)) == "Cf":
+            assert visible(f"a{chr(code)}b") != f"a{chr(code)}b", f"U+{code:04X}"
+
+
 def test_cards_draw_a_hostile_tool_name_and_ansi_output_safely() -> None:
     from rich.console import Console
 
@@ -365,6 +406,7 @@ async def test_hostile_projects_tree_in_the_browser(tmp_path: Path,
         listed = rec.take("browser")
         assert "␛]0;PWNED-TITLE␇" in listed  # the preview: title, project, branch
         assert "[bold red]DIR" in listed and "␛]0;DIRTITLE␇" in listed  # the file's folder
+        assert "dir\\u200b" in listed
         await pilot.press("g")
         await pilot.pause(0.2)
         rec.take("browser grouped")

@@ -248,7 +248,10 @@ async def test_a_complete_json_line_at_history_end_shows_after_idle(tmp_path: Pa
     assert c.texts() == [b'{"a":1}', b'{"b":2}', b'{"c":3}']
 
 
-async def test_truncation_resets_and_rereads(tmp_path: Path, collect) -> None:
+async def test_truncation_keeps_what_was_read_and_follows_the_new_lines(tmp_path: Path,
+                                                                         collect) -> None:
+    """A rotation by copy and truncate (logrotate's copytruncate): as ``tail -F``
+    shows it, the lines read stay and the new ones follow, numbered on."""
     path = tmp_path / "s.jsonl"
     path.write_bytes(b"one\ntwo\nthree\n")
     c = collect(FileTail(path, **FAST))
@@ -257,9 +260,25 @@ async def test_truncation_resets_and_rereads(tmp_path: Path, collect) -> None:
         f.truncate(0)
     await c.until(lambda c: bool(c.of(Truncated)))
     append(path, b"new\n")
-    await c.until(lambda c: c.texts() == [b"new"])
-    assert c.of(Truncated) == [Truncated(0)]
-    assert c.lines == [RawLine(1, 0, b"new")]
+    await c.until(lambda c: c.texts() == [b"one", b"two", b"three", b"new"])
+    assert c.of(Truncated) == [Truncated(0, continues=True)]
+    assert c.lines[-1] == RawLine(4, 0, b"new")
+    assert not any(is_reset(e) for e in c.events)
+
+
+async def test_truncation_to_the_same_session_shorter_reads_it_again(tmp_path: Path,
+                                                                     collect) -> None:
+    """Shorter but starting as before: the same session written again, read from line 1."""
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b'{"first":1}\ntwo\nthree\n')
+    c = collect(FileTail(path, **FAST))
+    await c.following()
+    with open(path, "r+b") as f:
+        f.truncate(len(b'{"first":1}\n'))
+    await c.until(lambda c: bool(c.of(Truncated)))
+    append(path, b"again\n")
+    await c.until(lambda c: c.texts() == [b'{"first":1}', b"again"])
+    assert c.of(Truncated) == [Truncated(12, continues=False)]
 
 
 async def test_rewrite_in_place_larger_is_detected(tmp_path: Path, collect) -> None:
@@ -269,8 +288,9 @@ async def test_rewrite_in_place_larger_is_detected(tmp_path: Path, collect) -> N
     await c.following()
     with open(path, "r+b") as f:  # same inode, new content, bigger than what was read
         f.write(b"bbbbbbbbbb\ncc\n")
-    await c.until(lambda c: c.texts() == [b"bbbbbbbbbb", b"cc"])
-    assert c.of(Replaced) == [Replaced(continues=False)]
+    # other content from its first byte: a rotation (kept, followed)
+    await c.until(lambda c: c.texts() == [b"aaaa", b"bbbbbbbbbb", b"cc"])
+    assert c.of(Replaced) == [Replaced(continues=True)]
 
 
 def _numbered(n: int, tag: str) -> bytes:
@@ -293,9 +313,10 @@ async def test_truncate_and_refill_past_the_old_size_between_polls_is_caught(tmp
     os.ftruncate(fd, 0)
     os.pwrite(fd, b"".join(new), 0)
     os.close(fd)
-    await c.until(lambda c: len(c.lines) == 20, timeout=8)
-    assert c.texts() == [ln.rstrip(b"\n") for ln in new]
-    assert c.of(Replaced) == [Replaced(continues=False)]
+    await c.until(lambda c: len(c.lines) == 37, timeout=8)
+    # other lines than the ones read: a rotation, kept and followed
+    assert c.texts() == old_bytes.splitlines() + [ln.rstrip(b"\n") for ln in new]
+    assert c.of(Replaced) == [Replaced(continues=True)]
 
 
 async def test_replacement_by_rename_rereads_the_same_session(tmp_path: Path, collect) -> None:

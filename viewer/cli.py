@@ -165,18 +165,29 @@ def _replay(name: str, args: list[str]) -> int:
                    help="write the lines to stdout at their recorded pace instead of viewing")
     p.add_argument("--keep-idle", action="store_true",
                    help="do not shorten idle gaps longer than a few seconds")
+    p.add_argument("--raw", action="store_true",
+                   help="with --emit: write the bytes to a terminal too (it acts on"
+                        " any escape sequence in them)")
     ns = p.parse_args(args)
     ns.path = _session_arg(ns.path)
     if not 0.25 <= ns.speed <= 64:
         p.error("--speed must be between 0.25 and 64")
     if ns.from_line is not None and ns.from_line < 1:
         p.error("--from must be a line number (1 or more)")
+    if ns.raw and not ns.emit:
+        p.error("--raw goes with --emit")
+    if ns.emit and not ns.raw and sys.stdout.isatty():
+        print("cctv replay: --emit writes the file's raw bytes, which a terminal would act on:"
+              " pipe it into cctv (cctv replay FILE --emit | cctv -), or add --raw",
+              file=sys.stderr)
+        return 2
     if ns.emit:
         from .replay.emit import run_emit
 
         return run_emit(ns.path, speed=ns.speed, from_line=ns.from_line or 1,
                         skip_idle=not ns.keep_idle, out=getattr(sys.stdout, "buffer", sys.stdout),
                         err=sys.stderr)
+    from .launch import no_terminal
     from .loader import InputError
     from .replay.recording import load_recording
 
@@ -188,6 +199,8 @@ def _replay(name: str, args: list[str]) -> int:
         return 2
     if not recording.frames:
         print(visible(f"cctv replay: {ns.path}: no lines to replay", oneline=True), file=sys.stderr)
+        return 2
+    if no_terminal():
         return 2
     from .replay.app import ReplayApp
 
@@ -238,7 +251,7 @@ COMMANDS: dict[str, Command] = {
         _viewer_with_help("Open the bundled example session.", "cctv demo"),
     ),
     "replay": Command(
-        "cctv replay PATH [--speed N] [--from LINE] [--emit]",
+        "cctv replay PATH [--speed N] [--from LINE] [--emit [--raw]]",
         "step through a recorded session frame by frame (--emit: its lines at their pace)",
         _replay,
     ),

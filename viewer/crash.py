@@ -1,4 +1,5 @@
-"""An unhandled exception in the app: one line on stderr, the traceback in a log file."""
+"""An unhandled exception in the app: one line on stderr, the traceback in a log file
+(the cache's ``logs/``, or a temporary folder when the cache cannot take it)."""
 
 from __future__ import annotations
 
@@ -8,21 +9,21 @@ from pathlib import Path
 
 from cctv.reducer.safe import visible
 
-from .paths import cache_dir
+from .storage import CacheArea, DiskError
 
-__all__ = ["write_crash_log", "crash_message"]
+__all__ = ["LOGS", "write_crash_log", "crash_message"]
+
+LOGS = CacheArea("logs", max_files=50, what="crash logs")
 
 
 def write_crash_log(error: BaseException) -> Path | None:
-    """Write ``error``'s full traceback to the cache directory; ``None`` if that fails."""
+    """Write ``error``'s full traceback to a log file; ``None`` if no folder takes it."""
     text = "".join(traceback.format_exception(error))
     try:
-        folder = cache_dir("logs")
-        path = folder / time.strftime("crash-%Y%m%d-%H%M%S.log")
-        path.write_text(text, encoding="utf-8")
-    except OSError:
+        return LOGS.put(time.strftime("crash-%Y%m%d-%H%M%S.log"),
+                        text.encode("utf-8", "backslashreplace"))  # names may not be UTF-8
+    except DiskError:
         return None
-    return path
 
 
 def crash_message(error: BaseException, log: Path | None) -> str:

@@ -24,7 +24,7 @@ from typing import Any
 from cctv.reducer.decode import Format, detect_format
 from cctv.reducer.format import clip
 
-from .index.scan import default_projects_dir, session_files
+from .index.scan import default_projects_dir, open_regular, session_files
 
 __all__ = [
     "HEAD_BYTES",
@@ -148,7 +148,7 @@ def _read_head_tail(path: Path, size: int) -> tuple[str, str]:
     """Return (head, tail) text. A file of at most head+tail bytes is read whole
     into ``head`` (tail empty); otherwise the tail drops its first, partial line.
     Partial lines left at the end of the head simply fail to decode later."""
-    with open(path, "rb") as fh:
+    with open_regular(path) as fh:
         if size <= HEAD_BYTES + TAIL_BYTES:
             return fh.read(HEAD_BYTES + TAIL_BYTES).decode("utf-8", errors="replace"), ""
         head_b = fh.read(HEAD_BYTES)
@@ -411,7 +411,7 @@ def subagent_files(session_path: Path | str) -> list[tuple[Path, dict[str, Any]]
         nested = []
     for p in nested:
         try:
-            with open(p, "rb") as fh:
+            with open_regular(p) as fh:
                 head = fh.read(HEAD_BYTES)
         except OSError:
             continue
@@ -425,7 +425,7 @@ def subagent_files(session_path: Path | str) -> list[tuple[Path, dict[str, Any]]
         legacy = []
     for p in legacy:
         try:
-            with open(p, "rb") as fh:
+            with open_regular(p) as fh:
                 raw = fh.read(HEAD_BYTES)
         except OSError:
             continue

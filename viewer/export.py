@@ -21,9 +21,12 @@ from cctv.reducer.safe import visible
 from cctv.reducer.state import MAIN
 
 from .loader import InputError, load_path
-from .paths import cache_dir
+from .storage import CacheArea, DiskError
 
-__all__ = ["run_export", "export_file_name", "write_export", "cache_dir"]
+__all__ = ["EXPORTS", "run_export", "export_file_name", "write_export"]
+
+EXPORTS = CacheArea("exports", what="exports")
+"""Where an export goes when the current directory cannot take it."""
 
 
 def export_file_name(feed: Feed, agent_id: str = MAIN, now: float | None = None) -> str:
@@ -44,13 +47,17 @@ def _folders(directory: Path | None) -> Iterator[Path]:
         yield Path.cwd()
     except OSError:  # the current directory was removed
         pass
-    yield cache_dir(create=False)  # write_export makes it
+    try:
+        yield EXPORTS.writable_folder()
+    except DiskError:
+        return
 
 
 def write_export(text: str, name: str, directory: Path | None = None) -> Path:
     """Write ``text`` to ``name`` in ``directory`` (the current directory by
-    default), falling back to the cache directory when that one is not writable;
-    never overwrites a file (a ``-2``, ``-3``… suffix is added). Returns the path."""
+    default), falling back to the cache's ``exports/`` (or a temporary folder)
+    when that one is not writable; never overwrites a file (a ``-2``, ``-3``…
+    suffix is added). Returns the path; raises ``OSError`` when no folder takes it."""
     last_error: OSError | None = None
     for folder in _folders(directory):
         try:

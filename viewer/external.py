@@ -2,9 +2,10 @@
 ``$EDITOR``, an image in the system viewer.
 
 Everything goes through a file in cctv's cache directory (``$XDG_CACHE_HOME/cctv``,
-by default ``~/.cache/cctv``), never beside the session. Text written for a pager
-has its control characters made visible (``\\x1b``), so ``less -R`` shows the bytes
-of the session and never acts on them.
+by default ``~/.cache/cctv``; a private temporary folder when the cache cannot
+take it: :class:`viewer.storage.CacheArea`), never beside the session. Text
+written for a pager has its control characters made visible (``\\x1b``), so
+``less -R`` shows the bytes of the session and never acts on them.
 """
 
 from __future__ import annotations
@@ -19,58 +20,33 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .paths import cache_dir
+from cctv.reducer.safe import escaped
+
+from .storage import CacheArea
 
 if TYPE_CHECKING:
     from textual.app import App
 
-__all__ = ["cache_dir", "visible_controls", "write_cache_file", "pager_command",
-           "editor_command", "open_text", "open_image"]
+__all__ = ["IMAGES", "KEEP_FILES", "TEXTS", "write_cache_file",
+           "pager_command", "editor_command", "open_text", "open_image"]
 
-_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+KEEP_FILES = 20
+"""Files kept per area; the least recently used go as new ones are written."""
 
-
-def _escape(match: re.Match[str]) -> str:
-    c = ord(match.group())
-    return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
-
-
-def visible_controls(text: str) -> str:
-    """``text`` with every control character but tab and line feed (ESC, CR, C1,
-    bidi overrides) written as an escape, so no terminal acts on it."""
-    return _CONTROLS.sub(_escape, text)
+TEXTS = CacheArea("view", max_files=KEEP_FILES, what="files for the pager and editor")
+IMAGES = CacheArea("images", max_files=KEEP_FILES, what="images for the viewer")
 
 
-def write_cache_file(data: str | bytes, name: str, subdir: str = "view") -> Path:
-    """Write ``data`` (text has its controls made visible) to a file of the cache
-    directory named after ``name`` and its content, and return its path."""
-    folder = cache_dir() / subdir
-    folder.mkdir(parents=True, exist_ok=True)
-    payload = visible_controls(data).encode("utf-8", "replace") if isinstance(data, str) else data
+def write_cache_file(data: str | bytes, name: str, area: CacheArea = TEXTS) -> Path:
+    """Write ``data`` (text has its controls written as escapes: :func:`reducer.safe.escaped`)
+    to a file of ``area``
+    named after ``name`` and its content, and return its path. Raises
+    :class:`viewer.storage.DiskError` when no folder takes it."""
+    payload = escaped(data).encode("utf-8") if isinstance(data, str) else data
     digest = hashlib.blake2b(payload, digest_size=6).hexdigest()
     safe = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-")[:60] or "item"
     stem, dot, ext = safe.rpartition(".")
-    path = folder / (f"{stem}-{digest}.{ext}" if dot and stem else f"{safe}-{digest}.txt")
-    if not path.exists():
-        tmp = path.with_suffix(path.suffix + ".part")
-        tmp.write_bytes(payload)
-        tmp.replace(path)
-        _prune(folder, keep=path)
-    return path
-
-
-KEEP_FILES = 20
-"""Files kept per cache subdirectory; older ones are removed as new ones are written."""
-
-
-def _prune(folder: Path, keep: Path) -> None:
-    try:
-        files = sorted((p for p in folder.iterdir() if p.is_file() and p != keep),
-                       key=lambda p: p.stat().st_mtime, reverse=True)
-        for old in files[KEEP_FILES - 1:]:
-            old.unlink(missing_ok=True)
-    except OSError:  # another cctv pruning at the same time, a file in use: keep it
-        pass
+    return area.put(f"{stem}-{digest}.{ext}" if dot and stem else f"{safe}-{digest}.txt", payload)
 
 
 def pager_command() -> list[str]:

@@ -58,7 +58,8 @@ def check_file(path: Path) -> dict[str, Any]:
     lines = len(feed.entries) - blank
     return {
         "path": str(path),
-        "verdict": not_a_session(lines, len(malformed), len(unknown)),
+        "verdict": not_a_session(lines, len(malformed), len(unknown),
+                                 [(m["line"], m["reason"]) for m in malformed]),
         "format": session.format,
         "cli_version": session.cli_version,
         "lines": len(feed.entries),
@@ -150,9 +151,9 @@ def run_summary(path: str, as_json: bool, out: TextIO, err: TextIO) -> int:
         return 2
     data = summarize(feed.session)
     blank = sum(isinstance(e, Blank) for e in feed.entries)
-    malformed = sum(isinstance(e, Malformed) for e in feed.entries)
+    malformed = [(e.line_no, e.reason) for e in feed.entries if isinstance(e, Malformed)]
     unknown = sum(isinstance(e, Unknown) for e in feed.entries)
-    verdict = not_a_session(len(feed.entries) - blank, malformed, unknown)
+    verdict = not_a_session(len(feed.entries) - blank, len(malformed), unknown, malformed)
     if as_json:
         print(json.dumps({"verdict": verdict, **data}, indent=2), file=out)
     elif verdict:

@@ -7,11 +7,14 @@ the session browser (``cctv``, ``cctv browse``) starts without them.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import gc
 import os
 import shutil
+import stat
 import sys
+import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -23,7 +26,8 @@ if TYPE_CHECKING:
     from .sources import Event, FileTail, Source, StreamSource
     from .viewer_app import ViewerApp
 
-__all__ = ["launch", "launch_browser", "exit_status", "build_source", "StdinPipeSource"]
+__all__ = ["NO_TERMINAL", "launch", "launch_browser", "exit_status", "build_source", "FifoSource",
+           "StdinPipeSource", "no_terminal"]
 
 
 class StdinPipeSource:
@@ -48,9 +52,95 @@ class StdinPipeSource:
             await self._inner.stop()
 
 
+class FifoSource(StdinPipeSource):
+    """A FIFO named on the command line, read as the pipe it is (``cctv PATH``
+    as ``cctv - < PATH``). Opening it waits for a writer: that wait is in a
+    thread of its own, so the keys work meanwhile and ``q`` quits at once."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(-1)
+        self.path = path
+        self.label = str(path)
+
+    async def events(self) -> AsyncIterator[Event]:
+        from .sources import CannotRead, EndOfInput
+
+        try:
+            self.fd = await _open_when_written(self.path)
+        except OSError as exc:
+            yield CannotRead(str(self.path), exc.strerror or str(exc))
+            yield EndOfInput()
+            return
+        async for event in super().events():
+            yield event
+
+
+async def _open_when_written(path: Path) -> int:
+    """``path`` (a FIFO) opened for reading, once a writer opens it. The open
+    blocks, in a daemon thread: nothing waits for it when the app quits."""
+    loop = asyncio.get_running_loop()
+    opened: asyncio.Future[int] = loop.create_future()
+
+    def settle(fd: int | None, error: OSError | None) -> None:
+        if opened.done():  # given up on (the app quit): nobody reads it
+            if fd is not None:
+                os.close(fd)
+        elif error is not None:
+            opened.set_exception(error)
+        else:
+            opened.set_result(fd)
+
+    def run() -> None:
+        try:
+            fd, error = os.open(path, os.O_RDONLY | os.O_CLOEXEC), None
+        except OSError as exc:
+            fd, error = None, exc
+        try:
+            loop.call_soon_threadsafe(settle, fd, error)
+        except RuntimeError:  # the loop is closed
+            if fd is not None:
+                os.close(fd)
+
+    threading.Thread(target=run, name="cctv-fifo-open", daemon=True).start()
+    return await opened
+
+
 def _usage_error(message: str) -> int:
     print(f"cctv: {message}", file=sys.stderr)
     return 2
+
+
+NO_TERMINAL = "cctv needs a terminal; try cctv summary / check / export"
+
+
+def no_terminal(*, stdin_is_input: bool = False) -> bool:
+    """True (after saying :data:`NO_TERMINAL` on stderr) when there is no terminal
+    for the UI. Textual draws on standard error and reads keys from standard
+    input; a standard input that is not a terminal (``</dev/null``) is traded
+    for the controlling terminal, ``/dev/tty``, as ``less`` does — unless it
+    is the frames to read (``stdin_is_input``: the caller moves it). From cron
+    there is neither: Textual's key reader would spin on the end of input."""
+    missing = not _isatty(2)
+    if not missing and not stdin_is_input and not _isatty(0):
+        from .sources import take_stdin_pipe
+
+        try:
+            old_stdin = take_stdin_pipe()
+        except OSError:  # no controlling terminal
+            missing = True
+        else:
+            if old_stdin is not None:
+                os.close(old_stdin)  # what was there is not read
+    if missing:
+        print(NO_TERMINAL, file=sys.stderr)
+    return missing
+
+
+def _isatty(fd: int) -> bool:
+    try:
+        return os.isatty(fd)
+    except OSError:
+        return False
 
 
 def _tail_args(args: list[str]) -> argparse.Namespace | str:
@@ -149,17 +239,26 @@ def build_source(args: list[str]) -> Source | str:
     return _file_source(target, follow=follow, wait=ns.wait)
 
 
-def _file_source(target: str, *, follow: bool, wait: bool) -> FileTail | str:
-    """A session file named on the command line, or why it cannot be read;
-    ``wait``: a file that does not exist yet is waited for."""
+def _file_source(target: str, *, follow: bool, wait: bool) -> FileTail | FifoSource | str:
+    """A session file named on the command line (a FIFO: read as a pipe), or
+    why it cannot be read; ``wait``: a file that does not exist yet is waited for."""
+    from .index.scan import file_kind
     from .sources import FileTail
 
     path = Path(target).expanduser()
-    if path.is_dir():
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        mode = None
+    if mode is not None and stat.S_ISDIR(mode):
         return f"{path}: is a directory, not a session file"
-    if path.exists() and not os.access(path, os.R_OK):
+    if mode is not None and stat.S_ISFIFO(mode):
+        return FifoSource(path)
+    if mode is not None and not stat.S_ISREG(mode):
+        return f"{path}: is a {file_kind(mode)}, not a session file"
+    if mode is not None and not os.access(path, os.R_OK):
         return f"{path}: cannot read (permission denied)"
-    if not path.exists() and not wait:
+    if mode is None and not wait:
         return f"{path}: no such file (cctv tail {target} waits for it to appear)"
     return FileTail(path, follow=follow)
 
@@ -190,6 +289,8 @@ def launch_browser(directory: str | None = None, *, use_index: bool = True) -> i
     root = resolve_root(directory)
     if directory is not None and not root.is_dir():
         return _usage_error(f"{root}: no such folder")
+    if no_terminal():
+        return 2
     options = BrowseOptions(root, use_index=use_index, examples=[demo_path()])
     # what is imported lives as long as the process: the collections the start-up
     # sets off (it allocates the list's rows and cells) need not walk it all
@@ -215,6 +316,8 @@ def launch(args: list[str]) -> int:
         return status
     from .app import CctvApp
 
+    if no_terminal(stdin_is_input=source == "stdin"):
+        return 2
     if source == "stdin":
         from .sources import take_stdin_pipe
 

@@ -22,7 +22,7 @@ from cctv.reducer.feed import Feed
 from .rawstore import rereadable
 from .shown import ShownSession
 from .source_state import Effect, SourceState
-from .sources import FileTail, Recreated, Replaced, is_reset
+from .sources import FileTail, Recreated, Replaced, Truncated, is_reset
 from .stderr_buffer import StderrBuffer
 from .subagent_tail import agent_file_found, resolve_agent
 
@@ -106,7 +106,7 @@ class LiveSession(ShownSession):
     def take(self, event: Event, now: float) -> Effect:
         """Fold one event of the source other than lines (``now``: monotonic);
         what else the app should do (a notice, a toast, the history in)."""
-        if isinstance(event, (Replaced, Recreated)) and not is_reset(event) \
+        if isinstance(event, (Truncated, Replaced, Recreated)) and not is_reset(event) \
                 and not self.feed.keep_raw:
             self.raw_store.replaced(getattr(self.source, "path"))  # rotated: lines go on
         effect = self.source_state.apply(event, now)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import stat
 from pathlib import Path
 
 from cctv.reducer.feed import Feed, read_file_lines
 
 from .discovery import subagent_files
+from .index.scan import file_kind
 from .subagent_tail import agent_file_found, agent_id_for
 
 __all__ = ["load_path", "load_subagents", "InputError", "check_readable"]
@@ -17,11 +19,21 @@ class InputError(Exception):
 
 
 def check_readable(path: Path) -> None:
-    """Raise :class:`InputError` for a missing, directory or unreadable path."""
-    if not path.exists():
-        raise InputError(f"{path}: no such file")
-    if path.is_dir():
+    """Raise :class:`InputError` for a missing, directory, device, socket or
+    unreadable path. A FIFO is read as the pipe it is (not tried first: that
+    would wait for a writer and take its first byte)."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    if stat.S_ISDIR(mode):
         raise InputError(f"{path}: is a directory, not a session file")
+    if stat.S_ISFIFO(mode):
+        return
+    if not stat.S_ISREG(mode):
+        raise InputError(f"{path}: is a {file_kind(mode)}, not a session file")
     try:
         with open(path, "rb") as fh:
             fh.read(1)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from textual.message import Message
 
-__all__ = ["OpenSession", "CloseSession", "OpenAgent", "Seek", "Aim"]
+__all__ = ["OpenSession", "CloseSession", "OpenAgent", "Seek", "Aim", "DiskNotes"]
 
 
 @dataclass
@@ -51,3 +51,12 @@ class Aim(Message):
     (``None``: it left)."""
 
     position: int | None
+
+
+@dataclass
+class DiskNotes(Message):
+    """Something happened to cctv's own files on disk (:mod:`viewer.storage`):
+    tell the notes not told yet, once each."""
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, DiskNotes)

@@ -2,7 +2,9 @@
 and where its bundled demo session is.
 
 ``$XDG_CACHE_HOME/cctv`` (default ``~/.cache/cctv``) holds the session index,
-crash logs and temporary files for the pager. Nothing here imports Textual.
+crash logs and the files handed to the pager and the image viewer; they are
+written through :mod:`viewer.storage`, which copes with a disk that fails.
+Nothing here imports Textual, and nothing here writes.
 """
 
 from __future__ import annotations
@@ -14,13 +16,10 @@ from pathlib import Path
 __all__ = ["cache_dir", "demo_path"]
 
 
-def cache_dir(*parts: str, create: bool = True) -> Path:
-    """``$XDG_CACHE_HOME/cctv/<parts…>`` (default ``~/.cache/cctv``), created on demand."""
+def cache_dir(*parts: str) -> Path:
+    """``$XDG_CACHE_HOME/cctv/<parts…>`` (default ``~/.cache/cctv``); not created here."""
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    path = Path(base).expanduser() / "cctv" / Path(*parts) if parts else Path(base).expanduser() / "cctv"
-    if create:
-        path.mkdir(parents=True, exist_ok=True)
-    return path
+    return Path(base).expanduser().joinpath("cctv", *parts)
 
 
 def demo_path() -> Path:

@@ -99,8 +99,9 @@ class RawStore:
             self._files[agent] = _File(Path(path), (st.st_dev, st.st_ino), st.st_size)
 
     def replaced(self, path: str | os.PathLike[str]) -> None:
-        """The main source's file was replaced by one that continues it (rotated):
-        the lines read from now on are the new file's. An earlier line is still
+        """The main source's file was replaced by one that continues it (rotated:
+        renamed away, or copied and truncated): the lines read from now on are
+        the new content's. An earlier line is still
         shown only if the bytes at its offset decode to what was folded."""
         old = self._files.pop(None, None)
         self.track(path)

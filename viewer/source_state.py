@@ -200,7 +200,11 @@ class SourceState:
     def _file_changed(self, event: _FileChange, now: float, effect: Effect) -> None:
         """The followed file was truncated, replaced, deleted or created again."""
         match event:
-            case Truncated(size=size):
+            case Truncated(size=size, continues=True):
+                effect.notice = (f"the file was truncated to {size:,} bytes (rotated): "
+                                 "the lines below are what it holds now", "warning")
+                self._say("truncated · following its new lines", "warning", now=now, transient=True)
+            case Truncated(size=size, continues=False):
                 self.lines_seen = False
                 effect.notice = (f"the file was truncated to {size:,} bytes: read again from the start",
                                  "warning")

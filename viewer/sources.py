@@ -8,7 +8,7 @@ consumer (the app's worker, a test, a benchmark) matches on their types::
         async for event in events:
             match event:
                 case Lines(lines): ...
-                case Truncated() | Replaced(continues=False): ...  # drop all state
+                case Truncated(continues=False) | Replaced(continues=False): ...  # drop all state
                 ...
 
 I/O problems never escape ``events()`` as exceptions: they become events
@@ -108,9 +108,16 @@ class WaitingForFile:
 
 @dataclass(frozen=True, slots=True)
 class Truncated:
-    """The file got shorter than what was read: it is read again from the start (a reset)."""
+    """The file got shorter than what was read (``size`` bytes now).
+
+    ``continues`` as for :class:`Replaced`: true when what it holds now does not
+    start with the first bytes read (emptied and written again, as a rotation
+    by copy and truncate does: the lines read are kept, its lines follow them,
+    numbering goes on, as ``tail -F`` shows it); false when it does (the same
+    session written again, shorter: a reset, it is read from the start)."""
 
     size: int
+    continues: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,9 +218,8 @@ Event = (Lines | Progress | HistoryRead | Live | WaitingForFile | Truncated | Re
 def is_reset(event: Event) -> bool:
     """Whether ``event`` drops everything read so far (numbering restarts at 1)."""
     match event:
-        case Truncated():
-            return True
-        case Replaced(continues=continues) | Recreated(continues=continues):
+        case Truncated(continues=continues) | Replaced(continues=continues) \
+                | Recreated(continues=continues):
             return not continues
         case _:
             return False
@@ -297,7 +303,12 @@ class FileTail:
     file was read to its end), a shorter file :class:`Truncated`, first bytes
     (or the bytes before the offset) that changed ``Replaced`` too. A removed
     file is :class:`Deleted` (its last lines read first) and, when it comes
-    back, :class:`Recreated`. A last line without its newline is held until
+    back, :class:`Recreated`. Each of these says whether the file continues
+    what was read (another content at the path: a rotation, by rename or by
+    copy and truncate; the lines read are kept and its lines follow, as
+    ``tail -F`` shows them) or is the same session written again (it starts
+    with the same first bytes: read again from the start). A last line
+    without its newline is held until
     the newline arrives, unless it is a whole JSON object and nothing was
     written for ``idle_flush_ms``: then it is shown (as ``tail -F`` would),
     and the newline that may follow is not taken for an empty line.
@@ -709,13 +720,15 @@ class FileTail:
             run.history = not continues
             yield Replaced(continues)
         elif st.st_size < self._splitter.offset:
-            self._restart()
-            run.history = True
-            yield Truncated(st.st_size)
+            continues = not self._starts_like_before()
+            self._restart(keep_numbering=continues)
+            run.history = not continues
+            yield Truncated(st.st_size, continues)
         elif self._rewritten():
-            self._restart()
-            run.history = True
-            yield Replaced(continues=False)
+            continues = not self._starts_like_before()
+            self._restart(keep_numbering=continues)
+            run.history = not continues
+            yield Replaced(continues)
 
     async def _history(self, run: _Run) -> AsyncGenerator[Event, None]:
         """Read the file from offset 0 to its end; then follow it, or end."""

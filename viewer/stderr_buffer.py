@@ -2,8 +2,10 @@
 
 ``cctv run`` can start a command that writes megabytes to stderr. The app keeps
 the most recent lines in memory (at most ``limit`` characters) and writes the
-older ones, as they are pushed out, to a file in the cache directory, so the
-whole stderr is still there and memory stays flat.
+older ones, as they are pushed out, to a file in the cache directory (or a
+temporary folder: :class:`viewer.storage.CacheArea`), so the whole stderr is
+still there and memory stays flat. When no folder takes it, or the disk fills,
+the lines pushed out are dropped and ``spill_error`` says why.
 """
 
 from __future__ import annotations
@@ -14,9 +16,11 @@ from collections import deque
 from pathlib import Path
 from typing import TextIO
 
-from .paths import cache_dir
+from .storage import CacheArea, DiskError
 
-__all__ = ["StderrBuffer"]
+__all__ = ["SPILLS", "StderrBuffer"]
+
+SPILLS = CacheArea("stderr", max_files=20, what="spilled stderr")
 
 
 class StderrBuffer:
@@ -66,12 +70,14 @@ class StderrBuffer:
 
     def _write_spilled(self, line: str) -> None:
         if self._spill is None and self.spill_error is None:
-            folder = self.spill_dir or cache_dir("stderr", create=False)
-            path = folder / f"stderr-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.log"
+            name = f"stderr-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.log"
             try:
+                folder = self.spill_dir or SPILLS.writable_folder()
                 folder.mkdir(parents=True, exist_ok=True)
-                self._spill = open(path, "w", encoding="utf-8", errors="replace")  # noqa: SIM115
-                self.spill_path = path
+                self._spill = open(folder / name, "w", encoding="utf-8", errors="replace")  # noqa: SIM115
+                self.spill_path = folder / name
+            except DiskError as exc:
+                self.spill_error = str(exc.note)
             except OSError as exc:
                 self.spill_error = exc.strerror or str(exc)
         if self._spill is not None:

@@ -24,7 +24,7 @@ from textual.worker import Worker, WorkerState
 
 from cctv.widgets.safe_text import is_safe, visible
 
-from .messages import OpenAgent
+from .messages import DiskNotes, OpenAgent
 
 if TYPE_CHECKING:
     from cctv.reducer.state import Change
@@ -101,19 +101,23 @@ class ViewerApp(App[int], Generic[Shown]):
                             self.action_save_screenshot)
 
     def action_save_screenshot(self) -> None:
-        """Save an SVG of the screen in the current directory (else the cache directory)."""
-        from .paths import cache_dir
+        """Save an SVG of the screen in the current directory (else the cache's
+        ``screenshots/``, else a temporary folder)."""
+        from .storage import CacheArea, DiskError
 
         name = time.strftime("cctv-%Y%m%d-%H%M%S.svg")
-        svg = self.export_screenshot()
-        for folder in (Path.cwd(), cache_dir("screenshots")):
+        svg = self.export_screenshot().encode("utf-8")
+        try:
+            path = Path.cwd() / name
+            path.write_bytes(svg)
+        except OSError:
             try:
-                (folder / name).write_text(svg, encoding="utf-8")
-            except OSError:
-                continue
-            self.notify(Content(f"Screenshot saved: {folder / name}"), timeout=8)
-            return
-        self.notify("Could not save the screenshot", severity="error")
+                path = CacheArea("screenshots", what="screenshots").put(name, svg)
+            except DiskError as exc:
+                self.notify(f"Could not save the screenshot: {exc.note}", severity="error")
+                return
+        self.on_disk_notes()
+        self.notify(Content(f"Screenshot saved: {path}"), timeout=8)
 
     # --- text that reaches the terminal ---------------------------------------------
 
@@ -207,6 +211,14 @@ class ViewerApp(App[int], Generic[Shown]):
         self._dirty = True
 
     # --- navigation ----------------------------------------------------------------------
+
+    def on_disk_notes(self, message: DiskNotes | None = None) -> None:
+        """Tell, once each, what happened to cctv's own files on disk and what
+        cctv does instead (:mod:`viewer.storage`): one notification per note, ever."""
+        from .storage import take_notes
+
+        for note in take_notes():
+            self.notify(str(note), title="Cache", severity="warning", timeout=12)
 
     def on_open_agent(self, message: OpenAgent) -> None:
         self.open_agent(message.agent_id)

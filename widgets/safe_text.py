@@ -57,15 +57,17 @@ def safe_text(value: Text) -> Text:
         plain = value.plain
         if is_safe(plain):
             return value
-    cuts: list[int] = []
-    for match in UNSAFE.finditer(plain):
-        cuts += (match.start(), match.end())
-    pieces = value.divide(cuts)
     out = value.blank_copy()
-    for piece in pieces:
-        if len(piece.plain) == 1 and UNSAFE.match(piece.plain):
-            piece = Text(visible(piece.plain), style=_style_at(piece))
-        out.append_text(piece)
+    done = 0
+    for match in UNSAFE.finditer(plain):  # one character, or a run of tag characters
+        start, end = match.span()
+        if start > done:
+            out.append_text(value[done:start])
+        piece = value[start:end]
+        out.append_text(Text(visible(piece.plain), style=_style_at(piece)))
+        done = end
+    if done < len(plain):
+        out.append_text(value[done:])
     return out
 
 

@@ -11,15 +11,20 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from .rows import SessionRow, activity_order
 from .refresh import Progress, RefreshReport, refresh
 from .scan import resolve_root
-from .store import MARKS, Hit, IndexClosed, IndexStore, damaged, index_file, locked
+from ..storage import Damaged
+from .store import MARKS, Hit, IndexClosed, IndexStore, index_file
 
 __all__ = ["Hit", "IndexClosed", "LIVE_WINDOW_S", "MARKS", "SessionIndex", "SessionRow", "RefreshReport",
            "activity_order", "resolve_root"]
+
+T = TypeVar("T")
 
 LIVE_WINDOW_S = 300.0
 """A session written to within this many seconds is marked live."""
@@ -30,12 +35,15 @@ class SessionIndex:
 
     ``use_index=False`` keeps it in memory for this run only (``--no-index``):
     every file is read directly and nothing is written to the cache.
+    ``rows=False``: only searched (``cctv search``), its rows are not all
+    decoded on open (see :class:`~viewer.index.store.IndexStore`).
     """
 
-    def __init__(self, root: Path, *, use_index: bool = True, workers: int | None = None) -> None:
+    def __init__(self, root: Path, *, use_index: bool = True, workers: int | None = None,
+                 rows: bool = True) -> None:
         self.root = Path(os.path.abspath(root))  # rows name their files by absolute path
         self.workers = workers
-        self.store = IndexStore(index_file(root) if use_index else None)
+        self.store = IndexStore(index_file(root) if use_index else None, rows=rows)
 
     @property
     def note(self) -> str | None:
@@ -49,23 +57,31 @@ class SessionIndex:
 
     def rows(self) -> list[SessionRow]:
         """Every indexed session, newest activity first."""
-        return self.store.rows()
+        return self._surviving(self.store.rows, refill=True)
 
     def refresh(self, progress: Progress | None = None) -> RefreshReport:
         """Read what changed in the projects folder. An index file that fails
-        (damaged, or locked past the busy timeout) is rebuilt or replaced by
-        one in memory, and the refresh starts again: never an error."""
-        try:
-            return refresh(self.store, self.root, progress, self.workers)
-        except sqlite3.Error as exc:
-            if not (damaged(exc) or locked(exc)) or self.store.closed:
-                raise
-            self.store.recover(exc)
-            return refresh(self.store, self.root, progress, self.workers)
+        (damaged, full, read-only, locked past the busy timeout) is rebuilt or
+        replaced by one in memory, and the refresh starts again: never an error."""
+        return self._surviving(lambda: refresh(self.store, self.root, progress, self.workers))
 
     def search(self, text: str, limit: int = 200) -> list[Hit]:
         """Full-text hits across every session's prompts, replies and tool inputs."""
-        return self.store.search(text, limit)
+        return self._surviving(lambda: self.store.search(text, limit), refill=True)
+
+    def _surviving(self, call: Callable[[], T], *, refill: bool = False) -> T:
+        """``call()``; after an error from the index file, the file is rebuilt or
+        moved to memory (:meth:`IndexStore.recover`) and ``call()`` made again.
+        ``refill``: an answer from the index (rows, hits) waits, when it was
+        rebuilt empty, for the files to be read into it again, so damage found
+        by a search is never taken for "no hits"."""
+        try:
+            return call()
+        except (sqlite3.Error, Damaged) as exc:
+            self.store.recover(exc)  # IndexClosed when the app quit meanwhile
+        if refill and self.store.fresh and not self.store.count():
+            refresh(self.store, self.root, None, self.workers)
+        return call()
 
     def close(self) -> None:
         self.store.close()

@@ -30,6 +30,7 @@ from cctv.reducer.timestamps import parse_timestamp
 from ..discovery import subagent_files
 from ..subagent_tail import agent_file_found, agent_id_for
 from .rows import Extracted, SessionRow, TextRow, read_marks, tail_digest
+from .scan import open_regular
 
 __all__ = ["extract", "TEXT_LIMIT"]
 
@@ -126,7 +127,7 @@ def _subagent_texts(session: Session, after_line: int, stamp: Callable[[int], st
 
 def _read_from(path: Path, splitter: LineSplitter, fold: Callable[[list[RawLine]], object]) -> None:
     """Feed ``fold`` the complete lines ``path`` has past where ``splitter`` stopped."""
-    with open(path, "rb") as fh:
+    with open_regular(path) as fh:
         fh.seek(splitter.offset)
         while chunk := fh.read(_CHUNK):
             batch = splitter.feed(chunk)

@@ -14,13 +14,14 @@ from typing import TextIO
 from cctv.reducer.format import compact_count, format_cost, format_duration
 from cctv.reducer.safe import visible
 
+from ..storage import take_notes
 from . import LIVE_WINDOW_S, SessionIndex, resolve_root
 
 __all__ = ["run_sessions", "run_search"]
 
 
-def _open(directory: str | None, use_index: bool, err: TextIO) -> SessionIndex:
-    index = SessionIndex(resolve_root(directory), use_index=use_index)
+def _open(directory: str | None, use_index: bool, err: TextIO, *, rows: bool) -> SessionIndex:
+    index = SessionIndex(resolve_root(directory), use_index=use_index, rows=rows)
     progress = None
     if err.isatty():
         def progress(done: int, total: int) -> None:
@@ -30,11 +31,19 @@ def _open(directory: str | None, use_index: bool, err: TextIO) -> SessionIndex:
     report = index.refresh(progress)
     if progress is not None and report.read:
         err.write("\r" + " " * 16 + "\r")
-    if index.note:
-        print(visible(f"cctv: {index.note}", oneline=True), file=err)
-    for error in report.errors[:10]:
-        print(visible(f"cctv: {error}", oneline=True), file=err)
+    _tell(err)
+    passed = report.skipped + report.errors
+    for line in passed[:10]:
+        print(visible(f"cctv: {line}", oneline=True), file=err)
+    if len(passed) > 10:
+        print(f"cctv: … and {len(passed) - 10} more not listed", file=err)
     return index
+
+
+def _tell(err: TextIO) -> None:
+    """What happened to the index file (rebuilt, kept in memory), a line each."""
+    for note in take_notes():
+        print(visible(f"cctv: {note}", oneline=True), file=err)
 
 
 def run_sessions(directory: str | None, as_json: bool, use_index: bool,
@@ -46,8 +55,9 @@ def run_sessions(directory: str | None, as_json: bool, use_index: bool,
             print("[]", file=out)
         print(visible(f"cctv: no projects folder at {root}", oneline=True), file=err)
         return 0 if as_json else 1
-    index = _open(directory, use_index, err)
+    index = _open(directory, use_index, err, rows=True)
     rows = index.rows()
+    _tell(err)  # damage met by the reading itself
     now = time.time()
     if as_json:
         json.dump([r.as_json(now, LIVE_WINDOW_S) for r in rows], out, indent=2)
@@ -76,8 +86,9 @@ def run_search(query: str, directory: str | None, as_json: bool, use_index: bool
             print("[]", file=out)
         print(visible(f"cctv: no projects folder at {root}", oneline=True), file=err)
         return 1
-    index = _open(directory, use_index, err)
+    index = _open(directory, use_index, err, rows=False)
     hits = index.search(query)
+    _tell(err)  # damage met by the search itself
     if as_json:
         json.dump([{"session_id": h.session_id, "path": h.path, "line": h.line,
                     "role": h.role, "snippet": h.plain} for h in hits], out, indent=2)

@@ -48,6 +48,9 @@ class RefreshReport:
     bytes_read: int = 0
     seconds: float = 0.0
     errors: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    """What the scan passed over, a line each: a folder that cannot be read, a
+    ``*.jsonl`` that is a FIFO, a device or a socket."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,8 +64,11 @@ class _Job:
 
 
 def _grew(file: SessionFile, state: StoredState) -> bool:
-    """The bytes the index read are still the file's first bytes (an append)."""
+    """The bytes the index read are still the file's first bytes (an append).
+    A state whose values are not of their types (a damaged index) is no append."""
     end = state.indexed_bytes
+    if type(end) is not int or type(state.lines) is not int or type(state.tail) is not str:
+        return False
     if file.size < end or end == 0:
         return False
     try:
@@ -105,7 +111,7 @@ def refresh(store: IndexStore, root: Path, progress: Progress | None = None,
     """Update ``store`` from the files under ``root``; never raises over a file's content."""
     started = time.perf_counter()
     report = RefreshReport()
-    files = scan(root)
+    files = scan(root, report.skipped)
     report.files = len(files)
     jobs, gone = plan(files, store.states())
     if gone:

@@ -9,6 +9,8 @@ from typing import Any
 
 import msgspec
 
+from .scan import open_regular
+
 __all__ = ["Extracted", "HEAD_BYTES", "SessionRow", "TAIL_BYTES", "TextRow", "activity_order",
            "read_marks", "tail_digest"]
 
@@ -21,9 +23,9 @@ HEAD_BYTES = 4096
 def read_marks(path: str | Path, end: int) -> bytes:
     """The bytes that tell a file only grew since a read that stopped at ``end``:
     its first :data:`HEAD_BYTES` and the :data:`TAIL_BYTES` before ``end``
-    (raises ``OSError``)."""
+    (raises ``OSError``, also when it is no longer a regular file)."""
     start = max(0, end - TAIL_BYTES)
-    with open(path, "rb") as fh:
+    with open_regular(path) as fh:
         head = fh.read(min(HEAD_BYTES, end))
         fh.seek(start)
         return head + fh.read(end - start)

@@ -4,9 +4,11 @@ Tables: ``sessions`` (one row per session file: what the list shows, plus where
 its read stopped) and ``texts`` (FTS5 over prompts, replies and tool inputs;
 the rowid is ``session id << 32 | n``, so a session's texts are one rowid range).
 
-Never a crash over the file itself: a corrupt file, one written by another
-schema or another fold, is deleted and built again; a database another process
-holds locked past the busy timeout is replaced by one in memory for this run.
+Never a crash over the file itself (:class:`viewer.storage.Database`): a
+damaged file (its tables not cctv's, a row that does not decode), one written
+by another schema or another fold, is deleted and built again; one that cannot
+be written (read-only, full) is used from memory for this run, as is an empty
+one in memory when another process holds the file locked past the busy timeout.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import hashlib
 import os
 import re
 import sqlite3
+import sys
 import threading
 from dataclasses import dataclass
 from importlib import resources
@@ -25,22 +28,21 @@ from typing import Any
 import msgspec
 
 from ..paths import cache_dir
+from ..storage import Damaged, Database, Schema, transaction
 from .rows import Extracted, SessionRow, activity_order
 
-__all__ = ["Hit", "IndexClosed", "IndexStore", "StoredState", "cache_dir", "index_file"]
+__all__ = ["Hit", "IndexClosed", "IndexStore", "StoredState", "index_file"]
 
-SCHEMA = 1
+SCHEMA = 2
 _SHIFT = 32
 _BUSY_MS = 10_000
 _MARK_ON, _MARK_OFF = "\ue000", "\ue001"
 """Private-use characters around a match in a snippet (never in transcripts we show)."""
 
-_DDL = f"""
-PRAGMA user_version = {SCHEMA};
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
+_DDL = """
 CREATE TABLE IF NOT EXISTS sessions (
     id INTEGER PRIMARY KEY,
-    path TEXT UNIQUE NOT NULL,
+    path BLOB UNIQUE NOT NULL,
     size INTEGER NOT NULL,
     mtime_ns INTEGER NOT NULL,
     sub_sig TEXT NOT NULL,
@@ -48,21 +50,28 @@ CREATE TABLE IF NOT EXISTS sessions (
     lines INTEGER NOT NULL,
     tail TEXT NOT NULL,
     text_count INTEGER NOT NULL,
-    row BLOB NOT NULL
+    row BLOB NOT NULL,
+    raw BLOB
 );
 CREATE VIRTUAL TABLE IF NOT EXISTS texts USING fts5(
     body, line UNINDEXED, role UNINDEXED, ts UNINDEXED, tokenize = 'unicode61'
 );
 """
+"""``path`` is the file's name as the file system has it (bytes: any name, UTF-8
+or not); ``raw`` holds, for the rare row whose strings are not all UTF-8 (a
+session named by its file), those strings' exact bytes."""
 
 _ROW_ENCODER = msgspec.msgpack.Encoder()
 _ROW_DECODER = msgspec.msgpack.Decoder(SessionRow)
+_RAW_DECODER = msgspec.msgpack.Decoder(dict[str, bytes])
+_FS_ENCODING = sys.getfilesystemencoding()
+"""How the file system's names are bytes (``os.fsdecode`` with ``surrogateescape``)."""
 
 
 def index_file(root: Path) -> Path:
     """The index of the projects folder ``root``: one file per folder."""
-    key = hashlib.blake2b(str(root.resolve()).encode(), digest_size=8).hexdigest()
-    return cache_dir(create=False) / f"index-{key}.sqlite"  # the store makes the folder
+    key = hashlib.blake2b(os.fsencode(root.resolve()), digest_size=8).hexdigest()
+    return cache_dir() / f"index-{key}.sqlite"  # the store makes the folder
 
 
 def fold_fingerprint() -> str:
@@ -143,19 +152,6 @@ class IndexClosed(Exception):
     """The index was closed (the app quit) while a refresh was still using it."""
 
 
-def damaged(exc: sqlite3.Error) -> bool:
-    """``exc`` says the index file itself is bad (to be rebuilt)."""
-    text = str(exc).lower()
-    return any(word in text for word in ("malformed", "not a database", "corrupt",
-                                         "disk i/o error"))
-
-
-def locked(exc: sqlite3.Error) -> bool:
-    """``exc`` says another process holds the index past the busy timeout."""
-    text = str(exc).lower()
-    return isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text)
-
-
 def _locked(method):
     """Run ``method`` holding the store's lock (:class:`IndexClosed` once closed)."""
 
@@ -170,116 +166,52 @@ def _locked(method):
 
 
 class IndexStore:
-    """An open index. ``note`` says why it was rebuilt or moved to memory, if it was."""
+    """An open index (a :class:`~viewer.storage.Database`). ``note`` says why it
+    was rebuilt or moved to memory, if it was.
 
-    def __init__(self, path: Path | None) -> None:
-        self.path = path
-        self.note: str | None = None
-        self.fresh = False
-        """The file was created (or rebuilt) by this open: a first indexing follows."""
+    Opened, its tables are checked, its full-text index looked at and, with
+    ``rows`` (the list will be shown), every row decoded (and kept for the
+    first :meth:`rows`); a search alone decodes only its hits' rows, each checked then."""
+
+    def __init__(self, path: Path | None, *, rows: bool = True) -> None:
         self.closed = False
         self.lock = threading.RLock()
         """Held by each read and write: one connection, used from the UI and a worker thread."""
-        self.db = self._open()
+        check = _checked_rows if rows else _checked_texts
+        self.database = Database(path, Schema(SCHEMA, _DDL, fold_fingerprint(), check),
+                                 what="index", busy_ms=_BUSY_MS)
 
-    # --- opening -------------------------------------------------------------------
+    @property
+    def db(self) -> sqlite3.Connection:
+        return self.database.conn
 
-    def _connect(self, target: str) -> sqlite3.Connection:
-        db = sqlite3.connect(target, timeout=_BUSY_MS / 1000, isolation_level=None,
-                             check_same_thread=False)
-        db.execute(f"PRAGMA busy_timeout = {_BUSY_MS}")
-        return db
+    @property
+    def path(self) -> Path | None:
+        """The index file, or ``None`` when the index is in memory."""
+        return self.database.path
 
-    def _open(self) -> sqlite3.Connection:
-        if self.path is None:
-            return self._memory()
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            self.note = f"cannot create {self.path.parent} ({exc.strerror}): index kept in memory"
-            return self._memory()
-        fingerprint = fold_fingerprint()
-        for attempt in (1, 2):
-            db: sqlite3.Connection | None = None
-            try:
-                existed = self.path.exists() and self.path.stat().st_size > 0
-                db = self._connect(str(self.path))
-                db.execute("PRAGMA journal_mode = WAL")
-                db.execute("PRAGMA synchronous = NORMAL")
-                version = db.execute("PRAGMA user_version").fetchone()[0]
-                stale = existed and version != SCHEMA
-                if not stale and existed:
-                    row = db.execute("SELECT value FROM meta WHERE key = 'fold'").fetchone()
-                    stale = row is None or row[0] != fingerprint
-                    db.execute("SELECT count(*) FROM sessions").fetchone()
-                if stale:
-                    db.close()
-                    self._remove()
-                    self.note = "index written by another version of cctv: rebuilt"
-                    continue
-                if not existed:
-                    with _txn(db):
-                        _create(db)
-                        db.execute("INSERT OR REPLACE INTO meta VALUES ('fold', ?)", (fingerprint,))
-                    self.fresh = True
-                return db
-            except sqlite3.OperationalError as exc:
-                if db is not None:
-                    db.close()
-                if "locked" in str(exc) or "busy" in str(exc):
-                    self.note = f"index {self.path} is locked by another process: kept in memory"
-                    return self._memory()
-                if attempt == 2:
-                    break
-                self._remove()
-                self.note = f"index unreadable ({exc}): rebuilt"
-            except sqlite3.DatabaseError as exc:
-                if db is not None:
-                    db.close()
-                if attempt == 2:
-                    break
-                self._remove()
-                self.note = f"index corrupt ({exc}): rebuilt"
-        self.note = (self.note or "") + "; index kept in memory"
-        return self._memory()
+    @property
+    def note(self) -> str | None:
+        return str(self.database.note) if self.database.note is not None else None
 
-    def recover(self, exc: sqlite3.Error) -> None:
-        """After ``exc`` from the file: rebuild it when it is damaged, else (locked
-        past the busy timeout) carry on in memory for this run."""
+    @property
+    def fresh(self) -> bool:
+        """The index was made empty (or rebuilt) by this open: a first indexing follows."""
+        return self.database.fresh
+
+    def recover(self, exc: BaseException) -> None:
+        """After ``exc`` from the file: rebuild it when it is damaged, else (full,
+        read-only, locked past the busy timeout) carry on in memory for this run."""
         with self.lock:
-            try:
-                self.db.close()
-            except sqlite3.Error:
-                pass
-            text = str(exc)
-            if self.path is not None and not locked(exc):
-                self._remove()
-                self.note = f"index damaged ({text}): rebuilt"
-                self.db = self._open()
-            else:
-                self.note = f"index {self.path} is locked by another process: kept in memory"
-                self.db = self._memory()
-
-    def _memory(self) -> sqlite3.Connection:
-        self.path = None
-        self.fresh = True
-        db = self._connect(":memory:")
-        _create(db)
-        return db
-
-    def _remove(self) -> None:
-        assert self.path is not None
-        for suffix in ("", "-wal", "-shm"):
-            try:
-                os.unlink(str(self.path) + suffix)
-            except FileNotFoundError:
-                pass
+            if self.closed:
+                raise IndexClosed(str(self.path)) from exc
+            self.database.failed(exc)
 
     def close(self) -> None:
         """Close the database; a refresh still running stops at its next write."""
         with self.lock:
             self.closed = True
-            self.db.close()
+            self.database.close()
 
     # --- reading -------------------------------------------------------------------
 
@@ -288,12 +220,20 @@ class IndexStore:
         """Where the read of every indexed file stopped, by path."""
         cur = self.db.execute(
             "SELECT path, id, size, mtime_ns, sub_sig, indexed_bytes, lines, tail FROM sessions")
-        return {r[0]: StoredState(*r[1:]) for r in cur}
+        try:  # a value of another type than stored is taken for a change: read again
+            return {r[0].decode(_FS_ENCODING, "surrogateescape"): StoredState(*r[1:]) for r in cur}
+        except AttributeError:
+            raise Damaged("a session's file name is not a name") from None
 
     @_locked
     def rows(self) -> list[SessionRow]:
         """Every session row, newest activity first."""
-        rows = [_ROW_DECODER.decode(r[0]) for r in self.db.execute("SELECT row FROM sessions")]
+        checked = self.database.checked  # read on open (every row decoded to check it)
+        if isinstance(checked, list):
+            self.database.checked = None  # once: a write may follow
+            rows = checked
+        else:
+            rows = _all_rows(self.db)
         rows.sort(key=activity_order, reverse=True)
         return rows
 
@@ -313,21 +253,26 @@ class IndexStore:
                 " WHERE texts MATCH ? ORDER BY rank LIMIT ?",
                 (_MARK_ON, _MARK_OFF, query, limit))
             found = cur.fetchall()
-        except sqlite3.OperationalError:
-            return []
+        except sqlite3.OperationalError as exc:
+            if "fts5: syntax error" in str(exc):
+                return []  # words FTS5 will not take as a query: no hits
+            raise
         ids = {rowid >> _SHIFT for rowid, *_ in found}
         sessions: dict[int, SessionRow] = {}
         if ids:
             marks = ",".join("?" * len(ids))
-            for sid, blob in self.db.execute(
-                    f"SELECT id, row FROM sessions WHERE id IN ({marks})", tuple(ids)):
-                sessions[sid] = _ROW_DECODER.decode(blob)
+            for sid, blob, raw in self.db.execute(
+                    f"SELECT id, row, raw FROM sessions WHERE id IN ({marks})", tuple(ids)):
+                sessions[sid] = _row(blob, raw)
         hits: list[Hit] = []
         for rowid, snippet, line, role, ts in found:
             row = sessions.get(rowid >> _SHIFT)
             if row is None:
                 continue
-            hits.append(Hit(row.path, row.session_id, row.title, int(line), role, ts,
+            if not (isinstance(snippet, str) and isinstance(line, int) and isinstance(role, str)
+                    and (ts is None or isinstance(ts, str))):
+                raise Damaged(f"a text of the index has the wrong type (line {line!r})")
+            hits.append(Hit(row.path, row.session_id, row.title, line, role, ts,
                             " ".join(snippet.split())))
         return hits
 
@@ -336,9 +281,11 @@ class IndexStore:
     @_locked
     def forget(self, paths: list[str]) -> None:
         """Drop the rows and texts of files that are gone."""
-        with _txn(self.db):
+        self.database.checked = None
+        with transaction(self.db):
             for path in paths:
-                row = self.db.execute("SELECT id FROM sessions WHERE path = ?", (path,)).fetchone()
+                row = self.db.execute("SELECT id FROM sessions WHERE path = ?",
+                                      (os.fsencode(path),)).fetchone()
                 if row is None:
                     continue
                 self._drop_texts(row[0])
@@ -355,8 +302,10 @@ class IndexStore:
         had when ``appended``, else replacing them). A read another process
         already stored is left alone."""
         db = self.db
-        path = result.row.path
-        with _txn(db):
+        self.database.checked = None
+        path = os.fsencode(result.row.path)
+        blob, raw = _encoded(result.row)
+        with transaction(db):
             cur = db.execute("SELECT id, size, mtime_ns, sub_sig, indexed_bytes, text_count"
                              " FROM sessions WHERE path = ?", (path,)).fetchone()
             if cur is not None and cur[1:5] == (size, mtime_ns, sub_sig, result.indexed_bytes):
@@ -369,6 +318,8 @@ class IndexStore:
                 count = 0
             else:
                 sid, count = cur[0], cur[5]
+                if not isinstance(sid, int) or not isinstance(count, int):
+                    raise Damaged("a session's id or text count is not a number")
                 if not appended:
                     self._drop_texts(sid)
                     count = 0
@@ -379,29 +330,68 @@ class IndexStore:
                  for i, t in enumerate(result.texts)))
             db.execute(
                 "UPDATE sessions SET size = ?, mtime_ns = ?, sub_sig = ?, indexed_bytes = ?,"
-                " lines = ?, tail = ?, text_count = ?, row = ? WHERE id = ?",
+                " lines = ?, tail = ?, text_count = ?, row = ?, raw = ? WHERE id = ?",
                 (size, mtime_ns, sub_sig, result.indexed_bytes, result.lines, result.tail,
-                 count + len(result.texts), _ROW_ENCODER.encode(result.row), sid))
+                 count + len(result.texts), blob, raw, sid))
 
 
-def _create(db: sqlite3.Connection) -> None:
-    for statement in _DDL.split(";"):
-        if statement.strip():
-            db.execute(statement)
+def _encoded(row: SessionRow) -> tuple[bytes, bytes | None]:
+    """A row as stored: its msgpack, and (only for a row with strings that are not
+    UTF-8: names read from the file system) those strings' exact bytes. The
+    msgpack then holds them with their odd bytes written out (``\\udcff``)."""
+    try:
+        return _ROW_ENCODER.encode(row), None
+    except UnicodeEncodeError:
+        pass
+    odd: dict[str, str] = {}
+    for name in row.__struct_fields__:
+        value = getattr(row, name)
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                odd[name] = value
+    raw = {name: value.encode("utf-8", "surrogatepass") for name, value in odd.items()}
+    readable = {name: value.encode("utf-8", "backslashreplace").decode() for name, value in odd.items()}
+    return _ROW_ENCODER.encode(msgspec.structs.replace(row, **readable)), _ROW_ENCODER.encode(raw)
 
 
-class _txn:
-    """``BEGIN IMMEDIATE`` … ``COMMIT`` (rolled back on an error): one writer at a time."""
+def _checked_rows(db: sqlite3.Connection) -> list[SessionRow]:
+    """Every stored row, and the full-text index looked at (:func:`_checked_texts`);
+    :class:`Damaged` when a row does not decode or the look fails."""
+    rows = _all_rows(db)
+    _checked_texts(db)
+    return rows
 
-    def __init__(self, db: sqlite3.Connection) -> None:
-        self.db = db
 
-    def __enter__(self) -> sqlite3.Connection:
-        self.db.execute("BEGIN IMMEDIATE")
-        return self.db
+def _checked_texts(db: sqlite3.Connection) -> None:
+    """One stored text must be found by one of its words (FTS5 with a damaged
+    structure answers every search with nothing, silently); :class:`Damaged` if not."""
+    sample = db.execute("SELECT rowid, body FROM texts LIMIT 1").fetchone()
+    words = re.findall(r"\w+", sample[1]) if sample is not None and isinstance(sample[1], str) else []
+    if words:
+        word = max(words[:50], key=len)  # a rare word: a short list of texts to look through
+        found = db.execute("SELECT count(*) FROM texts WHERE texts MATCH ? AND rowid = ?",
+                           ('"' + word.replace('"', '""') + '"', sample[0])).fetchone()[0]
+        if not found:
+            raise Damaged("its full-text index does not find what it holds")
 
-    def __exit__(self, exc_type, exc, tb) -> None:
-        if exc_type is None:
-            self.db.execute("COMMIT")
-        else:
-            self.db.execute("ROLLBACK")
+
+def _all_rows(db: sqlite3.Connection) -> list[SessionRow]:
+    """Every stored row (:class:`Damaged` when one does not decode)."""
+    return [_row(blob, raw) for blob, raw in db.execute("SELECT row, raw FROM sessions")]
+
+
+def _row(blob: bytes, raw: bytes | None) -> SessionRow:
+    """A stored row back (its strings exactly as they were); :class:`Damaged` when
+    it does not decode."""
+    try:
+        row = _ROW_DECODER.decode(blob)
+        if raw is None:
+            return row
+        exact = {name: data.decode("utf-8", "surrogatepass")
+                 for name, data in _RAW_DECODER.decode(raw).items()
+                 if name in row.__struct_fields__}
+        return msgspec.structs.replace(row, **exact)
+    except (msgspec.DecodeError, TypeError, UnicodeDecodeError) as exc:
+        raise Damaged(f"a session row failed to decode ({exc})") from None

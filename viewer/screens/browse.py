@@ -40,7 +40,7 @@ from cctv.widgets.status_glyphs import STATUSES
 
 from ..index import (LIVE_WINDOW_S, MARKS, Hit, IndexClosed, SessionIndex, SessionRow,
                      activity_order)
-from ..messages import OpenSession
+from ..messages import DiskNotes, OpenSession
 
 if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, RenderResult
@@ -292,6 +292,8 @@ class BrowseScreen(Screen[None]):
         self._cell_cache: dict[str, tuple[SessionRow, bool, list[Any]]] = {}
         self._fill_generation = 0
         self.last_search_s: float | None = None
+        self._told: set[str] = set()
+        """The errors already told (each is told once)."""
 
     # --- layout --------------------------------------------------------------------
 
@@ -319,8 +321,7 @@ class BrowseScreen(Screen[None]):
         # before the rest of a long list fills in (so it is not kept waiting for that)
         self.call_after_refresh(self._start_refreshing)
         self._rebuild()
-        if self.index.note:
-            self.notify(self.index.note, severity="warning", timeout=8)
+        self.post_message(DiskNotes())  # the index rebuilt, or kept in memory: said once
         self.query_one("#progress").display = False
         self.set_focus(table)  # at once: focused later, the whole table is drawn again
 
@@ -338,7 +339,10 @@ class BrowseScreen(Screen[None]):
         event.stop()
         if event.state == WorkerState.ERROR:
             error = event.worker.error
-            self.notify(f"index: {type(error).__name__}: {error}", severity="error", timeout=10)
+            message = f"index: {type(error).__name__}: {error}"
+            if message not in self._told:  # a refresh every few seconds: said once
+                self._told.add(message)
+                self.notify(message, severity="error", timeout=10)
 
     def on_screen_resume(self) -> None:
         if self.is_mounted and self.refreshed:
@@ -367,7 +371,8 @@ class BrowseScreen(Screen[None]):
             rows = self.index.rows()
         except IndexClosed:
             return  # the screen went away (the app quit) mid-refresh: nothing to show
-        self.app.call_from_thread(self._refreshed, rows, report.read + report.removed)
+        self.app.call_from_thread(self._refreshed, rows, report.read + report.removed,
+                                  report.skipped + report.errors)
 
     def _progress(self, done: int, total: int) -> None:
         bar = self.query_one("#progress", ProgressBar)
@@ -378,7 +383,9 @@ class BrowseScreen(Screen[None]):
         else:
             bar.display = False
 
-    def _refreshed(self, rows: list[SessionRow], changed: int) -> None:
+    def _refreshed(self, rows: list[SessionRow], changed: int, passed: list[str]) -> None:
+        self.post_message(DiskNotes())
+        self._tell_passed(passed)
         self.query_one("#progress").display = False
         first = not self.refreshed
         self.refreshed = True
@@ -391,6 +398,18 @@ class BrowseScreen(Screen[None]):
             self._relabel_live()
         if self.search_text:
             self._schedule_search()
+
+    def _tell_passed(self, passed: list[str]) -> None:
+        """Say once what the index passed over (a folder it cannot read, a FIFO
+        named ``*.jsonl``, a file that failed to read): one notification for
+        what is new."""
+        new = [line for line in passed if line not in self._told]
+        if not new:
+            return
+        self._told.update(new)
+        more = f"\n… and {len(new) - 5} more" if len(new) > 5 else ""
+        self.notify("\n".join(new[:5]) + more, title="Not listed", severity="warning",
+                    timeout=12)
 
     # --- the list ------------------------------------------------------------------
 
@@ -628,6 +647,7 @@ class BrowseScreen(Screen[None]):
         self.app.call_from_thread(self._show_hits, hits, query)
 
     def _show_hits(self, hits: list[Hit], query: str) -> None:
+        self.post_message(DiskNotes())  # damage the search met, rebuilt: said once
         if query != self.search_text:
             return  # typed on since
         self.hits = hits

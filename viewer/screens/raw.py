@@ -18,6 +18,8 @@ from cctv.reducer.frames import Entry
 from cctv.reducer.pretty import RawView, raw_view
 from cctv.widgets.safe_text import content, visible
 
+from ..messages import DiskNotes
+
 __all__ = ["RawScreen"]
 
 GIANT_FRAME = 200_000
@@ -184,6 +186,7 @@ class RawScreen(ModalScreen[None]):
     def action_open_text(self, editor: bool) -> None:
         from cctv.reducer.pretty import escape_bytes, pretty_json
         from cctv.viewer.external import editor_command, open_text, pager_command, write_cache_file
+        from cctv.viewer.storage import DiskError
 
         from ..rawstore import whole_line
 
@@ -197,10 +200,16 @@ class RawScreen(ModalScreen[None]):
             text = pretty_json(raw)
         except Exception:  # not JSON: its bytes, escaped
             text = escape_bytes(raw, keep_newlines=True)
-        path = write_cache_file(text, f"line{e.line_no}-{e.kind_key}.json")
+        title = "Editor" if editor else "Pager"
+        try:
+            path = write_cache_file(text, f"line{e.line_no}-{e.kind_key}.json")
+        except DiskError as exc:
+            self.notify(str(exc.note), title=title, severity="error")
+            return
+        self.post_message(DiskNotes())  # a temporary folder used instead: said once
         error = open_text(self.app, path, editor_command() if editor else pager_command())
         if error:
-            self.notify(error, title="Editor" if editor else "Pager", severity="error")
+            self.notify(error, title=title, severity="error")
 
     def action_scroll(self, where: str) -> None:
         scroll = self.query_one("#raw-scroll", VerticalScroll)

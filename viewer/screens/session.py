@@ -25,7 +25,7 @@ from cctv.widgets.status_bar import StatusBar
 from cctv.widgets.tasks_panel import TasksPanel
 from cctv.widgets.transcript import TranscriptView
 
-from ..messages import CloseSession, OpenAgent
+from ..messages import CloseSession, DiskNotes, OpenAgent
 
 if TYPE_CHECKING:
     from ..shown import ShownSession
@@ -303,27 +303,44 @@ class SessionScreen(Screen[None]):
     def _open_text(self, event: TranscriptView.OpenText) -> None:
         from cctv.reducer.queries import full_text
         from cctv.viewer.external import editor_command, open_text, pager_command, write_cache_file
+        from cctv.viewer.storage import DiskError
 
         item = event.item
-        path = write_cache_file(full_text(item), f"line{item.line_no}-{item.kind}")
+        title = "Editor" if event.editor else "Pager"
+        try:
+            path = write_cache_file(full_text(item), f"line{item.line_no}-{item.kind}")
+        except DiskError as exc:
+            self.notify(str(exc.note), title=title, severity="error")
+            return
+        self.post_message(DiskNotes())  # a temporary folder used instead: said once
         error = open_text(self.app, path, editor_command() if event.editor else pager_command())
         if error:
-            self.notify(error, title="Editor" if event.editor else "Pager", severity="error")
+            self.notify(error, title=title, severity="error")
 
     @on(TranscriptView.ViewImages)
     def _view_images(self, event: TranscriptView.ViewImages) -> None:
-        from cctv.reducer.images import image_bytes
+        from cctv.reducer.images import NotAnImage, image_file
         from cctv.reducer.queries import item_images
-        from cctv.viewer.external import open_image, write_cache_file
+        from cctv.viewer.external import IMAGES, open_image, write_cache_file
+        from cctv.viewer.storage import DiskError
 
         images = item_images(event.item)
         if not images:
             self.notify("no image in this item", title="Images", severity="warning")
             return
         for n, info in enumerate(images, 1):
-            ext = info.media_type.rpartition("/")[2] or "bin"
-            name = f"line{event.item.line_no}-image{n}.{ext}"
-            path = write_cache_file(image_bytes(info), name, subdir="images")
+            try:
+                data, kind = image_file(info)  # only real images reach the desktop's viewer
+            except NotAnImage as exc:
+                self.notify(f"image {n} of line {event.item.line_no} not opened: {exc}",
+                            title="Images", severity="warning")
+                continue
+            try:
+                path = write_cache_file(data, f"line{event.item.line_no}-image{n}.{kind}", IMAGES)
+            except DiskError as exc:
+                self.notify(str(exc.note), title="Images", severity="error")
+                return
+            self.post_message(DiskNotes())  # a temporary folder used instead: said once
             self.notify(open_image(path), title="Images")
 
     @on(TranscriptView.FollowChanged)
