@@ -73,7 +73,9 @@ def projects(tmp_path: Path) -> Path:
 
 
 def session_files(projects: Path) -> list[Path]:
-    return sorted(p for p in projects.glob("*/*.jsonl") if not p.name.startswith("agent-"))
+    """The tree's sessions: its files but sub-agents' and the empty ones."""
+    return sorted(p for p in projects.glob("*/*.jsonl")
+                  if not p.name.startswith("agent-") and p.stat().st_size)
 
 
 async def test_the_list_shows_every_session_newest_first(projects: Path) -> None:
@@ -86,6 +88,7 @@ async def test_the_list_shows_every_session_newest_first(projects: Path) -> None
         assert stamps == sorted(stamps, reverse=True)
         where = str(screen.query_one("#where", Static).render())
         assert f"{len(keys)} sessions under" in where and "sorted by last activity" in where
+        assert "(17 empty files skipped)" in where  # 0-byte files are no sessions
 
 
 async def test_grouping_and_sorting(projects: Path) -> None:
@@ -210,7 +213,46 @@ async def test_enter_on_a_hit_opens_the_session_at_that_message(projects: Path) 
         view = app.screen.query_one(TranscriptView)
         item = view.cursor_item
         assert item is not None and item.line_no == hit.line
-        assert app.shown.source.path == Path(hit.path)
+        assert app.shown.source.path == Path(hit.session_path) == Path(hit.file)
+
+
+async def test_enter_on_a_sub_agents_hit_opens_that_sub_agent_at_that_message(
+        tmp_path: Path) -> None:
+    """"grounding" is only in a sub-agent's reply, in its own file: the hit
+    opens the session, then that sub-agent's screen with that reply selected."""
+    projects = build_tree(tmp_path, captures=False)
+    app = browser(projects)
+    async with app.run_test(size=(160, 40)) as pilot:
+        screen = await ready(pilot)
+        await pilot.press("slash", *"grounding")
+        await wait_for(pilot, lambda: screen.hits_for == "grounding")
+        [hit] = screen.hits
+        assert hit.agent is not None and "/subagents/" in hit.file
+        # no title holds the word: the list says so, enter goes to the hits, the first selected
+        assert "No title or project holds “grounding”" in str(screen.query_one("#empty").render())
+        assert not screen.query_one("#sessions").display
+        await pilot.press("enter")
+        assert screen.query_one("#hits", OptionList).highlighted == 0
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen)
+                       and app.screen.agent_id == hit.agent)
+        await pilot.pause(0.2)
+        item = app.screen.query_one(TranscriptView).cursor_item
+        assert item is not None and item.agent == hit.agent and item.line_no == hit.line
+        assert "grounding" in item.text.lower()
+        assert "grounding" in Path(hit.file).read_text().splitlines()[hit.line - 1].lower()
+
+
+async def test_a_search_nothing_holds_says_no_matches(projects: Path) -> None:
+    app = browser(projects)
+    async with app.run_test(size=(120, 30)) as pilot:
+        screen = await ready(pilot)
+        await pilot.press("slash", *"zzqxnotaword")
+        await wait_for(pilot, lambda: screen.hits_for == "zzqxnotaword")
+        assert str(screen.query_one("#empty").render()) == "No matches for “zzqxnotaword”."
+        assert not screen.hits and not screen.query_one("#hits").display
+        await pilot.press("escape")
+        assert not screen.query_one("#empty").display and table_rows(app)
 
 
 async def test_the_preview_shows_the_selected_session(projects: Path) -> None:

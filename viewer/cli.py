@@ -41,6 +41,17 @@ def _parser(name: str, desc: str) -> argparse.ArgumentParser:
     return argparse.ArgumentParser(prog=f"cctv {name}", description=desc)
 
 
+def _positive(word: str) -> int:
+    """An argument that must be a whole number above 0."""
+    try:
+        n = int(word)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"not a whole number above 0: {word!r}")
+    return n
+
+
 # --- the subcommands ---------------------------------------------------------------------
 
 
@@ -128,7 +139,13 @@ def _index_command(command: str, rest: list[str]) -> int:
     """``cctv sessions``, ``cctv search`` and ``cctv browse``: the session index."""
     p = _parser(command, COMMANDS[command].help[0].upper() + COMMANDS[command].help[1:] + ".")
     if command == "search":
+        from cctv.reducer.searchable import ROLES
+
         p.add_argument("query", metavar="QUERY")
+        p.add_argument("--role", choices=ROLES, metavar="ROLE",
+                       help="only texts of this role: " + ", ".join(ROLES))
+        p.add_argument("--limit", type=_positive, metavar="N",
+                       help="the first N hits, then a line saying how many more (default: every hit)")
     p.add_argument("dir", nargs="?", metavar="DIR",
                    help="a projects folder, or a config root holding projects/"
                         " (default: $CLAUDE_CONFIG_DIR/projects or ~/.claude/projects)")
@@ -145,7 +162,8 @@ def _index_command(command: str, rest: list[str]) -> int:
 
     if command == "sessions":
         return run_sessions(ns.dir, ns.json, not ns.no_index, sys.stdout, sys.stderr)
-    return run_search(ns.query, ns.dir, ns.json, not ns.no_index, sys.stdout, sys.stderr)
+    return run_search(ns.query, ns.dir, ns.json, not ns.no_index, sys.stdout, sys.stderr,
+                      limit=ns.limit, role=ns.role)
 
 
 _REPLAY_HEAD_BYTES = 4 << 20
@@ -225,8 +243,8 @@ COMMANDS: dict[str, Command] = {
         _index_command,
     ),
     "search": Command(
-        "cctv search QUERY [DIR] [--json]",
-        "full-text search across every saved session's prompts, replies and tools",
+        "cctv search QUERY [DIR] [--json] [--role ROLE] [--limit N]",
+        "full-text search across every text of every saved session, sub-agents' included",
         _index_command,
     ),
     "tail": Command(

@@ -48,6 +48,10 @@ if TYPE_CHECKING:
 __all__ = ["BrowseScreen", "COLUMNS"]
 
 SEARCH_DEBOUNCE_S = 0.2
+HITS_SHOWN = 500
+"""Full-text hits listed at most (the box's title says how many there are)."""
+FEW_TITLES = 8
+"""A search narrowing the titles to this many or fewer: the hits get the rest of the height."""
 FILL_FIRST = 50
 """Rows put in the table at once (at least; a screenful on a taller terminal);
 the rest follow a chunk per frame, so the first screen shows at once."""
@@ -274,6 +278,8 @@ class BrowseScreen(Screen[None]):
         self.rows: list[SessionRow] = []
         self.shown: list[SessionRow] = []
         self.hits: list[Hit] = []
+        self.empty_files = 0
+        """Files of the folder with no rows: not sessions, only counted."""
         self.hits_for = ""
         """The search the hits shown are for."""
         self.sort_key = "last"
@@ -316,6 +322,7 @@ class BrowseScreen(Screen[None]):
         for column in COLUMNS:
             table.add_column(column.label, key=column.key, width=column.width)
         self.rows = self.index.rows()
+        self.empty_files = self.index.empty()
         # the list shown is the index's: bring it up to date once it is on the screen
         # (a refresh thread running beside the first paint would slow it down), and
         # before the rest of a long list fills in (so it is not kept waiting for that)
@@ -350,8 +357,9 @@ class BrowseScreen(Screen[None]):
 
     def _where(self, extra: str = "") -> Content:
         count = len(self.rows) if hasattr(self, "rows") else 0
+        skipped = f" ({plural(self.empty_files, 'empty file')} skipped)" if self.empty_files else ""
         return content(f"{plural(count, 'session')} under "
-                       f"{_short_project(str(self.root))}" + (f" · {extra}" if extra else ""))
+                       f"{_short_project(str(self.root))}{skipped}" + (f" · {extra}" if extra else ""))
 
     # --- the index -----------------------------------------------------------------
 
@@ -369,6 +377,7 @@ class BrowseScreen(Screen[None]):
         try:
             report = self.index.refresh(progress)
             rows = self.index.rows()
+            self.empty_files = self.index.empty()
         except IndexClosed:
             return  # the screen went away (the app quit) mid-refresh: nothing to show
         self.app.call_from_thread(self._refreshed, rows, report.read + report.removed,
@@ -433,15 +442,10 @@ class BrowseScreen(Screen[None]):
         now = time.time()
         rows = self._ordered()
         self.showing_examples = not self.rows and self.refreshed and not self.search_text
-        empty = self.query_one("#empty", Static)
         if self.showing_examples:
             rows = self._example_rows()
-            empty.update(content(f"No sessions under {_short_project(str(self.root))}."
-                                 f"  Examples bundled with cctv, to try it:"))
-            empty.display = True
-        else:
-            empty.display = False
         self.shown = rows
+        self._say_empty()
         self._by_path = {r.path: r for r in rows}
         self._live = {r.path: r.is_live(now, LIVE_WINDOW_S) for r in rows}
         table.clear()
@@ -465,6 +469,27 @@ class BrowseScreen(Screen[None]):
             first = 1 if self.grouped else 0
             table.move_cursor(row=first)
         self._show_preview(self.selected_row)
+
+    def _say_empty(self) -> None:
+        """Above the list, what an empty one means: no sessions (the examples
+        below), or a search that no title or project holds (and, once the
+        full-text search answered, no text either). The hits take the room
+        the titles leave."""
+        empty = self.query_one("#empty", Static)
+        query = " ".join(self.search_text.split())
+        lists = self.query_one("#lists")
+        lists.set_class(bool(query) and len(self.shown) <= FEW_TITLES, "-few")
+        lists.set_class(bool(query) and not self.shown, "-no-titles")
+        if self.showing_examples:
+            note = f"No sessions under {_short_project(str(self.root))}.  Examples bundled with cctv, to try it:"
+        elif query and not self.shown:
+            searched = self.hits_for == self.search_text
+            note = f"No matches for “{query}”." if searched and not self.hits else \
+                f"No title or project holds “{query}”."
+        else:
+            note = ""
+        empty.update(content(note))
+        empty.display = bool(note)
 
     def _entries(self, rows: list[SessionRow], now: float) -> Iterator[tuple[str, list[Any]]]:
         """The table rows for ``rows``: (key, cells), a group header before each project."""
@@ -593,7 +618,7 @@ class BrowseScreen(Screen[None]):
         index = event.option_index
         if 0 <= index < len(self.hits):
             hit = self.hits[index]
-            self._show_preview(self._row_for(hit.path))
+            self._show_preview(self._row_for(hit.session_path))
 
     def _row_for(self, path: str) -> SessionRow | None:
         """Any indexed session (shown or narrowed away) by its path."""
@@ -640,13 +665,14 @@ class BrowseScreen(Screen[None]):
     def full_text(self, query: str) -> None:
         started = time.perf_counter()
         try:
-            hits = self.index.search(query)
+            hits = self.index.search(query, HITS_SHOWN)
+            total = self.index.hit_count(query) if len(hits) == HITS_SHOWN else len(hits)
         except IndexClosed:
             return
         self.last_search_s = time.perf_counter() - started
-        self.app.call_from_thread(self._show_hits, hits, query)
+        self.app.call_from_thread(self._show_hits, hits, query, total)
 
-    def _show_hits(self, hits: list[Hit], query: str) -> None:
+    def _show_hits(self, hits: list[Hit], query: str, total: int = 0) -> None:
         self.post_message(DiskNotes())  # damage the search met, rebuilt: said once
         if query != self.search_text:
             return  # typed on since
@@ -656,10 +682,14 @@ class BrowseScreen(Screen[None]):
         options.clear_options()
         if hits:
             options.add_options([Option(hit_content(h)) for h in hits])
-            options.border_title = plural(len(hits), "text match", "text matches")
+            found = plural(total, "text match", "text matches", grouped=True)
+            options.border_title = found if total <= len(hits) else \
+                f"the best {len(hits):,} of {found} (type more words to narrow)"
             options.add_class("-shown")
+            options.highlighted = 0  # the first hit selected: enter opens it
         else:
             options.remove_class("-shown")
+        self._say_empty()
 
     @on(Input.Submitted, "#search")
     def _to_results(self) -> None:
@@ -720,9 +750,10 @@ class BrowseScreen(Screen[None]):
     def _open_hit(self, event: OptionList.OptionSelected) -> None:
         if 0 <= event.option_index < len(self.hits):
             hit = self.hits[event.option_index]
-            row = self._row_for(hit.path)
+            row = self._row_for(hit.session_path)
             live = row.is_live(time.time(), LIVE_WINDOW_S) if row else False
-            self.post_message(OpenSession(Path(hit.path), line=hit.line, follow=live))
+            self.post_message(OpenSession(Path(hit.session_path), line=hit.line, follow=live,
+                                          agent=hit.agent))
 
     def open(self, row: SessionRow, line: int | None = None) -> None:
         """Open ``row`` in the viewer (following it when it is live)."""
