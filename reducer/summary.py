@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from .format import exact_count, format_cost
+from .format import exact_count, format_cost, plural
 from .safe import visible
 from .fold import Session
 from .state import MAIN, ActivityKind, TextItem
@@ -135,18 +135,18 @@ def format_summary(data: dict[str, Any]) -> str:
         f"  lines    {exact_count(data['lines'])}  malformed {exact_count(data.get('malformed_count', len(data['malformed'])))}"
         f"  unknown kinds {len(data['unknown'])}",
         f"  status   {data.get('status') or '?'}",
-        f"  turns    {data['turns']} ({data.get('prompts', 0)} prompts)"
+        f"  turns    {data['turns']} ({plural(data.get('prompts', 0), 'prompt')})"
         f"  cost {'–' if cost is None else format_cost(cost)}"
         f"  tokens in {exact_count(usage['input_tokens'])} out {exact_count(usage['output_tokens'])}"
         f" cache r/w {exact_count(usage['cache_read_input_tokens'])}"
         f"/{exact_count(usage['cache_creation_input_tokens'])}"
         + ("  ERROR" if data["is_error"] else ""),
-        f"  tools    {tc['total']} calls ({tc['failed']} failed, {tc['denied']} denied,"
+        f"  tools    {plural(tc['total'], 'call')} ({tc['failed']} failed, {tc['denied']} denied,"
         f" {tc['unpaired']} without result){': ' + names if names else ''}",
-        f"  agents   {data['subagents']} sub-agents  tasks {len(tasks)} ({running} running)"
+        f"  agents   {plural(data['subagents'], 'sub-agent')}  tasks {len(tasks)} ({running} running)"
         f"  heartbeats {data['heartbeats']}",
-        f"  hooks    {data['hooks']['runs']} runs ({data['hooks']['failed']} failed),"
-        f" {data['hooks']['stop_summaries']} stop summaries"
+        f"  hooks    {plural(data['hooks']['runs'], 'run')} ({data['hooks']['failed']} failed),"
+        f" {plural(data['hooks']['stop_summaries'], 'stop summary', 'stop summaries')}"
         f"  thinking {exact_count(data['thinking_tokens'])} tok",
     ]
     comps = data["compactions"]

@@ -580,3 +580,20 @@ def test_the_index_fingerprint_covers_the_fold_package() -> None:
 
     names = [name for name, _ in _sources(resources.files("cctv.reducer"))]
     assert "fold/session.py" in names and "replay/player.py" in names and "feed.py" in names
+
+
+def test_a_session_that_starts_with_a_slash_command_is_titled_by_it(projects: Path,
+                                                                   capsys) -> None:
+    """``/init`` (the model answered it), then typed prompts: the command titles
+    the session in the list, the summary and search rows, as the viewer draws it;
+    a session of one local command (``/model``) is titled by it, not untitled."""
+    init = projects / "-Users-dain-workspace-JSSoundRecorder" / "7acd37a8-2745-4b58-a8a9-46164b22ad9e.jsonl"
+    model = projects / "-Users-dain-workspace-danieldemmel-me-next" / "3680252d-d4e3-4416-bddd-8f5b5b4fdb7f.jsonl"
+    code, out, _ = run_cli(["sessions", str(projects), "--json"], capsys)
+    titles = {r["path"]: r["title"] for r in json.loads(out)}
+    assert (titles[str(init)], titles[str(model)]) == ("/init", "/model")
+    code, out, _ = run_cli(["summary", str(init)], capsys)
+    assert out.splitlines()[0] == "/init"
+    index = SessionIndex(projects)
+    index.refresh()
+    assert {h.title for h in index.search("JSSoundRecorder") if h.session_path == str(init)} == {"/init"}

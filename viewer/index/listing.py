@@ -54,7 +54,7 @@ def run_sessions(directory: str | None, as_json: bool, use_index: bool,
         if as_json:
             print("[]", file=out)
         print(visible(f"cctv: no projects folder at {root}", oneline=True), file=err)
-        return 0 if as_json else 1
+        return 2
     index = _open(directory, use_index, err, rows=True)
     rows = index.rows()
     _tell(err)  # damage met by the reading itself
@@ -97,13 +97,14 @@ def run_search(query: str, directory: str | None, as_json: bool, use_index: bool
                out: TextIO, err: TextIO, *, limit: int | None = None,
                role: str | None = None) -> int:
     """Full-text hits, every one or the first ``limit`` (the text output then
-    says how many more); exit 1 when there are none (``[]`` with ``--json``)."""
+    says how many more); exit 1 when there are none (``[]`` with ``--json``),
+    2 when there is no projects folder."""
     root = resolve_root(directory)
     if not root.is_dir():
         if as_json:
             print("[]", file=out)
         print(visible(f"cctv: no projects folder at {root}", oneline=True), file=err)
-        return 1
+        return 2
     index = _open(directory, use_index, err, rows=False)
     hits = index.search(query, limit, role)
     more = index.hit_count(query, role) - len(hits) if limit is not None and len(hits) == limit else 0
