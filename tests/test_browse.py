@@ -88,7 +88,7 @@ async def test_the_list_shows_every_session_newest_first(projects: Path) -> None
         assert stamps == sorted(stamps, reverse=True)
         where = str(screen.query_one("#where", Static).render())
         assert f"{len(keys)} sessions under" in where and "sorted by last activity" in where
-        assert "(17 empty files skipped)" in where  # 0-byte files are no sessions
+        assert where.endswith(" · 17 empty files skipped")  # 0-byte files are no sessions
 
 
 async def test_grouping_and_sorting(projects: Path) -> None:
@@ -114,8 +114,8 @@ async def test_grouping_and_sorting(projects: Path) -> None:
         await pilot.press("S")
         counts = [screen._by_path[k].tool_calls for k in table_rows(app)]
         assert counts == sorted(counts)
-        await pilot.press("s")  # the next column: cost/tokens
-        assert screen.sort_key == "cost"
+        await pilot.press("s")  # the next column: duration
+        assert screen.sort_key == "duration"
         # a header click sorts by that column
         table = screen.query_one("#sessions", DataTable)
         table.post_message(DataTable.HeaderSelected(table, ColumnKey("title"), 1,
@@ -123,6 +123,61 @@ async def test_grouping_and_sorting(projects: Path) -> None:
         await pilot.pause()
         titles = [screen._by_path[k].title.lower() for k in table_rows(app)]
         assert screen.sort_key == "title" and titles == sorted(titles)
+
+
+def shown_columns(app: CctvApp) -> list[str]:
+    table = app.screen.query_one("#sessions", DataTable)
+    return [str(key.value) for key in table.columns]
+
+
+@pytest.mark.parametrize(("size", "preview", "must", "hidden"), [
+    ((160, 48), True, ["title", "last", "cost", "model"], ["branch", "size", "started"]),
+    ((80, 24), False, ["title", "last", "cost"], ["size", "started"]),
+    ((80, 24), True, ["title", "last"], ["cost", "size"]),
+])
+async def test_the_columns_that_matter_fit_the_width(projects: Path, size, preview, must,
+                                                     hidden) -> None:
+    """The columns shown are the ones the width holds, from the top of the
+    priority order; none runs off the right (no sideways scrolling needed);
+    the header names what is hidden."""
+    app = browser(projects)
+    async with app.run_test(size=size) as pilot:
+        screen = await ready(pilot)
+        if not preview:
+            await pilot.press("p")
+        await pilot.pause(0.2)
+        table = screen.query_one("#sessions", DataTable)
+        shown = shown_columns(app)
+        assert shown[:2] == ["live", "title"] and set(must) <= set(shown), shown
+        assert not set(hidden) & set(shown), shown
+        assert table.virtual_size.width <= table.size.width  # nothing off to the right
+        assert table.fixed_columns == 2
+        where = str(screen.query_one("#where", Static).render())
+        assert " hidden" in where and screen.fitted.hidden and len(where) <= size[0] - 2
+        if "(" in where:  # the hint, where the width has room for it
+            assert ("p: hide the preview" in where) == preview
+
+
+async def test_sorting_by_a_hidden_column_brings_it_into_view(projects: Path) -> None:
+    app = browser(projects)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await ready(pilot)
+        await pilot.press("p")
+        await pilot.pause(0.2)
+        assert "size" not in shown_columns(app)
+        screen.sort_by("size")
+        await pilot.pause(0.2)
+        shown = shown_columns(app)
+        assert "size" in shown and shown[:3] == ["live", "title", "last"]
+        table = screen.query_one("#sessions", DataTable)
+        assert table.virtual_size.width <= table.size.width
+        where = str(screen.query_one("#where", Static).render())
+        assert "sorted by size" in where and "size" not in {c.key for c in screen.fitted.hidden}
+        # the preview back: the list is narrower, the sorted column still shown
+        await pilot.press("p")
+        await pilot.pause(0.2)
+        assert "size" in shown_columns(app)
+        assert table.virtual_size.width <= table.size.width
 
 
 async def test_the_palette_on_the_browser_offers_its_commands_not_a_session_s(
@@ -330,6 +385,11 @@ async def test_a_session_written_to_just_now_is_live_and_followed(projects: Path
         # (search is asserted by the pilot tests above: its picture depended on when the
         # debounced full-text worker landed, and differed run to run under load)
         ("empty", [], (120, 30), "textual-dark"),
+        # the columns a width holds, with the preview and without (list: 160 with it)
+        ("cols_80_no_preview", ["p"], (80, 24), "textual-dark"),
+        ("cols_120", [], (120, 30), "textual-dark"),
+        ("cols_120_no_preview", ["p"], (120, 30), "textual-dark"),
+        ("cols_160_no_preview", ["p"], (160, 40), "textual-dark"),
     ],
 )
 def test_snapshots(snap_compare, tmp_path: Path, name: str, keys: list[str],
