@@ -138,10 +138,12 @@ def test_summary_json_values(capsys, reference: Path) -> None:
     assert d["tasks"] == [
         {"task_id": "b0q8m16pb", "task_type": "local_bash",
          "description": "Run a short job in the background", "status": "done",
-         "state": "completed", "backgrounded": True, "tool_use_id": "toolu_01G6thRvt0rXtpg0Dj7BVl43"},
+         "state": "completed", "backgrounded": True, "tool_use_id": "toolu_01G6thRvt0rXtpg0Dj7BVl43",
+         "agent_id": None, "kind": "shell", "duration_s": None},
         {"task_id": "bx04gjnra", "task_type": "local_bash", "description": "Run the app",
          "status": "done", "state": "completed", "backgrounded": False,
-         "tool_use_id": "toolu_01X8w3Zd2Kg1UQdO5P8LJ4N1"},
+         "tool_use_id": "toolu_01X8w3Zd2Kg1UQdO5P8LJ4N1", "agent_id": None, "kind": "shell",
+         "duration_s": 5.04},
     ]
     assert d["hooks"] == {"runs": 0, "failed": 0, "stop_summaries": 0}
     assert d["usage"] == {"input_tokens": 3600, "output_tokens": 140,

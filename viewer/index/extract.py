@@ -24,7 +24,7 @@ from cctv.reducer.format import clip
 from cctv.reducer.lines import LineSplitter, RawLine
 from cctv.reducer.fold import Session
 from cctv.reducer.state import MAIN, Item, PromptItem, TextItem, ToolItem
-from cctv.reducer.summary import prompt_count
+from cctv.reducer.facts import prompt_count
 from cctv.reducer.timestamps import parse_timestamp
 
 from ..discovery import subagent_files

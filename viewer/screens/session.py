@@ -149,13 +149,13 @@ class SessionScreen(Screen[None]):
             tasks.update_state(self.session, now=now)
         self._show_placeholder(shown.source_state.middle(ticks))
 
-    def _verdict(self) -> tuple[str, str] | None:
+    def _verdict(self) -> tuple[str, str, None] | None:
         """One verdict for an input with no frame in it (a binary, an HTML page),
         the same words as ``cctv check`` and ``cctv summary``."""
         if self.agent_id != MAIN:
             return None
         verdict = session_verdict(self.session)
-        return (verdict, "error") if verdict else None
+        return (verdict, "error", None) if verdict else None
 
     def _show_placeholder(self, text: str | None) -> None:
         """Say in the middle of an empty main view what the source is doing."""
