@@ -5,7 +5,7 @@ the session index (``cctv sessions``, the browser's columns and preview) and
 the Markdown export all read their figures here, so a session reads the same
 wherever it is looked at. Each figure has one definition, in this module, and
 one description, in the README's ``cctv summary --json`` table; the words the
-screens label them with are :data:`WORDS`.
+screens label them with are :data:`reducer.format.WORDS`.
 
 :func:`session_facts` makes every figure of a folded session at once (a walk
 over its calls, agents and tasks: for a summary, an index row, an export).
@@ -31,7 +31,7 @@ from .state import MAIN, ActivityKind, Agent, CallStatus, Task, TaskStatus, Text
 
 __all__ = [
     "FinalState", "CostSource", "TaskKind", "Tokens", "CallCounts", "TaskFacts", "SessionFacts",
-    "WORDS", "session_facts", "tokens", "cost", "prompt_count", "subagent_count", "call_counts",
+    "session_facts", "tokens", "cost", "prompt_count", "subagent_count", "call_counts",
     "call_duration", "task_duration", "duration_moves", "final_state", "call_task", "agent_task",
     "task_owner", "tasks_by_call", "task_kind", "agent_entry", "task_entry", "task_list",
 ]
@@ -48,22 +48,6 @@ CostSource = Literal["recorded"]
 
 TaskKind = Literal["agent", "workflow", "shell", "monitor", "other"]
 """What a task is: a sub-agent, a workflow, a background shell, a monitor, else ``other``."""
-
-WORDS: dict[str, str] = {
-    "turns": "turn",
-    "prompts": "prompt",
-    "tool_calls": "tool call",
-    "subagents": "sub-agent",
-    "tasks": "task",
-    "in": "in",
-    "uncached": "uncached",
-    "cache read": "cache read",
-    "cache write": "cache write",
-    "out": "out",
-}
-"""The word each figure is labelled with on every screen (a count's word in
-the singular, for :func:`reducer.format.plural`). The README's ``cctv summary
---json`` table says what each one counts; a test holds the two together."""
 
 
 class Tokens(msgspec.Struct, frozen=True, gc=False):

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from .facts import WORDS as W, TaskFacts, session_facts
-from .format import exact_count, format_cost, plural, title_text
+from .facts import TaskFacts, session_facts
+from .format import WORDS as W, exact_count, format_cost, plural, title_text
 from .safe import visible
 from .fold import Session
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from textual.content import Content
 from textual.widgets import Static
 
-from cctv.reducer.facts import WORDS, call_duration, cost, final_state, tokens
-from cctv.reducer.format import clip, compact_count, format_cost, format_duration, plural, short_path
+from cctv.reducer.facts import call_duration, cost, final_state, tokens
+from cctv.reducer.format import WORDS, clip, compact_count, format_cost, format_duration, plural, short_path
 from cctv.reducer.fold import Session
 from cctv.reducer.state import Activity
 
