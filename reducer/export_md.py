@@ -20,7 +20,8 @@ from datetime import tzinfo
 
 from .filters import ViewFilter
 from .item_time import format_clock
-from .format import compact_count, format_cost, format_duration, plural
+from .facts import session_facts
+from .format import WORDS, compact_count, format_cost, format_duration, plural, title_text
 from .safe import escaped
 from .fold import Session
 from .state import (
@@ -39,7 +40,7 @@ from .state import (
     TurnFooterItem,
 )
 from .tools import Bash, tool_from_use, tool_summary
-from .turn_footer import turn_footer
+from .turn_footer import turn_failure, turn_footer
 from .queries import bash_result, input_json, result_text
 
 __all__ = ["export_markdown", "MAX_DEPTH"]
@@ -266,9 +267,10 @@ class _Writer:
 
     def footer(self, item: TurnFooterItem) -> str:
         t = item.turn_ref
-        parts = turn_footer(t, api_time=False, calls="tool call")
-        if t.is_error or (t.subtype and t.subtype != "success"):
-            parts.append(f"failed: {t.subtype or 'error'}")
+        parts = turn_footer(t, api_time=False, calls=WORDS["tool_calls"])
+        failure = turn_failure(t)
+        if failure is not None:
+            parts.append(f"failed: {failure}")
         out = f"*{_md(' · '.join(parts))}*"
         for err in t.errors:
             out += "\n\n" + _fence(err)
@@ -280,8 +282,8 @@ def _indent(text: str) -> str:
 
 
 def _header(session: Session, agent_id: str, view_filter: ViewFilter) -> list[str]:
-    title = session.title or "Claude Code session"
-    lines = [f"# {_md(title)}", ""]
+    figures = session_facts(session)
+    lines = [f"# {_md(title_text(figures.title))}", ""]
     facts: list[str] = []
     if session.session_id:
         facts.append(f"session {_inline(session.session_id)}")
@@ -291,13 +293,16 @@ def _header(session: Session, agent_id: str, view_filter: ViewFilter) -> list[st
         facts.append(_inline(session.cwd))
     if session.git_branch:
         facts.append(f"branch {_inline(session.git_branch)}")
-    turns = len(session.turns)
-    facts.append(plural(turns, "turn"))
-    if session.cost_usd:
-        facts.append(format_cost(session.cost_usd))
-    usage = session.usage
-    facts.append(f"in {compact_count(usage.input_tokens + usage.cache_creation_input_tokens + usage.cache_read_input_tokens)}"
-                 f" out {compact_count(usage.output_tokens)} tokens")
+    facts += [figures.state, plural(figures.turns, WORDS["turns"]),
+              plural(figures.prompts, WORDS["prompts"]),
+              plural(figures.tool_calls.total, WORDS["tool_calls"])]
+    if figures.subagents:
+        facts.append(plural(figures.subagents, WORDS["subagents"]))
+    if figures.cost_usd is not None:
+        facts.append(format_cost(figures.cost_usd))
+    used = figures.tokens
+    facts.append(f"{WORDS['in']} {compact_count(used.total_in)}"
+                 f" {WORDS['out']} {compact_count(used.output)} tokens")
     lines.append(" · ".join(facts))
     if agent_id != MAIN:
         agent = session.agents.get(agent_id)
