@@ -236,16 +236,24 @@ def call_duration(call: ToolCall) -> float | None:
 
 
 def task_duration(task: Task, call: ToolCall | None, now: float | None) -> float | None:
-    """How long a task ran, as every surface shows it. Finished: the CLI's own
-    figure (its usage's ``duration_ms``), else from its first frame to its
-    end as they arrived. Running: the clock since its first frame arrived
+    """How long a task ran, as every surface shows it (the tasks panel, the
+    sub-agent's card, ``cctv summary``).
+
+    Finished: the CLI's own figure (its usage's ``duration_ms``); else, for a
+    task that ran in the foreground, what its call took (:func:`call_duration`:
+    the call lasted the whole run); else from its first frame to its end as
+    they arrived (live only). Running: the clock since its first frame arrived
     (``now``: none on a surface that does not tick), else the CLI's figure so
-    far. Last, what its call shows (:func:`call_duration`)."""
+    far. Last, what its call shows."""
     if task.running:
         if task.started_at is not None and now is not None:
             return max(0.0, now - task.started_at)
-    elif task.duration_ms is None and task.started_at is not None and task.ended_at is not None:
-        return max(0.0, task.ended_at - task.started_at)
+    elif task.duration_ms is None:
+        took = call_duration(call) if call is not None and not task.backgrounded else None
+        if took is not None:
+            return took
+        if task.started_at is not None and task.ended_at is not None:
+            return max(0.0, task.ended_at - task.started_at)
     if task.duration_ms is not None:
         return task.duration_ms / 1000
     return call_duration(call) if call is not None else None
