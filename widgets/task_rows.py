@@ -77,6 +77,8 @@ class TaskRow:
     error: str | None = None
     agent_id: str | None = None
     """Set when the row opens a sub-agent transcript."""
+    task_id: str | None = None
+    """The task it shows (a sub-agent's: the task it ran as, if any)."""
     depth: int = 0
     phases: tuple[Phase, ...] = ()
     started_line: int = 0
@@ -128,6 +130,7 @@ def _agent_row(session: Session, agent: Agent, task: Task | None,
         output_file=task.output_file if task else None,
         error=task.error if task else None,
         agent_id=agent.id,
+        task_id=entry.task_id,
         depth=entry.depth,
         started_line=entry.started_line,
     )
@@ -151,6 +154,7 @@ def _task_row(session: Session, task: Task, now: float | None) -> TaskRow:
         summary=task.summary,
         output_file=task.output_file,
         error=task.error,
+        task_id=task.task_id,
         phases=_phases(task),
         started_line=entry.started_line,
     )
@@ -306,18 +310,12 @@ class TaskRowCache:
                     moved |= self._rebuild_row(session, key, now, changed)
         return changed, moved
 
-    def _task_of(self, session: Session, key: str) -> Task | None:
-        """The task a row shows (a sub-agent's row: the task it ran as, if any)."""
-        kind, _, ident = key.partition(":")
-        if kind == "agent":
-            return agent_task(session, session.agents[ident], self._by_call)
-        return session.tasks.get(ident)
-
     def _rebuild_row(self, session: Session, key: str, now: float | None,
                      changed: set[str]) -> bool:
-        task = self._task_of(session, key)
-        if key.startswith("agent:"):
-            agent = session.agents[key.removeprefix("agent:")]
+        row = self._rows[key]
+        task = session.tasks.get(row.task_id) if row.task_id is not None else None
+        if row.agent_id is not None:
+            agent = session.agents[row.agent_id]
             return self._put(_agent_row(session, agent, task, now), task, changed)
         assert task is not None
         return self._put(_task_row(session, task, now), task, changed)
@@ -377,7 +375,8 @@ class TaskRowCache:
         self._rows = {row.key: row for row in self.rows}
         self._running = {row.key for row in self.rows if row.running}
         self._now = now
-        self._live = {row.key for row in self.rows if duration_moves(self._task_of(session, row.key))}
+        self._live = {row.key for row in self.rows
+                      if duration_moves(session.tasks.get(row.task_id) if row.task_id else None)}
         self._dirty_agents = set()
         self._dirty_tasks = set()
 
