@@ -127,6 +127,8 @@ class SourceState:
         """What an empty view says (waiting for the file, cannot read, ...)."""
         self._last_output = 0.0
         self._grew_at: float | None = None
+        self.read_to_end = False
+        """A file not followed was read to its end: it has settled."""
         """When the input last grew (monotonic seconds; for the history read,
         the file's modification time on that clock)."""
         self._announced_errors: set[str] = set()
@@ -178,6 +180,7 @@ class SourceState:
                 self._command(event, now, effect)
             case EndOfInput(stopped=stopped):
                 self.loading = None
+                self.read_to_end = self.kind == "file" and not stopped
                 self.ended = ("stopped" if stopped else
                               "end of file" if self.kind == "file" else "end of input")
                 if self.kind == "pipe" and not self.lines_seen:
@@ -328,7 +331,12 @@ class SourceState:
     # --- what is shown --------------------------------------------------------------------
 
     def settled(self, now: float) -> bool:
-        """A file read to its end that has not grown for :data:`SETTLED_AFTER_S`."""
+        """A file that says all it will: read to its end without following it
+        (as the browser opens a session that is not live), or followed and not
+        grown for :data:`SETTLED_AFTER_S`. Its status is what the session ended
+        in, however it was opened."""
+        if self.read_to_end:
+            return True
         return (self.kind == "file" and self.loading is None and self._grew_at is not None
                 and now - self._grew_at >= SETTLED_AFTER_S)
 

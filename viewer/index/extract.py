@@ -6,8 +6,9 @@ can never show another title or count than the viewer. Runs in worker
 processes during a first indexing: everything here is picklable and imports no
 Textual.
 
-A file caught mid-write is read to its last complete line; the rest is read
-next time, when the line is whole.
+A live file caught mid-write is read to its last complete line; the rest is
+read next time, when the line is whole. A file that is not live is read to its
+end, a last line without a newline included, as the viewer reads it.
 """
 
 from __future__ import annotations
@@ -186,6 +187,15 @@ class SessionRead:
         if self.feed.session.format == "transcript":
             self._read_agents()
 
+    def read_last_line(self) -> None:
+        """Fold the main file's last line even though no newline ends it, as the
+        viewer does (a file not written to for long ends so: it was not caught
+        mid-write). Such a read cannot be read on."""
+        last = self.main.flush()
+        if last is not None:
+            self.feed.feed([last])
+            self.sound = False
+
     def _read_agents(self) -> None:
         session = self.feed.session
         for agent_path, meta in subagent_files(self.path):
@@ -319,6 +329,8 @@ def extract(path: str, project_dir: str, size: int, mtime: float, after_line: in
         read.read_on()
     if keep:
         _keep(path, read)
+    else:  # not live: its last line is read as the viewer reads it
+        read.read_last_line()
     return read.extracted(project_dir, size, mtime, after_line)
 
 

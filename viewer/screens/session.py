@@ -134,16 +134,18 @@ class SessionScreen(Screen[None]):
         shown = self.shown
         now = shown.now()
         ticks = time.monotonic()
+        settled = shown.source_state.settled(ticks)
         status.update_state(
             self.session,
             source=shown.label,
             following=self._view.following,
-            ended=shown.ended,
+            # a settled file reads what its session ended in, not that the read ended
+            ended=None if settled else shown.ended,
             now=now,
             loading=shown.loading,
             filtered=self._view.filter.describe(),
             source_state=self._verdict() or shown.source_state.status(ticks),
-            settled=shown.source_state.settled(ticks),
+            settled=settled,
         )
         if self.show_tasks:
             tasks.update_state(self.session, now=now)
