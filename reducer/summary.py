@@ -91,8 +91,8 @@ def format_summary(data: dict[str, Any]) -> str:
         f"{': ' + names if names else ''}",
         f"  agents   {plural(data['subagents'], W['subagents'])}  {plural(len(tasks), W['tasks'])} ({running} running)"
         f"  heartbeats {data['heartbeats']}",
-        f"  hooks    {data['hooks']['runs']} runs ({data['hooks']['failed']} failed),"
-        f" {data['hooks']['stop_summaries']} stop summaries"
+        f"  hooks    {plural(data['hooks']['runs'], 'run')} ({data['hooks']['failed']} failed),"
+        f" {plural(data['hooks']['stop_summaries'], 'stop summary', 'stop summaries')}"
         f"  thinking {exact_count(data['thinking_tokens'])} tok",
     ]
     comps = data["compactions"]
@@ -107,7 +107,7 @@ def format_summary(data: dict[str, Any]) -> str:
         lines.append(f"  compact  {len(data['failed_compactions'])} failed")
     retries, limit = data.get("api_retries", 0), data.get("rate_limit")
     if retries or limit:
-        text = f"  api      {retries} retries"
+        text = f"  api      {plural(retries, 'retry', 'retries')}"
         if limit:
             util = limit["utilization"]
             text += (f"  rate limit {limit['status'] or '?'} ({limit['type'] or '?'}"
@@ -116,10 +116,10 @@ def format_summary(data: dict[str, Any]) -> str:
                      + ")")
         lines.append(text)
     if data["permission_denials"]:
-        lines.append(f"  denied   {data['permission_denials']} permission denials")
+        lines.append(f"  denied   {plural(data['permission_denials'], 'permission denial')}")
     for m in data["malformed"][:20]:
         lines.append(f"  line {m['line']}: {m['reason']}")
     total = data.get("malformed_count", len(data["malformed"]))
     if total > 20:
-        lines.append(f"  … and {exact_count(total - 20)} more malformed lines")
+        lines.append(f"  … and {plural(total - 20, 'more malformed line', 'more malformed lines', grouped=True)}")
     return visible("\n".join(lines))
