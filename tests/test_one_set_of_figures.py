@@ -149,3 +149,16 @@ def test_the_words_of_the_figures_are_the_readme_table_s() -> None:
     usage = rows["usage"]
     for word in ("in", "out", "uncached", "cache read", "cache write"):
         assert f"“{WORDS[word]}”" in usage, word
+
+
+def test_the_help_says_the_status_bar_s_words() -> None:
+    """``?`` names the status bar's fields with the words the bar shows them with."""
+    from cctv.reducer.fold import Session
+    from cctv.viewer.screens.help import _legend
+
+    legend = _legend().plain
+    bar = " ".join(_bar(Session()))
+    for word in (f"{WORDS['turns']}s", f"{WORDS['in']} ", f" {WORDS['out']}"):
+        assert word in legend and word in bar, word
+    for word in ("uncached", "cache read", "cache write"):
+        assert WORDS[word] in legend
