@@ -20,7 +20,7 @@ from datetime import tzinfo
 
 from .filters import ViewFilter
 from .item_time import format_clock
-from .facts import session_facts
+from .facts import call_duration, session_facts
 from .format import WORDS, compact_count, format_cost, format_duration, plural, title_text
 from .safe import escaped
 from .fold import Session
@@ -39,7 +39,7 @@ from .state import (
     ToolItem,
     TurnFooterItem,
 )
-from .tools import Bash, tool_from_use, tool_summary
+from .tools import Bash, tool_from_use, tool_parts, tool_summary
 from .turn_footer import turn_failure, turn_footer
 from .queries import bash_result, input_json, result_text
 
@@ -218,13 +218,14 @@ class _Writer:
     def tool(self, item: ToolItem, depth: int) -> str:
         call = item.call
         tool = tool_from_use(call.name, call.input)
-        summary = tool_summary(tool)
-        if summary.startswith(call.name):  # "Glob: **/*.py": the name is already the head
-            summary = summary[len(call.name):].lstrip(": ")
+        name, summary = tool_parts(tool)
+        if name != call.name:  # a command's call: the whole summary follows its name
+            summary = tool_summary(tool)
         status = call.status  # the six call statuses are their own words (widgets.status_glyphs)
         extra = ""
-        if call.elapsed:
-            extra = f" · {format_duration(call.elapsed)}"
+        took = call_duration(call)
+        if took:
+            extra = f" · {format_duration(took)}"
         if call.background:
             extra += " · background"
         head = f"**{_md(call.name)}**" + (f" {_inline(summary)}" if summary else "")
@@ -259,7 +260,7 @@ class _Writer:
             return "sub-agent: (no transcript)"
         label = agent.description or agent.subagent_type or agent.id
         kind = agent.subagent_type or "agent"
-        head = f"sub-agent {kind}: {label} · {agent.tool_calls} tool calls · {agent.status}"
+        head = f"sub-agent {kind}: {label} · {plural(agent.tool_calls, WORDS['tool_calls'])} · {agent.status}"
         if depth + 1 > MAX_DEPTH:
             return f"{_html(head)} (nested too deep to write out)"
         blocks = self.agent(agent.id, depth + 1)

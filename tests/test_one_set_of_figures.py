@@ -3,7 +3,7 @@ figures gives the same ones, for every recording in the fixtures.
 
 The surfaces: ``cctv summary --json``, the session index's row (``cctv
 sessions --json``, the browser's columns and preview), the status bar's text,
-the turn footers and the Markdown export's header. The figures: turns,
+the tasks panel, the turn footers and the Markdown export's header. The figures: turns,
 prompts, tool calls, tokens in and out, cost, sub-agents, title and the final
 state of a settled file. Add a surface, add it here."""
 
@@ -26,6 +26,7 @@ from cctv.viewer.index.extract import extract
 from cctv.viewer.loader import load_path
 from cctv.viewer.sources import FileTail
 from cctv.widgets.status_bar import status_parts
+from cctv.widgets.task_rows import task_rows
 from conftest import FIXTURES, wait_for
 from test_pairing_counts import sessions
 
@@ -83,6 +84,12 @@ def test_every_surface_gives_the_same_figures(path: Path) -> None:
     state = summary["status"]
     assert _BAR_STATES.get(bar[0], bar[0]) == state if state in ("idle", "ended") \
         else bar[0] not in _BAR_STATES
+
+    # the tasks panel: the same tasks, each with the same status and duration
+    rows = {(r.agent_id, r.task_id): (r.status, None if r.elapsed is None else round(r.elapsed, 3))
+            for r in task_rows(session)}
+    assert rows == {(t["agent_id"], t["task_id"]): (t["status"], t["duration_s"])
+                    for t in summary["tasks"]}
 
     # the turn footers: at most one per model turn (a CLI that writes no turn's end
     # has none), numbered as the turns are counted
