@@ -127,10 +127,10 @@ class SourceState:
         """What an empty view says (waiting for the file, cannot read, ...)."""
         self._last_output = 0.0
         self._grew_at: float | None = None
-        self.read_to_end = False
-        """A file not followed was read to its end: it has settled."""
         """When the input last grew (monotonic seconds; for the history read,
         the file's modification time on that clock)."""
+        self.read_to_end = False
+        """A file not followed was read to its end: it has settled."""
         self._announced_errors: set[str] = set()
         self._restart_note: str | None = None
         """The notice of the last event that started the input over."""

@@ -128,10 +128,10 @@ def status_parts(session: Session, *, source: str, following: bool, ended: str |
     usd, _source = cost(session)  # None: never recorded (not $0)
     parts.append(_Part(30, 80, Content.styled("–" if usd is None else format_cost(usd),
                                               "$text-muted" if usd is None else "$text-success")))
-    used = tokens(session)
+    spent = tokens(session)
     parts.append(_Part(40, 40, Content.assemble(
-        (f"{WORDS['in']} ", "$text-muted"), compact_count(used.total_in),
-        (f" {WORDS['out']} ", "$text-muted"), compact_count(used.output))))
+        (f"{WORDS['in']} ", "$text-muted"), compact_count(spent.total_in),
+        (f" {WORDS['out']} ", "$text-muted"), compact_count(spent.output))))
     window = session.context_window
     if window:
         used = session.context_tokens or 0
