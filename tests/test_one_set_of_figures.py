@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from cctv.reducer.export_md import export_markdown
-from cctv.reducer.format import WORDS, compact_count, format_cost, plural, title_text
+from cctv.reducer.facts import call_duration
+from cctv.reducer.format import WORDS, compact_count, format_cost, format_duration, plural, title_text
 from cctv.reducer.state import TurnFooterItem
 from cctv.reducer.turn_footer import turn_footer
 from cctv.viewer.headless import run_summary
@@ -108,6 +109,21 @@ def test_every_surface_gives_the_same_figures(path: Path) -> None:
     assert (cost is None) or format_cost(cost) in facts
     assert facts[-1] == (f"{WORDS['in']} {compact_count(tokens_in)}"
                          f" {WORDS['out']} {compact_count(tokens_out)} tokens")
+
+
+def test_a_finished_sub_agent_took_as_long_in_the_panel_as_on_its_card() -> None:
+    """The demo (CLI 2.1.328, stream-json) mid-session, frames stamped with arrival
+    times as a live read stamps them: its sub-agent's call took 0.2 s (its card);
+    the tasks panel said 9.0 s, the time between its task frames' arrivals (the
+    issue's "8.9 s in the panel, 3.2 s on the card")."""
+    from test_panels import demo_mid_session
+
+    session = demo_mid_session().session
+    (row,) = [r for r in task_rows(session) if r.agent_id is not None]
+    call = session.calls[row.agent_id]
+    assert row.status == "done" and row.elapsed is not None
+    # the panel shows the CLI's own figure (215 ms), the card its call's (217 ms)
+    assert format_duration(row.elapsed) == format_duration(call_duration(call)) == "0.2s"
 
 
 # --- the final state of a settled file, however it was opened -------------------------------
