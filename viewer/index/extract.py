@@ -231,10 +231,10 @@ class SessionRead:
 
         def stamp(line_no: int) -> str | None:
             if 1 <= line_no <= len(entries):
-                return getattr(entries[line_no - 1], "timestamp", None)
+                return entries.timestamp(line_no - 1)
             return None
 
-        for entry in entries[self.entries_seen:]:
+        for entry in entries.scan(self.entries_seen):
             ts = getattr(entry, "timestamp", None)
             if ts:
                 self.first_ts = self.first_ts or ts
