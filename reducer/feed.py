@@ -12,19 +12,31 @@ from pathlib import Path
 
 from .collector import collector_paused, promote_to_oldest
 from .decode import decode_line, detect_format
-from .entry_log import EntryLog
+import msgspec
+
+from .entry_log import EntryLog, Table
 from .frames import Entry, Malformed
 from .giant import GiantLine, fill
 from .lines import LineSplitter, RawLine
 from .fold import Session
 from .state import Change
 
-__all__ = ["Feed", "read_file_lines"]
+__all__ = ["Feed", "FeedState", "read_file_lines"]
 
 _SNIFF_LINES = 20
 
 _BULK_LINES = 500
 """A batch this big is a bulk load: what it made is promoted to the oldest GC generation."""
+
+
+class FeedState(msgspec.Struct, frozen=True):
+    """What a :class:`Feed` holds besides its session, as a checkpoint keeps it."""
+
+    format: str | None
+    sniff: list[bytes]
+    malformed_bytes: bytes | None
+    entries: Table
+    """The main source's lines (their places, not the entries)."""
 
 
 class Feed:
@@ -54,6 +66,27 @@ class Feed:
         self._sniff: list[bytes] = []
         self._malformed_bytes: bytes | None = None
         """The last line, when it was malformed (for collapsing runs)."""
+
+    def state(self) -> FeedState:
+        """What to keep beside the session to go on later (:meth:`resumed`).
+        Only the main source's lines are kept: a checkpoint is taken before
+        any sub-agent file is folded."""
+        assert not self.agent_entries, "a checkpoint is taken before sub-agent files are folded"
+        return FeedState(self.session.format, list(self._sniff), self._malformed_bytes,
+                         self.entries.table())
+
+    @classmethod
+    def resumed(cls, session: Session, state: FeedState, *, keep_raw: bool,
+                keep_entries: bool, keep_malformed_runs: bool = True) -> Feed:
+        """A feed going on from ``session`` and the ``state`` kept with it: the
+        lines it folded are not held (read again through ``entries.reader``)."""
+        feed = cls(keep_raw=keep_raw, keep_entries=keep_entries,
+                   keep_malformed_runs=keep_malformed_runs, session=session)
+        session.format = state.format
+        feed.entries = EntryLog(keep_entries, state.entries)
+        feed._sniff = list(state.sniff)
+        feed._malformed_bytes = state.malformed_bytes
+        return feed
 
     def feed(self, lines: Iterable[RawLine], *, received_at: float | None = None) -> list[Change]:
         """Decode and fold lines of the main source."""
