@@ -274,3 +274,71 @@ def test_small_sessions_keep_no_checkpoint(tmp_path, cache, monkeypatch):
     path = _copy(tmp_path, _lines(STREAM))
     assert C.open_feed(path).how == "folded"
     assert not cache.exists() or list(cache.iterdir()) == []
+
+
+# --- the viewer ---------------------------------------------------------------------------
+
+FAST = dict(debounce_ms=20, poll_timeout_ms=200)
+
+
+def _viewer_cold(path: Path) -> Feed:
+    """The fold the viewer makes of ``path`` (one line per run of malformed lines)."""
+    feed = Feed(keep_raw=False, keep_malformed_runs=False)
+    for batch in read_file_lines(path):
+        feed.feed(batch)
+    return feed
+
+
+async def _view(path: Path, follow: bool = True) -> tuple[int, list, str, list]:
+    """Open ``path`` in the viewer until its history is in and its checkpoint
+    written: (bytes restored, state, screen text, raw lines of the first items)."""
+    from cctv.viewer.app import CctvApp
+    from cctv.viewer.sources import FileTail
+
+    from conftest import screen_text, wait_for
+
+    app = CctvApp(FileTail(path, follow=follow, **FAST), clock=None)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: app.shown.live or app.shown.ended is not None)
+        await wait_for(pilot, lambda: not [w for w in app.workers if w.group == "checkpoint"
+                                           and not w.is_finished])
+        await pilot.pause()
+        live = app.shown
+        raws = [live.raw_store.raw(live.feed.entry_at(n)) for n in (1, 2, 5)]
+        return live.restored_to, state_graph(live.session), screen_text(app), raws
+
+
+async def test_the_viewer_reopens_from_its_checkpoint(tmp_path, cache):
+    lines = _lines(STREAM)
+    half = len(lines) // 2
+    path = _copy(tmp_path, lines[:half])
+    restored, state, _text, _ = await _view(path)
+    assert restored == 0
+    assert [p.name.endswith("-view.ckpt") for p in cache.iterdir()] == [True]
+    restored, state, text, raws = await _view(path)
+    assert restored == path.stat().st_size  # unchanged: nothing read
+    assert state == state_graph(_viewer_cold(path).session)
+    assert raws == [lines[n - 1].rstrip(b"\n") for n in (1, 2, 5)]  # the raw view reads them back
+    with open(path, "ab") as fh:
+        fh.write(b"".join(lines[half:]))
+    restored, state, text, _ = await _view(path)
+    assert restored == len(b"".join(lines[:half]))  # appended: only the new bytes read
+    assert state == state_graph(_viewer_cold(path).session)
+    cold_path = _copy(tmp_path, lines, "cold.jsonl")
+    C.MIN_BYTES = 1 << 40  # (monkeypatched: undone after the test) no checkpoint for this one
+    assert (await _view(cold_path))[2] == text  # the screen shows the same
+
+
+async def test_the_viewer_keeps_no_checkpoint_over_a_line_without_newline(tmp_path, cache):
+    lines = _lines(STREAM)
+    cut = lines[-1].rstrip(b"\n")
+    path = _copy(tmp_path, lines[:-1] + [cut[:20]])
+    await _view(path, follow=False)  # the last line is shown as it is: no checkpoint of it
+    assert not cache.exists() or list(cache.iterdir()) == []
+    path.write_bytes(b"".join(lines))
+    await _view(path)
+    with open(path, "ab") as fh:
+        fh.write(lines[0])
+    restored, state, _, _ = await _view(path)
+    assert restored == len(b"".join(lines))
+    assert state == state_graph(_viewer_cold(path).session)

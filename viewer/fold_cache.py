@@ -47,7 +47,8 @@ from .index.rows import read_marks, tail_digest
 from .storage import CacheArea, DiskError
 
 __all__ = ["AREA", "BUDGET", "FORMAT", "MIN_BYTES", "Header", "LineRereader",
-           "Opened", "entry_name", "load_checkpoint", "open_feed", "run_cache", "save_checkpoint"]
+           "Opened", "Taken", "entry_name", "load_checkpoint", "open_feed", "run_cache", "save_checkpoint",
+           "take_checkpoint", "worth_keeping"]
 
 FORMAT = 1
 """The layout of an entry (raised when :class:`Header` or :class:`~reducer.feed.FeedState` change)."""
@@ -95,12 +96,15 @@ class Opened(msgspec.Struct):
     """Where the read of the file started (0 unless restored)."""
 
 
-def entry_name(path: str | os.PathLike[str], st: os.stat_result) -> str:
-    """The entry's file name for the file at ``path``: its place, not its contents."""
+def entry_name(path: str | os.PathLike[str], st: os.stat_result, collapsed: bool = False) -> str:
+    """The entry's file name for the file at ``path``: its place, not its
+    contents. ``collapsed``: the fold the viewer makes, which keeps one line
+    of a run of malformed lines (``Feed(keep_malformed_runs=False)``); the
+    headless commands keep them all, so each has its own entry."""
     h = hashlib.blake2b(digest_size=16)
     h.update(os.fsencode(os.path.abspath(path)))
     h.update(f"\0{st.st_dev}\0{st.st_ino}".encode())
-    return h.hexdigest() + ".ckpt"
+    return h.hexdigest() + ("-view" if collapsed else "") + ".ckpt"
 
 
 def _stamp() -> str:
@@ -112,11 +116,28 @@ def _stamp() -> str:
 # --- writing --------------------------------------------------------------------------------
 
 
-def save_checkpoint(path: Path, feed: Feed, end: int, lines: int) -> Path | None:
-    """Keep ``feed``'s state (the first ``lines`` lines of ``path``, ``end`` bytes)
-    as the file's checkpoint; ``None`` when the cache cannot take it (noted).
-    The file is ``stat``-ed before its marks are read: a file written
-    meanwhile has a later time, and its entry will not be taken as unchanged."""
+class Taken(msgspec.Struct, frozen=True):
+    """A checkpoint taken (the state pickled), to be packed and written:
+    :meth:`write` may run in another thread, the fold going on meanwhile."""
+
+    name: str
+    header: Header
+    snapshot: bytes
+
+    def write(self) -> Path | None:
+        """Pack and keep it; ``None`` when the cache cannot take it (noted)."""
+        head = msgspec.msgpack.encode(self.header)
+        try:
+            return AREA.put(self.name, _MAGIC + _LENGTH.pack(len(head)) + head + pack(self.snapshot))
+        except DiskError:
+            return None
+
+
+def take_checkpoint(path: Path, feed: Feed, end: int, lines: int) -> Taken | None:
+    """``feed``'s state (the first ``lines`` lines of ``path``, ``end`` bytes),
+    pickled now; ``None`` when the file cannot be read. The file is
+    ``stat``-ed before its marks are read: a file written meanwhile has a
+    later time, and its entry will not be taken as unchanged."""
     try:
         st = os.stat(path)
         marks = tail_digest(read_marks(path, end))
@@ -124,12 +145,14 @@ def save_checkpoint(path: Path, feed: Feed, end: int, lines: int) -> Path | None
         return None
     header = Header(FORMAT, _stamp(), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns,
                     end, lines, marks)
-    payload = pack(checkpoint(feed.session, feed.state()))
-    head = msgspec.msgpack.encode(header)
-    try:
-        return AREA.put(entry_name(path, st), _MAGIC + _LENGTH.pack(len(head)) + head + payload)
-    except DiskError:
-        return None
+    return Taken(entry_name(path, st, not feed.keep_malformed_runs), header,
+                 checkpoint(feed.session, feed.state()))
+
+
+def save_checkpoint(path: Path, feed: Feed, end: int, lines: int) -> Path | None:
+    """Keep ``feed``'s state as the checkpoint of ``path`` (see :func:`take_checkpoint`)."""
+    taken = take_checkpoint(path, feed, end, lines)
+    return taken.write() if taken is not None else None
 
 
 # --- reading --------------------------------------------------------------------------------
@@ -149,12 +172,13 @@ def _parse(data: bytes) -> tuple[Header, memoryview] | None:
     return header, memoryview(data)[at + length:]
 
 
-def load_checkpoint(path: Path, st: os.stat_result, *, keep_raw: bool,
-                    keep_entries: bool) -> tuple[Feed, Header] | None:
+def load_checkpoint(path: Path, st: os.stat_result, *, keep_raw: bool, keep_entries: bool,
+                    collapsed: bool = False) -> tuple[Feed, Header] | None:
     """The feed kept for ``path`` and what it covers, when the file is still
     the one it was taken of (unchanged or grown); ``None`` otherwise. An
-    entry that is damaged, of another version or of another file is dropped."""
-    name = entry_name(path, st)
+    entry that is damaged, of another version or of another file is dropped.
+    ``collapsed``: the viewer's fold (see :func:`entry_name`)."""
+    name = entry_name(path, st, collapsed)
     data = AREA.get(name)
     if data is None:
         return None
@@ -173,7 +197,8 @@ def load_checkpoint(path: Path, st: os.stat_result, *, keep_raw: bool,
     if not isinstance(state, FeedState):
         AREA.discard(name)
         return None
-    feed = Feed.resumed(session, state, keep_raw=keep_raw, keep_entries=keep_entries)
+    feed = Feed.resumed(session, state, keep_raw=keep_raw, keep_entries=keep_entries,
+                        keep_malformed_runs=not collapsed)
     feed.entries.reader = LineRereader(path, keep_raw)
     return feed, header
 
@@ -212,12 +237,18 @@ def open_feed(path: Path, *, keep_raw: bool = False, keep_entries: bool = True,
     for batch in _batches(path, splitter):
         feed.feed(batch)
     end, lines = splitter.offset - splitter.pending_size, splitter.line_no
-    if save and end >= MIN_BYTES and end - start >= max(1, MIN_BYTES // 8):
+    if save and worth_keeping(start, end):
         save_checkpoint(path, feed, end, lines)
     last = splitter.flush()
     if last is not None:  # a last line without its newline: folded, never checkpointed
         feed.feed([last])
     return Opened(feed, how, start)
+
+
+def worth_keeping(start: int, end: int) -> bool:
+    """Whether a fold of a file's bytes ``start``–``end`` (from its checkpoint,
+    or 0) is worth a new checkpoint: a big file, and enough read since."""
+    return end >= MIN_BYTES and end - start >= max(1, MIN_BYTES // 8)
 
 
 def _batches(path: Path, splitter: LineSplitter) -> Iterator[list[RawLine]]:
