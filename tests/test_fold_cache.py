@@ -300,8 +300,8 @@ async def _view(path: Path, follow: bool = True) -> tuple[int, list, str, list]:
     app = CctvApp(FileTail(path, follow=follow, **FAST), clock=None)
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: app.shown.live or app.shown.ended is not None)
-        await wait_for(pilot, lambda: not [w for w in app.workers if w.group == "checkpoint"
-                                           and not w.is_finished])
+        writer = app.checkpoint_writer
+        await wait_for(pilot, lambda: writer is None or not writer.is_alive())
         await pilot.pause()
         live = app.shown
         raws = [live.raw_store.raw(live.feed.entry_at(n)) for n in (1, 2, 5)]

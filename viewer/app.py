@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import os
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -99,6 +101,8 @@ class CctvApp(ViewerApp["LiveSession"]):
         self._slice_started = 0.0
         self.first_paint_at: float | None = None
         """``time.perf_counter()`` when the first folded lines had been painted."""
+        self.checkpoint_writer: threading.Thread | None = None
+        """Waits for the child writing the last checkpoint (see :mod:`viewer.fold_cache`)."""
 
     # --- lifecycle ---------------------------------------------------------------------
 
@@ -209,7 +213,7 @@ class CctvApp(ViewerApp["LiveSession"]):
                 effect = live.take(event, time.monotonic())
                 if effect.history_in:
                     if not was_live:
-                        await self._keep_checkpoint(live)
+                        self._keep_checkpoint(live)
                         # the history is in: keep the collector off its objects
                         # (a full collection over a big heap is a visible pause)
                         gc.freeze()
@@ -229,13 +233,14 @@ class CctvApp(ViewerApp["LiveSession"]):
         self._dirty = True
         self._flush_panels()
 
-    async def _keep_checkpoint(self, live: LiveSession) -> None:
-        """Keep the fold of a big file in the cache (pickled here, before the
-        sub-agent files are folded into it; packed and written in a thread)."""
-        taken = live.take_checkpoint()
-        if taken is not None:
-            self.run_worker(asyncio.to_thread(taken.write), group="checkpoint",
-                            exit_on_error=False)
+    def _keep_checkpoint(self, live: LiveSession) -> None:
+        """Keep the fold of a big file in the cache, as it is before its
+        sub-agent files are folded into it (a forked child writes it)."""
+        pid = live.keep_checkpoint()
+        if pid is not None:  # reaped by a thread that quitting does not wait for
+            self.checkpoint_writer = threading.Thread(target=os.waitpid, args=(pid, 0), daemon=True,
+                                                      name=f"checkpoint writer {pid}")
+            self.checkpoint_writer.start()
 
     def _start_subagents(self, live: LiveSession) -> None:
         """For an on-disk session, fold (and follow) its sub-agent files too."""

@@ -24,6 +24,8 @@ No Textual here.
 
 from __future__ import annotations
 
+import functools
+import gc
 import hashlib
 import os
 import struct
@@ -48,8 +50,8 @@ from .index.rows import read_marks, tail_digest
 from .storage import CacheArea, DiskError
 
 __all__ = ["AREA", "BUDGET", "FORMAT", "MIN_BYTES", "Header", "LineRereader",
-           "Opened", "Taken", "entry_name", "load_checkpoint", "open_feed", "run_cache", "save_checkpoint",
-           "take_checkpoint", "worth_keeping"]
+           "Opened", "entry_name", "load_checkpoint", "open_feed", "run_cache", "save_checkpoint",
+           "save_in_child", "worth_keeping"]
 
 FORMAT = 1
 """The layout of an entry (raised when :class:`Header` or :class:`~reducer.feed.FeedState` change)."""
@@ -108,6 +110,7 @@ def entry_name(path: str | os.PathLike[str], st: os.stat_result, collapsed: bool
     return h.hexdigest() + ("-view" if collapsed else "") + ".ckpt"
 
 
+@functools.cache
 def _stamp() -> str:
     from .index.store import fold_fingerprint
 
@@ -117,28 +120,12 @@ def _stamp() -> str:
 # --- writing --------------------------------------------------------------------------------
 
 
-class Taken(msgspec.Struct, frozen=True):
-    """A checkpoint taken (the state pickled), to be packed and written:
-    :meth:`write` may run in another thread, the fold going on meanwhile."""
-
-    name: str
-    header: Header
-    snapshot: bytes
-
-    def write(self) -> Path | None:
-        """Pack and keep it; ``None`` when the cache cannot take it (noted)."""
-        head = msgspec.msgpack.encode(self.header)
-        try:
-            return AREA.put(self.name, _MAGIC + _LENGTH.pack(len(head)) + head + pack(self.snapshot))
-        except DiskError:
-            return None
-
-
-def take_checkpoint(path: Path, feed: Feed, end: int, lines: int) -> Taken | None:
-    """``feed``'s state (the first ``lines`` lines of ``path``, ``end`` bytes),
-    pickled now; ``None`` when the file cannot be read. The file is
-    ``stat``-ed before its marks are read: a file written meanwhile has a
-    later time, and its entry will not be taken as unchanged."""
+def save_checkpoint(path: Path, feed: Feed, end: int, lines: int) -> Path | None:
+    """Keep ``feed``'s state (the first ``lines`` lines of ``path``, ``end``
+    bytes) as the file's checkpoint; ``None`` when the file cannot be read or
+    the cache cannot take it (noted). The file is ``stat``-ed before its marks
+    are read: a file written meanwhile has a later time, and its entry will
+    not be taken as unchanged."""
     try:
         st = os.stat(path)
         marks = tail_digest(read_marks(path, end))
@@ -146,14 +133,37 @@ def take_checkpoint(path: Path, feed: Feed, end: int, lines: int) -> Taken | Non
         return None
     header = Header(FORMAT, _stamp(), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns,
                     end, lines, marks)
-    return Taken(entry_name(path, st, not feed.keep_malformed_runs), header,
-                 checkpoint(feed.session, feed.state()))
+    payload = pack(checkpoint(feed.session, feed.state()))
+    head = msgspec.msgpack.encode(header)
+    try:
+        return AREA.put(entry_name(path, st, not feed.keep_malformed_runs),
+                        _MAGIC + _LENGTH.pack(len(head)) + head + payload)
+    except DiskError:
+        return None
 
 
-def save_checkpoint(path: Path, feed: Feed, end: int, lines: int) -> Path | None:
-    """Keep ``feed``'s state as the checkpoint of ``path`` (see :func:`take_checkpoint`)."""
-    taken = take_checkpoint(path, feed, end, lines)
-    return taken.write() if taken is not None else None
+def save_in_child(path: Path, feed: Feed, end: int, lines: int) -> int | None:
+    """:func:`save_checkpoint` in a forked child, the caller going on at once:
+    the child has the state as it is now (its pages shared until either side
+    writes to them), and the pickler's memo (half the file's size again at
+    100 MB) and its second or so of work are the child's, not the viewer's.
+    The child's pid, to be waited for; ``None`` when no child could be made
+    (then nothing is kept)."""
+    import zstandard  # noqa: F401 - imported here: an import lock another thread holds would hang the child
+
+    _stamp()  # (cached: read here, not in the child)
+    try:
+        pid = os.fork()
+    except OSError:
+        return None
+    if pid:
+        return pid
+    status = 1
+    try:  # the child: nothing of the parent's but the state and this call
+        gc.disable()  # a collection would touch, and so copy, every page of the heap
+        status = 0 if save_checkpoint(path, feed, end, lines) is not None else 1
+    finally:
+        os._exit(status)
 
 
 # --- reading --------------------------------------------------------------------------------

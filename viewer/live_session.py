@@ -30,8 +30,6 @@ from .subagent_tail import agent_file_found, resolve_agent
 
 if TYPE_CHECKING:
     from cctv.reducer.lines import RawLine
-
-    from . import fold_cache
     from cctv.reducer.state import Change
 
     from .sources import Event, Source
@@ -123,11 +121,11 @@ class LiveSession(ShownSession):
         live.raw_store.track(source.path)
         return live
 
-    def take_checkpoint(self) -> fold_cache.Taken | None:
-        """Once the history is in, before sub-agent files are folded: the fold
-        pickled, when the file is big and enough of it was read since the
-        checkpoint it came from (its :meth:`~viewer.fold_cache.Taken.write`
-        can run in a thread)."""
+    def keep_checkpoint(self) -> int | None:
+        """Once the history is in, before sub-agent files are folded: keep the
+        fold in the cache, when the file is big and enough of it was read since
+        the checkpoint it came from (written by a forked child: its pid, to be
+        waited for)."""
         from . import fold_cache
 
         source = self.source
@@ -139,7 +137,7 @@ class LiveSession(ShownSession):
         end, lines = read
         if not fold_cache.worth_keeping(self.restored_to, end):
             return None
-        return fold_cache.take_checkpoint(source.path, self.feed, end, lines)
+        return fold_cache.save_in_child(source.path, self.feed, end, lines)
 
     def now(self) -> float | None:
         return self.clock() if self.clock is not None else None
