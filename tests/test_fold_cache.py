@@ -342,3 +342,39 @@ async def test_the_viewer_keeps_no_checkpoint_over_a_line_without_newline(tmp_pa
     restored, state, _, _ = await _view(path)
     assert restored == len(b"".join(lines))
     assert state == state_graph(_viewer_cold(path).session)
+
+
+# --- the index ----------------------------------------------------------------------------
+
+REAL = FIXTURES / "public" / "claude-code-log" / "real_projects"
+INDEXED = [REAL / "-experiments-worktrees" / "ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl",
+           REAL / "-src-experiments-claude_p" / "29ccd257-68b1-427f-ae5f-6524b7cb6f20.jsonl",
+           PROJECT / f"{TRANSCRIPT}.jsonl",
+           STREAM]
+
+
+@pytest.mark.parametrize("src", INDEXED, ids=lambda p: p.stem[:8])
+def test_the_index_reads_an_appended_file_on_from_its_checkpoint(src, tmp_path, monkeypatch):
+    from cctv.viewer.index import extract as E
+
+    monkeypatch.setattr(E, "_READS", type(E._READS)())
+    project = tmp_path / "project"
+    project.mkdir()
+    path = project / src.name
+    if (src.parent / src.stem).is_dir():
+        shutil.copytree(src.parent / src.stem, project / src.stem)
+    lines = _lines(src)
+    cut = 2 * len(lines) // 3
+    path.write_bytes(b"".join(lines[:cut]))
+    first = E.extract(str(path), str(project), path.stat().st_size, 0.0, 0)
+    assert first.lines == cut
+    with open(path, "ab") as fh:
+        fh.write(b"".join(lines[cut:]))
+    read = E.SessionRead.restored(path)  # a new process: nothing kept but the checkpoint
+    assert read is not None and read.main.offset == first.indexed_bytes
+    got = E.extract(str(path), str(project), path.stat().st_size, 0.0, first.lines)
+    monkeypatch.setattr(C, "MIN_BYTES", 1 << 40)  # the same file read whole, no checkpoint
+    fresh = E.extract(str(path), str(project), path.stat().st_size, 0.0, first.lines)
+    assert got.row == fresh.row
+    assert (got.indexed_bytes, got.lines, got.tail) == (fresh.indexed_bytes, fresh.lines, fresh.tail)
+    assert got.texts == fresh.texts

@@ -32,7 +32,7 @@ import struct
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 import msgspec
 
@@ -50,7 +50,7 @@ from .index.rows import read_marks, tail_digest
 from .storage import CacheArea, DiskError
 
 __all__ = ["AREA", "BUDGET", "FORMAT", "MIN_BYTES", "Header", "LineRereader",
-           "Opened", "entry_name", "load_checkpoint", "open_feed", "run_cache", "save_checkpoint",
+           "Opened", "Restored", "entry_name", "load_checkpoint", "open_feed", "run_cache", "save_checkpoint",
            "save_in_child", "worth_keeping"]
 
 FORMAT = 1
@@ -120,9 +120,10 @@ def _stamp() -> str:
 # --- writing --------------------------------------------------------------------------------
 
 
-def save_checkpoint(path: Path, feed: Feed, end: int, lines: int) -> Path | None:
+def save_checkpoint(path: Path, feed: Feed, end: int, lines: int, extra: Any = None) -> Path | None:
     """Keep ``feed``'s state (the first ``lines`` lines of ``path``, ``end``
-    bytes) as the file's checkpoint; ``None`` when the file cannot be read or
+    bytes), and ``extra`` (what its reader derived from those lines, kept
+    with it), as the file's checkpoint; ``None`` when the file cannot be read or
     the cache cannot take it (noted). The file is ``stat``-ed before its marks
     are read: a file written meanwhile has a later time, and its entry will
     not be taken as unchanged."""
@@ -133,7 +134,7 @@ def save_checkpoint(path: Path, feed: Feed, end: int, lines: int) -> Path | None
         return None
     header = Header(FORMAT, _stamp(), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns,
                     end, lines, marks)
-    payload = pack(checkpoint(feed.session, feed.state()))
+    payload = pack(checkpoint(feed.session, (feed.state(), extra)))
     head = msgspec.msgpack.encode(header)
     try:
         return AREA.put(entry_name(path, st, not feed.keep_malformed_runs),
@@ -183,8 +184,16 @@ def _parse(data: bytes) -> tuple[Header, memoryview] | None:
     return header, memoryview(data)[at + length:]
 
 
+class Restored(msgspec.Struct):
+    """A checkpoint read back: the feed, what it covers, and the ``extra`` kept with it."""
+
+    feed: Feed
+    header: Header
+    extra: Any
+
+
 def load_checkpoint(path: Path, st: os.stat_result, *, keep_raw: bool, keep_entries: bool,
-                    collapsed: bool = False) -> tuple[Feed, Header] | None:
+                    collapsed: bool = False) -> Restored | None:
     """The feed kept for ``path`` and what it covers, when the file is still
     the one it was taken of (unchanged or grown); ``None`` otherwise. An
     entry that is damaged, of another version or of another file is dropped.
@@ -202,19 +211,20 @@ def load_checkpoint(path: Path, st: os.stat_result, *, keep_raw: bool, keep_entr
     assert parsed is not None
     try:
         with collector_paused() as paused:  # a million objects, all kept: halves the time
-            session, state = restore_with_extra(parsed[1], packed=True)
+            session, kept = restore_with_extra(parsed[1], packed=True)
             if paused:
                 promote_to_oldest()
     except Exception:  # noqa: BLE001 - a damaged entry (zstd, pickle, a class gone): made anew
         AREA.discard(name)
         return None
-    if not isinstance(state, FeedState):
+    if not (isinstance(kept, tuple) and len(kept) == 2 and isinstance(kept[0], FeedState)):
         AREA.discard(name)
         return None
+    state, extra = kept
     feed = Feed.resumed(session, state, keep_raw=keep_raw, keep_entries=keep_entries,
                         keep_malformed_runs=not collapsed)
     feed.entries.reader = LineRereader(path, keep_raw)
-    return feed, header
+    return Restored(feed, header, extra)
 
 
 def _still_there(path: Path, st: os.stat_result, header: Header) -> bool:
@@ -244,7 +254,7 @@ def open_feed(path: Path, *, keep_raw: bool = False, keep_entries: bool = True,
     if found is None:
         feed, splitter, how = Feed(keep_raw=keep_raw, keep_entries=keep_entries), LineSplitter(), "folded"
     else:
-        feed, header = found
+        feed, header = found.feed, found.header
         splitter = LineSplitter(line_no=header.lines, offset=header.end)
         how = "restored" if st.st_size == header.end else "appended"
     start = splitter.offset

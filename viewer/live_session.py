@@ -109,7 +109,7 @@ class LiveSession(ShownSession):
                                            collapsed=True)
         if found is None:
             return None
-        feed, header = found
+        feed, header = found.feed, found.header
         try:
             source.resume(header.end, header.lines)
         except OSError:
