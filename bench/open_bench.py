@@ -3,7 +3,7 @@
 command under a pseudo-terminal, first open, reopen and reopen after an
 append, against a tiny session's start-up and against lnav, in one run.
 
-    python bench/open_bench.py [--stream FILE] [--transcript FILE] [--runs 3] [--json]
+    python bench/open_bench.py [--stream FILE] [--transcript FILE] [--runs 3] [--base CHECKOUT] [--json]
 
 For each format (100 MB stream-json and 100 MB on-disk transcript by default:
 ``bench/out/big-stream-json.jsonl`` and ``big-transcript.jsonl``, built by
@@ -19,10 +19,15 @@ and, run after run:
 
 Each run starts the command in a 160x48 pseudo-terminal and times, from just
 before the fork, until the terminal has received the first screen: for cctv
-the status bar's model name (drawn with the first folded items), for lnav the
-start of the file's last line (control sequences taken out of what it wrote). The peak RSS of each cctv process is read when
-it exits (``wait4``). Then ``cctv summary`` cold and warm (time, peak RSS), and
-the cache's size against the files it covers. Medians are printed.
+a model's name in the status bar (drawn with the first folded items: at the
+start of the session on a first open, at its end on a reopen), for lnav the
+start of the file's last line (control sequences taken out of what it wrote). The peak RSS of each cctv process (``VmHWM``: the
+process's own, not the forked child's that writes the checkpoint) is read
+before it quits. Then ``cctv summary`` cold and warm (time, peak RSS), and
+the cache's size against the files it covers. Last, ``cctv sessions DIR`` over
+a folder holding the session, then again after one line was appended (a new
+process), for this checkout and ``--base`` (time and peak RSS of each).
+Medians are printed.
 """
 
 from __future__ import annotations
@@ -55,10 +60,10 @@ _ESCAPES = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]|\x1b\([A-Z0-9]|\x1b[=>]")
 """Terminal control sequences: the marker is looked for in the text between them."""
 
 
-def _env(cache: Path) -> dict[str, str]:
+def _env(cache: Path, repo: Path = REPO) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("TEXTUAL")}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
-    env.update(XDG_CACHE_HOME=str(cache), PYTHONPATH=str(checkout.import_root(REPO)),
+    env.update(XDG_CACHE_HOME=str(cache), PYTHONPATH=str(checkout.import_root(repo)),
                TERM="xterm-256color", COLUMNS=str(SIZE[0]), LINES=str(SIZE[1]),
                HOME=str(WORK / "home"))
     return env
@@ -68,11 +73,23 @@ def _cctv(*args: str) -> list[str]:
     return [sys.executable, "-m", "cctv.viewer.cli", *args]
 
 
-def run_pty(argv: list[str], env: dict[str, str], marker: bytes, *, timeout: float = 60.0,
-            before_quit: object = None) -> tuple[float, float]:
-    """(seconds to ``marker`` on the terminal, peak RSS in MB of the process):
-    ``argv`` in a pseudo-terminal of SIZE; once the marker is seen,
-    ``before_quit()`` (if given) is waited for, then ``q`` ends it."""
+def _hwm_mb(pid: int) -> float:
+    """The peak RSS of the process ``pid`` itself (``VmHWM``), in MB."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return float("nan")
+
+
+def run_pty(argv: list[str], env: dict[str, str], marker: re.Pattern[bytes], *,
+            timeout: float = 60.0, before_quit: object = None) -> tuple[float, float]:
+    """(seconds to ``marker`` on the terminal, peak RSS in MB of the process
+    itself, not of a child it forked): ``argv`` in a pseudo-terminal of SIZE;
+    once the marker is seen, ``before_quit()`` (if given) is waited for, then
+    ``q`` ends it."""
     started = time.perf_counter()
     pid, fd = pty.fork()
     if pid == 0:
@@ -92,14 +109,14 @@ def run_pty(argv: list[str], env: dict[str, str], marker: bytes, *, timeout: flo
                 chunk = b""
             if chunk and shown is None:
                 seen = seen[-8192:] + chunk
-                if marker in _ESCAPES.sub(b"", seen):
+                if marker.search(_ESCAPES.sub(b"", seen)):
                     shown = time.perf_counter() - started
         if shown is not None and not quit_sent and (before_quit is None or before_quit()):
+            rss = _hwm_mb(pid)
             os.write(fd, b"q")
             quit_sent = True
-        done, status, usage = os.wait4(pid, os.WNOHANG)
+        done, _status = os.waitpid(pid, os.WNOHANG)
         if done:
-            rss = usage.ru_maxrss / 1024
             break
         if time.perf_counter() - started > timeout:
             os.kill(pid, 9)
@@ -111,18 +128,15 @@ def run_pty(argv: list[str], env: dict[str, str], marker: bytes, *, timeout: flo
     return shown, rss
 
 
-def _model_marker(path: Path, env: dict[str, str]) -> bytes:
-    out = subprocess.run(_cctv("summary", str(path), "--json"), capture_output=True, env=env,
-                         check=True).stdout
-    model = json.loads(out)["model"] or "model ?"
-    return model.removeprefix("claude-").encode()
+MODEL = re.compile(rb"(?:opus|sonnet|haiku)-\d")
+"""A model's name in cctv's status bar: drawn once the first lines are folded."""
 
 
-def _last_line_marker(path: Path) -> bytes:
+def _last_line_marker(path: Path) -> re.Pattern[bytes]:
     with open(path, "rb") as fh:
         fh.seek(max(0, path.stat().st_size - 65536))
         last = fh.read().rstrip(b"\n").rsplit(b"\n", 1)[-1]
-    return last[:24]
+    return re.compile(re.escape(last[:24]))
 
 
 def _entries(cache: Path) -> list[Path]:
@@ -142,12 +156,43 @@ def _append(path: Path) -> None:
         fh.write(block)
 
 
-def _summary(path: Path, env: dict[str, str]) -> tuple[float, float]:
-    """(seconds, peak RSS MB) of ``cctv summary PATH``."""
+def _timed(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """(seconds, peak RSS MB) of a command."""
     t = time.perf_counter()
-    proc = subprocess.Popen(_cctv("summary", str(path)), stdout=subprocess.DEVNULL, env=env)
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, env=env)
     _, _, usage = os.wait4(proc.pid, 0)
     return time.perf_counter() - t, usage.ru_maxrss / 1024
+
+
+def _summary(path: Path, env: dict[str, str]) -> tuple[float, float]:
+    """(seconds, peak RSS MB) of ``cctv summary PATH``."""
+    return _timed(_cctv("summary", str(path)), env)
+
+
+def bench_index(name: str, source: Path, repos: list[Path]) -> dict[str, object]:
+    """``cctv sessions DIR`` over a folder holding the big session, then again
+    after one line was appended to it (a new process: nothing kept but the
+    cache), for each checkout in ``repos``: (seconds, peak RSS MB) of each."""
+    out: dict[str, object] = {}
+    for repo in repos:
+        root = WORK / f"index-{name}"
+        shutil.rmtree(root, ignore_errors=True)
+        session = root / "projects" / "-bench-project" / f"{name}.jsonl"
+        session.parent.mkdir(parents=True)
+        shutil.copyfile(source, session)
+        env = _env(root / "cache", repo)
+        argv = _cctv("sessions", str(root / "projects"), "--json")
+        first = _timed(argv, env)
+        with open(session, "rb") as fh:
+            fh.seek(-4096, os.SEEK_END)
+            last = fh.read().rstrip(b"\n").rsplit(b"\n", 1)[-1]
+        with open(session, "ab") as fh:
+            fh.write(last + b"\n")
+        again = _timed(argv, env)
+        out[str(repo)] = {"first_s": round(first[0], 2), "first_rss_mb": round(first[1]),
+                          "appended_s": round(again[0], 2), "appended_rss_mb": round(again[1])}
+        shutil.rmtree(root, ignore_errors=True)
+    return out
 
 
 def bench_format(name: str, source: Path, runs: int, lnav: str | None) -> dict[str, object]:
@@ -157,14 +202,12 @@ def bench_format(name: str, source: Path, runs: int, lnav: str | None) -> dict[s
     env = _env(cache)
     path = WORK / f"{name}.jsonl"
     size_mb = source.stat().st_size / 1e6
-    marker = _model_marker(source, _env(WORK / "cache-none"))
-    tiny_marker = _model_marker(TINY, _env(WORK / "cache-none"))
     times: dict[str, list[float]] = {k: [] for k in ("tiny", "lnav", "first", "reopen", "appended")}
     rss: dict[str, list[float]] = {k: [] for k in ("first", "reopen", "appended")}
     for n in range(runs):
         shutil.copyfile(source, path)
         shutil.rmtree(cache, ignore_errors=True)
-        times["tiny"].append(run_pty(_cctv(str(TINY)), env, tiny_marker)[0])
+        times["tiny"].append(run_pty(_cctv(str(TINY)), env, MODEL)[0])
         if lnav:
             times["lnav"].append(run_pty([lnav, str(path)], env, _last_line_marker(path))[0])
         for kind in ("first", "reopen", "appended"):
@@ -176,7 +219,7 @@ def bench_format(name: str, source: Path, runs: int, lnav: str | None) -> dict[s
                 now = {p: p.stat().st_mtime_ns for p in _entries(cache)}
                 return kind == "reopen" or any(before.get(p) != t for p, t in now.items())
 
-            shown, peak = run_pty(_cctv(str(path)), env, marker, before_quit=written)
+            shown, peak = run_pty(_cctv(str(path)), env, MODEL, before_quit=written)
             times[kind].append(shown)
             rss[kind].append(peak)
         print(f"  {name} run {n + 1}: " + ", ".join(f"{k} {v[-1]:.2f} s" for k, v in times.items() if v),
@@ -213,6 +256,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--stream", type=Path, help="a big stream-json session")
     ap.add_argument("--transcript", type=Path, help="a big on-disk transcript")
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--base", type=Path, help="another checkout to compare the index with (e.g. main)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     lnav = shutil.which("lnav")
@@ -220,8 +264,12 @@ def main(argv: list[str] | None = None) -> int:
         print("lnav is not installed: its column is left out", file=sys.stderr)
     subprocess.run([sys.executable, "-m", "compileall", "-q",
                     *(str(REPO / p) for p in ("viewer", "reducer", "widgets"))], check=True)
-    results = {name: bench_format(name, path or _big(name), args.runs, lnav)
-               for name, path in (("stream-json", args.stream), ("transcript", args.transcript))}
+    sources = {"stream-json": args.stream or _big("stream-json"),
+               "transcript": args.transcript or _big("transcript")}
+    results = {name: bench_format(name, path, args.runs, lnav) for name, path in sources.items()}
+    repos = [REPO] + ([args.base.resolve()] if args.base else [])
+    for name, path in sources.items():
+        results[name]["index"] = bench_index(name, path, repos)
     if args.json:
         print(json.dumps(results, indent=2))
         return 0
@@ -240,6 +288,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  cctv summary            cold {r['summary_cold_s']:.2f} s"
               f" ({r['summary_cold_rss_x']:.2f}× the file in RSS),"
               f" warm {r['summary_warm_s']:.2f} s ({r['summary_warm_rss_x']:.2f}×)")
+        for repo, i in r["index"].items():
+            print(f"  cctv sessions ({Path(repo).name}): first indexing {i['first_s']:.2f} s"
+                  f" ({i['first_rss_mb']} MB), one line appended {i['appended_s']:.2f} s"
+                  f" ({i['appended_rss_mb']} MB)")
     return 0
 
 

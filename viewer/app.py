@@ -194,6 +194,7 @@ class CctvApp(ViewerApp["LiveSession"]):
         assert live.source is not None
         restored = await asyncio.to_thread(live.restored)
         if restored is not None:  # the fold kept in the cache: only what is new is read
+            gc.freeze()  # as once a history is in: a full collection over it is a visible pause
             await self._screen_mounted()
             live = restored
             self._replace(live)
