@@ -183,6 +183,9 @@ def bench_index(name: str, source: Path, repos: list[Path]) -> dict[str, object]
         env = _env(root / "cache", repo)
         argv = _cctv("sessions", str(root / "projects"), "--json")
         first = _timed(argv, env)
+        deadline = time.monotonic() + 30  # a forked child writes the checkpoint
+        while not _entries(root / "cache") and time.monotonic() < deadline:
+            time.sleep(0.05)
         with open(session, "rb") as fh:
             fh.seek(-4096, os.SEEK_END)
             last = fh.read().rstrip(b"\n").rsplit(b"\n", 1)[-1]

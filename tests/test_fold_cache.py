@@ -366,8 +366,9 @@ def test_the_index_reads_an_appended_file_on_from_its_checkpoint(src, tmp_path, 
     lines = _lines(src)
     cut = 2 * len(lines) // 3
     path.write_bytes(b"".join(lines[:cut]))
-    first = E.extract(str(path), str(project), path.stat().st_size, 0.0, 0)
+    first = E.extract(str(path), str(project), path.stat().st_size, 0.0, 0, keep=True)
     assert first.lines == cut
+    E._READS.pop(str(path)).checkpoint_writer.join()  # a forked child writes it
     with open(path, "ab") as fh:
         fh.write(b"".join(lines[cut:]))
     read = E.SessionRead.restored(path)  # a new process: nothing kept but the checkpoint

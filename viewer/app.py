@@ -5,8 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
-import os
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -20,6 +18,8 @@ from .messages import CloseSession, OpenSession
 from .viewer_app import ViewerApp
 
 if TYPE_CHECKING:
+    from threading import Thread
+
     from cctv.reducer.feed import Feed
     from cctv.reducer.lines import RawLine
 
@@ -101,7 +101,7 @@ class CctvApp(ViewerApp["LiveSession"]):
         self._slice_started = 0.0
         self.first_paint_at: float | None = None
         """``time.perf_counter()`` when the first folded lines had been painted."""
-        self.checkpoint_writer: threading.Thread | None = None
+        self.checkpoint_writer: Thread | None = None
         """Waits for the child writing the last checkpoint (see :mod:`viewer.fold_cache`)."""
 
     # --- lifecycle ---------------------------------------------------------------------
@@ -237,11 +237,7 @@ class CctvApp(ViewerApp["LiveSession"]):
     def _keep_checkpoint(self, live: LiveSession) -> None:
         """Keep the fold of a big file in the cache, as it is before its
         sub-agent files are folded into it (a forked child writes it)."""
-        pid = live.keep_checkpoint()
-        if pid is not None:  # reaped by a thread that quitting does not wait for
-            self.checkpoint_writer = threading.Thread(target=os.waitpid, args=(pid, 0), daemon=True,
-                                                      name=f"checkpoint writer {pid}")
-            self.checkpoint_writer.start()
+        self.checkpoint_writer = live.keep_checkpoint() or self.checkpoint_writer
 
     def _start_subagents(self, live: LiveSession) -> None:
         """For an on-disk session, fold (and follow) its sub-agent files too."""

@@ -29,6 +29,7 @@ import gc
 import hashlib
 import os
 import struct
+import threading
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -143,13 +144,15 @@ def save_checkpoint(path: Path, feed: Feed, end: int, lines: int, extra: Any = N
         return None
 
 
-def save_in_child(path: Path, feed: Feed, end: int, lines: int) -> int | None:
+def save_in_child(path: Path, feed: Feed, end: int, lines: int,
+                  extra: Any = None) -> threading.Thread | None:
     """:func:`save_checkpoint` in a forked child, the caller going on at once:
     the child has the state as it is now (its pages shared until either side
     writes to them), and the pickler's memo (half the file's size again at
-    100 MB) and its second or so of work are the child's, not the viewer's.
-    The child's pid, to be waited for; ``None`` when no child could be made
-    (then nothing is kept)."""
+    100 MB) and its second or so of work are the child's, not the caller's.
+    Returns the daemon thread that reaps the child (join it to wait for the
+    entry; quitting does not wait for it); ``None`` when no child could be
+    made (then nothing is kept)."""
     import zstandard  # noqa: F401 - imported here: an import lock another thread holds would hang the child
 
     _stamp()  # (cached: read here, not in the child)
@@ -158,11 +161,14 @@ def save_in_child(path: Path, feed: Feed, end: int, lines: int) -> int | None:
     except OSError:
         return None
     if pid:
-        return pid
+        reaper = threading.Thread(target=os.waitpid, args=(pid, 0), daemon=True,
+                                  name=f"checkpoint writer {pid}")
+        reaper.start()
+        return reaper
     status = 1
     try:  # the child: nothing of the parent's but the state and this call
         gc.disable()  # a collection would touch, and so copy, every page of the heap
-        status = 0 if save_checkpoint(path, feed, end, lines) is not None else 1
+        status = 0 if save_checkpoint(path, feed, end, lines, extra) is not None else 1
     finally:
         os._exit(status)
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -121,11 +122,11 @@ class LiveSession(ShownSession):
         live.raw_store.track(source.path)
         return live
 
-    def keep_checkpoint(self) -> int | None:
+    def keep_checkpoint(self) -> threading.Thread | None:
         """Once the history is in, before sub-agent files are folded: keep the
         fold in the cache, when the file is big and enough of it was read since
-        the checkpoint it came from (written by a forked child: its pid, to be
-        waited for)."""
+        the checkpoint it came from (written by a forked child: the thread
+        that reaps it, to join to wait for it)."""
         from . import fold_cache
 
         source = self.source

@@ -13,6 +13,7 @@ next time, when the line is whole.
 from __future__ import annotations
 
 import os
+import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
@@ -181,6 +182,8 @@ class SessionRead:
         self.last_reply: str | None = None
         self.restored_to = 0
         """Bytes of the main file whose fold came from its checkpoint, or went to one."""
+        self.checkpoint_writer: threading.Thread | None = None
+        """Reaps the forked child writing this read's checkpoint (see :mod:`viewer.fold_cache`)."""
 
     @property
     def end(self) -> int:
@@ -228,8 +231,9 @@ class SessionRead:
         if not self.agents and self._worth_keeping():
             from .. import fold_cache
 
-            fold_cache.save_checkpoint(self.path, self.feed, self.end, self.main.line_no,
-                                       MainScan(self.first_ts, self.last_ts, self.cost_state))
+            self.checkpoint_writer = fold_cache.save_in_child(
+                self.path, self.feed, self.end, self.main.line_no,
+                MainScan(self.first_ts, self.last_ts, self.cost_state))
             self.restored_to = self.end
         if self.feed.session.format == "transcript":
             self._read_agents()
