@@ -50,9 +50,9 @@ from cctv.widgets.home import home
 from .index.rows import read_marks, tail_digest
 from .storage import CacheArea, DiskError
 
-__all__ = ["AREA", "BUDGET", "FORMAT", "MIN_BYTES", "Header", "LineRereader",
-           "Opened", "Restored", "entry_name", "load_checkpoint", "open_feed", "run_cache", "save_checkpoint",
-           "save_in_child", "worth_keeping"]
+__all__ = ["AREA", "BUDGET", "FORMAT", "MIN_BYTES", "Header", "LineRereader", "Opened",
+           "Restored", "entry_name", "load_checkpoint", "open_feed", "run_cache",
+           "save_checkpoint", "save_in_child", "worth_keeping"]
 
 FORMAT = 1
 """The layout of an entry (raised when :class:`Header` or :class:`~reducer.feed.FeedState` change)."""
