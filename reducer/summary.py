@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from .costs import cost_of
 from .format import exact_count, format_cost
 from .safe import visible
 from .fold import Session
@@ -58,7 +59,7 @@ def summarize(session: Session) -> dict[str, Any]:
     """The documented ``cctv summary --json`` object."""
     calls = session.calls.values()
     by_name = Counter(c.name for c in calls)
-    cost = session.cost_usd
+    cost = cost_of(session)
     return {
         "format": session.format,
         "session_id": session.session_id,
@@ -110,7 +111,9 @@ def summarize(session: Session) -> dict[str, Any]:
         ],
         "failed_compactions": [c.error for c in session.compactions if c.failed],
         "permission_denials": len(session.permission_denials),
-        "cost_usd": None if cost is None else round(cost, 6),
+        "cost_usd": None if cost.usd is None else round(cost.usd, 6),
+        "cost_source": cost.source,
+        "cost_unpriced": cost.reason,
         "usage": session.usage.as_dict(),
         "is_error": session.is_error,
         "api_retries": session.api_retries,
@@ -128,6 +131,10 @@ def format_summary(data: dict[str, Any]) -> str:
     running = sum(1 for t in tasks if t["status"] in ("pending", "running"))
     usage = data["usage"]
     cost = data["cost_usd"]
+    source, unpriced = data.get("cost_source"), data.get("cost_unpriced")
+    shown = "–" if cost is None else ("" if source == "recorded" else "~") + format_cost(cost)
+    if unpriced:
+        shown += f" ({unpriced})" if cost is None else f" + ? ({unpriced})"
     lines = [
         f"{data['title'] or '(untitled)'}",
         f"  session  {data['session_id'] or '?'}  ({data['format']}, CLI {data['cli_version'] or '?'},"
@@ -136,7 +143,7 @@ def format_summary(data: dict[str, Any]) -> str:
         f"  unknown kinds {len(data['unknown'])}",
         f"  status   {data.get('status') or '?'}",
         f"  turns    {data['turns']} ({data.get('prompts', 0)} prompts)"
-        f"  cost {'–' if cost is None else format_cost(cost)}"
+        f"  cost {shown}"
         f"  tokens in {exact_count(usage['input_tokens'])} out {exact_count(usage['output_tokens'])}"
         f" cache r/w {exact_count(usage['cache_read_input_tokens'])}"
         f"/{exact_count(usage['cache_creation_input_tokens'])}"

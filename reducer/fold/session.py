@@ -31,6 +31,7 @@ from ..state import (
     CompactionItem,
     HookRun,
     RateLimit,
+    Request,
     Task,
     ToolCall,
     Totals,
@@ -161,6 +162,8 @@ class Session:
     results: int = kept_by("usage")
     is_error: bool = kept_by("usage")
     last_result: F.Result | None = kept_by("usage")
+    requests: dict[tuple[str, str | None], Request] = kept_by("usage")
+    recorded_through: int = kept_by("usage")
 
     def __init__(self, parts: Parts | None = None) -> None:
         """A session with nothing folded yet, or the one whose state is
