@@ -9,15 +9,19 @@ by message id and request id), at its own model, time and cache tier.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+
+import msgspec
 
 from . import pricing
-from .state import Request
+from .state import MAIN, Request
+from .timestamps import parse_timestamp
 
 if TYPE_CHECKING:
     from .fold import Session
 
-__all__ = ["Cost", "CostSource", "Estimate", "cost_of", "estimate", "session_cost"]
+__all__ = ["AgentFigures", "Cost", "CostSource", "Estimate", "agent_figures", "cost_of", "estimate",
+           "session_cost"]
 
 CostSource = Literal["recorded", "estimated", "mixed"]
 """Where a cost comes from: the CLI's own figure, cctv's estimate from the
@@ -66,12 +70,16 @@ def estimate(requests: Iterable[Request]) -> Estimate:
     return Estimate(usd, priced, tuple(unpriced))
 
 
-def session_cost(recorded: float | None, requests: list[Request], recorded_through: int) -> Cost:
+def session_cost(recorded: float | None, requests: list[Request], recorded_through: int,
+                 recorded_at: str | None = None) -> Cost:
     """The session's cost: ``recorded`` (covering the first ``recorded_through``
-    of ``requests``) plus an estimate of the requests after it, or, with
-    nothing recorded, the estimate of them all."""
+    of ``requests``, and any later one made by ``recorded_at``) plus an
+    estimate of the requests after it, or, with nothing recorded, the
+    estimate of them all."""
     if recorded is not None:
-        later = requests[recorded_through:]
+        until = parse_timestamp(recorded_at)
+        later = [r for r in requests[recorded_through:]
+                 if until is None or (t := parse_timestamp(r.at)) is None or t > until]
         if not later:
             return Cost(recorded, "recorded")
         more = estimate(later)
@@ -88,4 +96,102 @@ def session_cost(recorded: float | None, requests: list[Request], recorded_throu
 
 def cost_of(session: Session) -> Cost:
     """:func:`session_cost` of a folded session."""
-    return session_cost(session.cost_usd, list(session.requests.values()), session.recorded_through)
+    return session_cost(session.cost_usd, list(session.requests.values()),
+                        session.recorded_through, session.recorded_at)
+
+
+class AgentFigures(msgspec.Struct, kw_only=True):
+    """What one agent (the main loop or a sub-agent) spent: its own requests,
+    and with every agent it started, and theirs (``subtree_*``). The keys of
+    ``summary --json``'s ``agents``."""
+
+    agent_id: str
+    """``""`` for the main loop; a sub-agent's: the id of the call that started it."""
+    agent_type: str | None
+    description: str
+    parent_agent_id: str | None
+    depth: int
+    cost_usd: float | None
+    cost_source: CostSource | None
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int
+    cache_write_tokens: int
+    tool_calls: int
+    duration_s: float | None
+    subtree_cost_usd: float | None
+    unpriced: str | None = None
+    """Why its cost leaves some tokens out (``no price known for …``)."""
+
+    def as_dict(self) -> dict[str, Any]:
+        return msgspec.structs.asdict(self)
+
+
+def agent_figures(session: Session) -> list[AgentFigures]:
+    """One entry per agent, the main loop first, then the sub-agents in the
+    order they started. Their costs add up to the session's (:func:`cost_of`):
+    a sub-agent's is estimated from its requests; where the CLI recorded the
+    session's total, the main loop's is that total less its sub-agents'."""
+    by_agent: dict[str, list[Request]] = {a: [] for a in session.agents}
+    for r in session.requests.values():
+        by_agent.setdefault(r.agent, []).append(r)
+    total = cost_of(session)
+    own: dict[str, tuple[float | None, CostSource | None, str | None]] = {}
+    for agent_id, requests in by_agent.items():
+        if agent_id == MAIN:
+            continue
+        est = estimate(requests)
+        reason = Cost(None, None, est.unpriced).reason
+        own[agent_id] = (est.usd, "estimated", reason) if est.priced else (None, None, reason)
+    main_est = estimate(by_agent.get(MAIN, ()))
+    main_reason = Cost(None, None, main_est.unpriced).reason
+    if total.source in ("recorded", "mixed") and total.usd is not None:
+        subs = sum(usd for usd, _, _ in own.values() if usd is not None)
+        own[MAIN] = (max(total.usd - subs, 0.0), "mixed" if subs else total.source, main_reason)
+    elif main_est.priced:
+        own[MAIN] = (main_est.usd, "estimated", main_reason)
+    else:
+        own[MAIN] = (None, None, main_reason)
+    children: dict[str, list[str]] = {}
+    for agent in session.agents.values():
+        if agent.id != MAIN:
+            children.setdefault(agent.parent or MAIN, []).append(agent.id)
+
+    def subtree(agent_id: str) -> float | None:
+        parts = [own.get(agent_id, (None,))[0], *(subtree(c) for c in children.get(agent_id, ()))]
+        known = [p for p in parts if p is not None]
+        return sum(known) if known else None
+
+    out = []
+    for agent in session.agents.values():
+        requests = by_agent.get(agent.id, [])
+        usd, source, reason = own.get(agent.id, (None, None, None))
+        tokens = [sum(col) for col in zip(*(r.tokens for r in requests))] or [0] * 5
+        out.append(AgentFigures(
+            agent_id=agent.id,
+            agent_type=agent.subagent_type,
+            description=agent.description if agent.id != MAIN else "main",
+            parent_agent_id=None if agent.id == MAIN else (agent.parent or MAIN),
+            depth=agent.depth,
+            cost_usd=usd, cost_source=source,
+            input_tokens=tokens[0], output_tokens=tokens[1], cache_read_tokens=tokens[2],
+            cache_write_tokens=tokens[3] + tokens[4],
+            tool_calls=agent.tool_calls,
+            duration_s=_duration(session, agent.id, requests),
+            subtree_cost_usd=subtree(agent.id),
+            unpriced=reason,
+        ))
+    return out
+
+
+def _duration(session: Session, agent_id: str, requests: list[Request]) -> float | None:
+    """How long an agent ran: a sub-agent's call's duration (its task's when
+    the call gives none); else from its first request to its last."""
+    call = session.calls.get(agent_id)
+    if call is not None and call.duration is not None:
+        return call.duration
+    task = session.tasks.get(call.task_id) if call is not None and call.task_id else None
+    if task is not None and task.duration_ms is not None:
+        return task.duration_ms / 1000
+    times = [t for t in (parse_timestamp(r.at) for r in requests) if t is not None]
+    return max(times) - min(times) if times else None

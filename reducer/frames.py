@@ -694,6 +694,9 @@ class TaskStarted(System, tag="system", kw_only=True, gc=False):
     is_backgrounded: bool | None = None
     workflow_name: str | None = None
     prompt: str | None = None
+    parent_task_id: str | None = None
+    """The task (a sub-agent's) that started this one."""
+    spawn_depth: int | None = None
 
 
 class TaskProgress(System, tag="system", kw_only=True, gc=False):

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from .costs import cost_of
-from .format import exact_count, format_cost
+from .costs import agent_figures, cost_of
+from .format import clip, exact_count, format_cost, plural
 from .safe import visible
 from .fold import Session
 from .state import MAIN, ActivityKind, TextItem
@@ -97,6 +97,7 @@ def summarize(session: Session) -> dict[str, Any]:
             for t in session.tasks.values()
         ],
         "subagents": sum(1 for a in session.agents if a != MAIN),
+        "agents": [a.as_dict() for a in agent_figures(session)],
         "heartbeats": session.heartbeats,
         "hooks": {
             "runs": len(session.hooks),
@@ -122,6 +123,27 @@ def summarize(session: Session) -> dict[str, Any]:
     }
 
 
+def cost_text(usd: float | None, source: str | None) -> str:
+    """A cost as the screens show it: ``$1.45`` recorded, ``~$1.45`` estimated
+    (wholly or in part), ``–`` unknown."""
+    if usd is None:
+        return "–"
+    return ("" if source == "recorded" else "~") + format_cost(usd)
+
+
+def _agent_line(agent: dict[str, Any]) -> str:
+    """A sub-agent of :func:`summarize`'s ``agents``, indented by its depth."""
+    own = cost_text(agent["cost_usd"], agent["cost_source"])
+    tree = cost_text(agent["subtree_cost_usd"], "estimated")
+    name = agent["agent_type"] or "agent"
+    duration = agent["duration_s"]
+    about = clip(agent["description"], 40, one_line=True)
+    return (f"  {'  ' * agent['depth']}└ {name} “{about}”  {own}"
+            + (f" (with its agents {tree})" if tree != own else "")
+            + f"  {plural(agent['tool_calls'], 'tool call')}"
+            + ("" if duration is None else f"  {duration:.1f}s"))
+
+
 def format_summary(data: dict[str, Any]) -> str:
     """A few readable lines from :func:`summarize`'s dict, every string from the
     session shown with its control characters made visible (:func:`reducer.safe.visible`)."""
@@ -132,7 +154,7 @@ def format_summary(data: dict[str, Any]) -> str:
     usage = data["usage"]
     cost = data["cost_usd"]
     source, unpriced = data.get("cost_source"), data.get("cost_unpriced")
-    shown = "–" if cost is None else ("" if source == "recorded" else "~") + format_cost(cost)
+    shown = cost_text(cost, source)
     if unpriced:
         shown += f" ({unpriced})" if cost is None else f" + ? ({unpriced})"
     lines = [
@@ -152,6 +174,7 @@ def format_summary(data: dict[str, Any]) -> str:
         f" {tc['unpaired']} without result){': ' + names if names else ''}",
         f"  agents   {data['subagents']} sub-agents  tasks {len(tasks)} ({running} running)"
         f"  heartbeats {data['heartbeats']}",
+        *(_agent_line(agent) for agent in data.get("agents", [])[1:]),
         f"  hooks    {data['hooks']['runs']} runs ({data['hooks']['failed']} failed),"
         f" {data['hooks']['stop_summaries']} stop summaries"
         f"  thinking {exact_count(data['thinking_tokens'])} tok",

@@ -57,6 +57,11 @@ class Usage:
         self.recorded_through = 0
         """How many of :attr:`requests` the recorded :attr:`cost_usd` covers (those
         seen before the frame that recorded it)."""
+        self.recorded_at: str | None = None
+        """The latest time among those requests: a request folded later but
+        made by then (a sub-agent's file is read after the main one) is
+        covered too."""
+        self._latest_at: str | None = None
         self._turn_requests: list[Request] = []
         """The main loop's requests since the last ``result``."""
         self.model_usage: dict[str, dict[str, Any]] = {}
@@ -97,6 +102,8 @@ class Usage:
         if model == "<synthetic>":
             return
         tokens = request_tokens(usage)
+        if at is not None and (self._latest_at is None or at > self._latest_at):
+            self._latest_at = at
         request = self.requests.get(key)
         if request is None:
             request = self.requests[key] = Request(agent, model, at, tokens, turn)
@@ -137,7 +144,7 @@ class Usage:
             turn.cost_usd = max(total - self._cost_last, 0.0) if total >= self._cost_last else total
             self._cost_last = total
             self.cost_usd = self._cost_base + total
-            self.recorded_through = len(self.requests)
+            self._recorded()
         usage = usage_totals(e.usage)
         turn.usage = usage
         self.result_usage.add(usage)
@@ -156,6 +163,11 @@ class Usage:
             turn.duration_api_ms = api
         self.is_error = e.is_error
 
+    def _recorded(self) -> None:
+        """A frame recorded the cost of every request so far."""
+        self.recorded_through = len(self.requests)
+        self.recorded_at = self._latest_at
+
     def restart(self) -> None:
         """The conversation was reset: the CLI's running cost starts again."""
         self._cost_base += self._cost_last
@@ -164,7 +176,7 @@ class Usage:
     def on_cost_state(self, e: F.CostState, agent: str) -> None:
         if e.totalCostUSD is not None and not self.results:
             self.cost_usd = e.totalCostUSD
-            self.recorded_through = len(self.requests)
+            self._recorded()
             if e.modelUsage:
                 self.model_usage = e.modelUsage
             self._core.session_changed()
