@@ -20,8 +20,8 @@ from .timestamps import parse_timestamp
 if TYPE_CHECKING:
     from .fold import Session
 
-__all__ = ["AgentFigures", "Cost", "CostSource", "Estimate", "agent_figures", "cost_of", "estimate",
-           "session_cost"]
+__all__ = ["AgentFigures", "Cost", "CostSource", "Estimate", "PricedRequest", "agent_figures",
+           "cost_of", "estimate", "priced_requests", "session_cost"]
 
 CostSource = Literal["recorded", "estimated", "mixed"]
 """Where a cost comes from: the CLI's own figure, cctv's estimate from the
@@ -70,6 +70,18 @@ def estimate(requests: Iterable[Request]) -> Estimate:
     return Estimate(usd, priced, tuple(unpriced))
 
 
+def _split(requests: list[Request], recorded_through: int,
+           recorded_at: str | None) -> tuple[list[Request], list[Request]]:
+    """``requests`` as (those a recorded cost covers, those made after it): the
+    first ``recorded_through``, and later ones made by ``recorded_at``."""
+    until = parse_timestamp(recorded_at)
+    covered, later = requests[:recorded_through], []
+    for r in requests[recorded_through:]:
+        t = parse_timestamp(r.at) if until is not None else None
+        (covered if t is not None and t <= until else later).append(r)
+    return covered, later
+
+
 def session_cost(recorded: float | None, requests: list[Request], recorded_through: int,
                  recorded_at: str | None = None) -> Cost:
     """The session's cost: ``recorded`` (covering the first ``recorded_through``
@@ -77,9 +89,7 @@ def session_cost(recorded: float | None, requests: list[Request], recorded_throu
     estimate of the requests after it, or, with nothing recorded, the
     estimate of them all."""
     if recorded is not None:
-        until = parse_timestamp(recorded_at)
-        later = [r for r in requests[recorded_through:]
-                 if until is None or (t := parse_timestamp(r.at)) is None or t > until]
+        later = _split(requests, recorded_through, recorded_at)[1]
         if not later:
             return Cost(recorded, "recorded")
         more = estimate(later)
@@ -195,3 +205,36 @@ def _duration(session: Session, agent_id: str, requests: list[Request]) -> float
         return task.duration_ms / 1000
     times = [t for t in (parse_timestamp(r.at) for r in requests) if t is not None]
     return max(times) - min(times) if times else None
+
+
+class PricedRequest(NamedTuple):
+    """A request with its share of the session's cost (``None``: its model has no price)."""
+
+    key: tuple[str, str | None]
+    request: Request
+    usd: float | None
+    source: CostSource | None
+
+
+def priced_requests(session: Session) -> list[PricedRequest]:
+    """Every request of ``session`` with its cost: the estimate, or, for the
+    requests a recorded cost covers, their share of it (the recorded total
+    spread in proportion to their estimates), so a day's or a model's share
+    of a session adds up to the session's cost."""
+    keys = {id(r): k for k, r in session.requests.items()}
+    requests = list(session.requests.values())
+    costs = {id(r): pricing.request_cost(r.model, r.at, r.tokens) for r in requests}
+    out: list[PricedRequest] = []
+    later = requests
+    if session.cost_usd is not None:
+        covered, later = _split(requests, session.recorded_through, session.recorded_at)
+        estimated = sum(c for r in covered if (c := costs[id(r)]) is not None)
+        scale = session.cost_usd / estimated if estimated else 0.0
+        for r in covered:
+            c = costs[id(r)]
+            out.append(PricedRequest(keys[id(r)], r, None if c is None else c * scale,
+                                     None if c is None else "recorded"))
+    for r in later:
+        c = costs[id(r)]
+        out.append(PricedRequest(keys[id(r)], r, c, None if c is None else "estimated"))
+    return out

@@ -18,18 +18,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from cctv.reducer import frames as F
+from cctv.reducer.costs import cost_of, priced_requests
 from cctv.reducer.feed import Feed
 from cctv.reducer.format import clip
 from cctv.reducer.lines import LineSplitter, RawLine
 from cctv.reducer.fold import Session
 from cctv.reducer.state import MAIN, Item, PromptItem, TextItem, ToolItem
 from cctv.reducer.summary import prompt_count
-from cctv.reducer.timestamps import parse_timestamp
+from cctv.reducer.timestamps import parse_timestamp, utc_day
 
 from ..discovery import subagent_files
 from ..subagent_tail import agent_file_found, agent_id_for
-from .rows import Extracted, SessionRow, TextRow, read_marks, tail_digest
+from .rows import Extracted, SessionRow, TextRow, UsageRow, read_marks, tail_digest
 from .scan import open_regular
 
 __all__ = ["extract", "TEXT_LIMIT"]
@@ -164,7 +164,6 @@ class SessionRead:
         self.entries_seen = 0
         self.first_ts: str | None = None
         self.last_ts: str | None = None
-        self.cost_state = False
         self.items_seen = 0
         self.agent_items_seen: dict[str, int] = {}
         self.first_prompt: str | None = None
@@ -239,8 +238,6 @@ class SessionRead:
             if ts:
                 self.first_ts = self.first_ts or ts
                 self.last_ts = ts
-            elif isinstance(entry, F.CostState) and entry.totalCostUSD is not None:
-                self.cost_state = True
         self.entries_seen = len(entries)
         items = session.agents[MAIN].items
         texts: list[TextRow] = []
@@ -265,7 +262,7 @@ class SessionRead:
         self.items_seen = len(items)
         texts += _subagent_texts(session, after_line, stamp, self.agent_items_seen)
         start, last = parse_timestamp(self.first_ts), parse_timestamp(self.last_ts)
-        cost_known = session.results > 0 or self.cost_state
+        cost = cost_of(session)
         usage = session.usage
         p = self.path
         row = SessionRow(
@@ -281,7 +278,8 @@ class SessionRead:
             duration_s=round(last - start, 3) if start is not None and last is not None else None,
             prompts=prompt_count(session),
             tool_calls=len(session.calls),
-            cost_usd=round(session.cost_usd, 6) if cost_known and session.cost_usd is not None else None,
+            cost_usd=None if cost.usd is None else round(cost.usd, 6),
+            cost_source=cost.source,
             input_tokens=usage.input_tokens,
             output_tokens=usage.output_tokens,
             model=session.model,
@@ -294,7 +292,17 @@ class SessionRead:
             format=session.format,
         )
         return Extracted(row=row, texts=texts, indexed_bytes=self.end, lines=len(entries),
-                         tail=tail_digest(self.marks))
+                         tail=tail_digest(self.marks), usage=_usage_rows(session))
+
+
+def _usage_rows(session: Session) -> list[UsageRow]:
+    """Every request of ``session`` with its share of the session's cost."""
+    out = []
+    for p in priced_requests(session):
+        r, t = p.request, p.request.tokens
+        out.append(UsageRow(f"{p.key[0]} {p.key[1] or ''}", utc_day(r.at) or "", r.model, t.input, t.output,
+                            t.cache_read, t.cache_write_5m + t.cache_write_1h, p.usd, p.source))
+    return out
 
 
 KEPT_READS = 4
