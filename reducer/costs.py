@@ -14,14 +14,16 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 import msgspec
 
 from . import pricing
+from .format import format_cost
 from .state import MAIN, Request
 from .timestamps import parse_timestamp
 
 if TYPE_CHECKING:
     from .fold import Session
 
-__all__ = ["AgentFigures", "Cost", "CostSource", "Estimate", "PricedRequest", "agent_figures",
-           "cost_of", "estimate", "priced_requests", "session_cost"]
+__all__ = ["AgentFigures", "Cost", "CostMemo", "CostSource", "Estimate", "PricedRequest",
+           "agent_figures",
+           "cost_of", "cost_text", "estimate", "priced_requests", "session_cost"]
 
 CostSource = Literal["recorded", "estimated", "mixed"]
 """Where a cost comes from: the CLI's own figure, cctv's estimate from the
@@ -205,6 +207,38 @@ def _duration(session: Session, agent_id: str, requests: list[Request]) -> float
         return task.duration_ms / 1000
     times = [t for t in (parse_timestamp(r.at) for r in requests) if t is not None]
     return max(times) - min(times) if times else None
+
+
+class CostMemo:
+    """:func:`cost_of` for a screen that asks on every redraw: worked out again
+    only when the session's requests or recorded cost changed. Until the
+    price table is read (:func:`reducer.pricing.load`, in a worker), a cost
+    that needs an estimate is ``None``: the screen draws it when it is there."""
+
+    def __init__(self) -> None:
+        self._key: tuple[int, int] | None = None
+        self._cost = Cost(None, None)
+
+    def cost(self, session: Session) -> Cost | None:
+        """The session's cost; ``None`` while it waits for the price table."""
+        key = (id(session), session.ledger_version)
+        if key == self._key:
+            return self._cost
+        if not pricing.loaded() and session.requests and (
+                session.cost_usd is None or session.recorded_through < len(session.requests)):
+            return None
+        self._key, self._cost = key, cost_of(session)
+        return self._cost
+
+
+def cost_text(cost: Cost | None) -> str:
+    """A cost as the screens show it: ``$1.45`` recorded, ``~$1.45`` estimated
+    (wholly or in part), ``–`` unknown, ``…`` while the price table is read."""
+    if cost is None:
+        return "…"
+    if cost.usd is None:
+        return "–"
+    return ("" if cost.source == "recorded" else "~") + format_cost(cost.usd)
 
 
 class PricedRequest(NamedTuple):

@@ -22,8 +22,8 @@ from typing import NamedTuple
 from .state import RequestTokens
 from .timestamps import parse_timestamp
 
-__all__ = ["RateCard", "context_window", "model_ref", "rate_card", "request_cost",
-           "unpriced_reason"]
+__all__ = ["RateCard", "context_window", "load", "loaded", "model_ref", "rate_card",
+           "request_cost", "unpriced_reason"]
 
 _PROVIDER = "anthropic"
 _VARIANT = re.compile(r"\[[^\]]*\]$")
@@ -76,6 +76,17 @@ def context_window(model: str) -> int | None:
         return 1_000_000
     found = _model_info(model_ref(model))
     return None if found is None else found.context_window
+
+
+def load() -> None:
+    """Read the price table now (~0.4 s: a viewer does it in a worker thread
+    once its first screen is up, so that no redraw waits for it)."""
+    _model_info("claude-sonnet-4-5")
+
+
+def loaded() -> bool:
+    """The price table has been read: a price costs microseconds now."""
+    return _model_info.cache_info().currsize > 0
 
 
 def _hour(at: str | None) -> int:

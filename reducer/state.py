@@ -573,6 +573,8 @@ class Request(msgspec.Struct, gc=False):
     tokens: RequestTokens
     turn: int = -1
     """The main-loop turn it belongs to (``Turn.index``), ``-1`` for none."""
+    after_compaction: bool = False
+    """The main loop's first request after a compaction (its context is the summary)."""
 
 
 class Agent(msgspec.Struct, eq=False):

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from .costs import agent_figures, cost_of
-from .format import clip, exact_count, format_cost, plural
+from .context import context_series, context_window
+from .costs import Cost, agent_figures, cost_of, cost_text
+from .format import clip, exact_count, plural
 from .safe import visible
 from .fold import Session
 from .state import MAIN, ActivityKind, TextItem
@@ -60,6 +61,7 @@ def summarize(session: Session) -> dict[str, Any]:
     calls = session.calls.values()
     by_name = Counter(c.name for c in calls)
     cost = cost_of(session)
+    window = context_window(session)
     return {
         "format": session.format,
         "session_id": session.session_id,
@@ -116,6 +118,10 @@ def summarize(session: Session) -> dict[str, Any]:
         "cost_source": cost.source,
         "cost_unpriced": cost.reason,
         "usage": session.usage.as_dict(),
+        "context_window": window,
+        "context": [{"turn": p.turn, "tokens": p.tokens,
+                     "share": None if p.share is None else round(p.share, 4),
+                     "compacted": p.compacted} for p in context_series(session, window)],
         "is_error": session.is_error,
         "api_retries": session.api_retries,
         "rate_limit": (session.rate_limit_state.as_dict()
@@ -123,18 +129,10 @@ def summarize(session: Session) -> dict[str, Any]:
     }
 
 
-def cost_text(usd: float | None, source: str | None) -> str:
-    """A cost as the screens show it: ``$1.45`` recorded, ``~$1.45`` estimated
-    (wholly or in part), ``–`` unknown."""
-    if usd is None:
-        return "–"
-    return ("" if source == "recorded" else "~") + format_cost(usd)
-
-
 def _agent_line(agent: dict[str, Any]) -> str:
     """A sub-agent of :func:`summarize`'s ``agents``, indented by its depth."""
-    own = cost_text(agent["cost_usd"], agent["cost_source"])
-    tree = cost_text(agent["subtree_cost_usd"], "estimated")
+    own = cost_text(Cost(agent["cost_usd"], agent["cost_source"]))
+    tree = cost_text(Cost(agent["subtree_cost_usd"], "estimated"))
     name = agent["agent_type"] or "agent"
     duration = agent["duration_s"]
     about = clip(agent["description"], 40, one_line=True)
@@ -154,7 +152,7 @@ def format_summary(data: dict[str, Any]) -> str:
     usage = data["usage"]
     cost = data["cost_usd"]
     source, unpriced = data.get("cost_source"), data.get("cost_unpriced")
-    shown = cost_text(cost, source)
+    shown = cost_text(Cost(cost, source))
     if unpriced:
         shown += f" ({unpriced})" if cost is None else f" + ? ({unpriced})"
     lines = [

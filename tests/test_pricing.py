@@ -267,3 +267,18 @@ def test_the_model_variant_and_the_window() -> None:
     assert pricing.context_window("claude-sonnet-4-5-20250929") == 200_000
     assert pricing.context_window("claude-fable-9") is None
     assert pricing.request_cost("claude-fable-9", None, t) is None
+
+
+def test_a_screen_shows_an_estimate_once_the_table_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    from cctv.reducer.costs import CostMemo, cost_text
+
+    session = load_path(_biggest_session()).session
+    memo = CostMemo()
+    monkeypatch.setattr(pricing, "loaded", lambda: False)  # still being read, in a worker
+    assert memo.cost(session) is None and cost_text(memo.cost(session)) == "…"
+    recorded = load_path(FORGE / "trivial.jsonl").session  # a recorded cost needs no table
+    assert cost_text(memo.cost(recorded)) == "$0.6346"
+    monkeypatch.undo()
+    cost = memo.cost(session)
+    assert cost == cost_of(session) and cost_text(cost).startswith("~$")
+    assert memo.cost(session) is cost  # asked again: the same, not worked out again

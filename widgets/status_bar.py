@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from textual.content import Content
 from textual.widgets import Static
 
-from cctv.reducer.format import clip, compact_count, format_cost, format_duration, plural, short_path
+from cctv.reducer.costs import CostMemo, cost_text
+from cctv.reducer.format import clip, compact_count, format_duration, plural, short_path
 from cctv.reducer.fold import Session
 from cctv.reducer.state import Activity
 from cctv.reducer.summary import final_status
@@ -100,6 +101,10 @@ _SOURCE_STYLES = {"information": "$text-primary", "warning": "bold $text-warning
                   "error": "bold $text-error"}
 
 
+_COSTS = CostMemo()
+"""The shown session's cost, worked out again only when its requests change."""
+
+
 def status_parts(session: Session, *, source: str, following: bool, ended: str | None = None,
                  now: float | None = None,
                  loading: tuple[int, int] | None = None, filtered: str = "",
@@ -118,9 +123,10 @@ def status_parts(session: Session, *, source: str, following: bool, ended: str |
     ]
     turns = len(session.turns)
     parts.append(_Part(20, 50, Content(plural(turns, "turn"))))
-    cost = session.cost_usd  # None: never recorded (not $0)
-    parts.append(_Part(30, 80, Content.styled("–" if cost is None else format_cost(cost),
-                                              "$text-muted" if cost is None else "$text-success")))
+    cost = _COSTS.cost(session)  # recorded, else estimated (~$), "–" unknown (never $0)
+    parts.append(_Part(30, 80, Content.styled(
+        cost_text(cost), "$text-success" if cost is not None and cost.usd is not None
+        else "$text-muted")))
     usage = session.usage
     tokens_in = (usage.input_tokens + usage.cache_creation_input_tokens
                  + usage.cache_read_input_tokens)

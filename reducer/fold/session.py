@@ -165,6 +165,7 @@ class Session:
     requests: dict[tuple[str, str | None], Request] = kept_by("usage")
     recorded_through: int = kept_by("usage")
     recorded_at: str | None = kept_by("usage")
+    ledger_version: int = kept_by("usage")
 
     def __init__(self, parts: Parts | None = None) -> None:
         """A session with nothing folded yet, or the one whose state is

@@ -62,6 +62,11 @@ class Usage:
         made by then (a sub-agent's file is read after the main one) is
         covered too."""
         self._latest_at: str | None = None
+        self._compacted = False
+        """A compaction came since the main loop's last request."""
+        self.ledger_version = 0
+        """Raised whenever a request or the recorded cost changes (what a cost
+        worked out from them is kept until it moves: :class:`reducer.costs.CostMemo`)."""
         self._turn_requests: list[Request] = []
         """The main loop's requests since the last ``result``."""
         self.model_usage: dict[str, dict[str, Any]] = {}
@@ -101,12 +106,15 @@ class Usage:
         messages are no request)."""
         if model == "<synthetic>":
             return
+        self.ledger_version += 1
         tokens = request_tokens(usage)
         if at is not None and (self._latest_at is None or at > self._latest_at):
             self._latest_at = at
         request = self.requests.get(key)
         if request is None:
             request = self.requests[key] = Request(agent, model, at, tokens, turn)
+            if main and self._compacted:
+                request.after_compaction, self._compacted = True, False
             if main:
                 kept = self._turn_requests
                 if kept and kept[-1].turn != turn:  # a turn that no result closed
@@ -130,6 +138,7 @@ class Usage:
             return
         last = requests[-1]
         last.tokens = last.tokens._replace(output=last.tokens.output + told.output - seen[1])
+        self.ledger_version += 1
 
     def result(self, e: F.Result, turn: Turn) -> None:
         """A ``result`` closed ``turn``: its cost, usage and API time, and the totals."""
@@ -165,8 +174,13 @@ class Usage:
 
     def _recorded(self) -> None:
         """A frame recorded the cost of every request so far."""
+        self.ledger_version += 1
         self.recorded_through = len(self.requests)
         self.recorded_at = self._latest_at
+
+    def compacted(self) -> None:
+        """The main loop's context was compacted: its next request starts from the summary."""
+        self._compacted = True
 
     def restart(self) -> None:
         """The conversation was reset: the CLI's running cost starts again."""

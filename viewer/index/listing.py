@@ -69,7 +69,8 @@ def run_sessions(directory: str | None, as_json: bool, use_index: bool,
         return 0
     for r in rows:
         live = "●" if r.is_live(now, LIVE_WINDOW_S) else " "
-        cost = format_cost(r.cost_usd) if r.cost_usd is not None else \
+        cost = ("" if r.cost_source == "recorded" else "~") + format_cost(r.cost_usd) \
+            if r.cost_usd is not None else \
             f"{compact_count(r.input_tokens + r.output_tokens)} tok"
         title = " ".join(r.title.split())
         print(visible(f"{live} {(r.last_activity or '')[:16]:16}  {format_duration(r.duration_s):>7}"

@@ -76,8 +76,9 @@ def _when(stamp: str | None) -> str:
 
 
 def _cost(r: SessionRow) -> str:
+    """The session's cost (``~``: estimated from the tokens), else its tokens."""
     if r.cost_usd is not None:
-        return format_cost(r.cost_usd)
+        return ("" if r.cost_source == "recorded" else "~") + format_cost(r.cost_usd)
     return f"{compact_count(r.input_tokens + r.output_tokens)} tok"
 
 

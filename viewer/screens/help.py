@@ -46,6 +46,10 @@ def _legend() -> Content:
     lines.append(Content.assemble(
         ("  status bar  ", "$text-muted"),
         "activity · model · turns · cost · tokens · context · filter · follow · source"))
+    lines.append(Content.assemble(
+        ("  ~$1.45  ", "$text-success"),
+        "a cost estimated from the tokens (no cost recorded; $1.45: the CLI's own figure;"
+        " – unknown: no price for the model)"))
     return Content("\n").join(lines)
 
 
