@@ -56,11 +56,15 @@ def context_series(session: Session, window: int | None) -> list[ContextPoint]:
 _BARS = "▁▂▃▄▅▆▇█"
 
 
-def spark(values: list[int], top: int | None = None) -> str:
-    """``values`` as a line of bars (``top``: the value of a full bar; default
-    the largest), one character each."""
-    high = top or max(values, default=0)
-    if not high:
-        return ""
-    return "".join(_BARS[min(len(_BARS) - 1, max(0, round(v / high * (len(_BARS) - 1))))]
-                   for v in values)
+def spark(values: list[int], marks: list[bool], width: int) -> tuple[str, str]:
+    """``values`` as a line of at most ``width`` bars (several values to a bar,
+    its highest, when there are more), and the line under it with ``▲`` under
+    each bar holding a marked value (a turn after a compaction)."""
+    if not values or width <= 0:
+        return "", ""
+    per = -(-len(values) // width)  # values to a bar
+    bars = [max(values[i:i + per]) for i in range(0, len(values), per)]
+    under = ["▲" if any(marks[i:i + per]) else " " for i in range(0, len(values), per)]
+    high = max(bars) or 1
+    line = "".join(_BARS[round(v / high * (len(_BARS) - 1))] for v in bars)
+    return line, "".join(under).rstrip()

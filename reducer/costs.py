@@ -21,7 +21,7 @@ from .timestamps import parse_timestamp
 if TYPE_CHECKING:
     from .fold import Session
 
-__all__ = ["AgentFigures", "Cost", "CostMemo", "CostSource", "Estimate", "PricedRequest",
+__all__ = ["AgentFigures", "AgentMemo", "Cost", "CostMemo", "CostSource", "Estimate", "PricedRequest",
            "agent_figures",
            "cost_of", "cost_text", "estimate", "priced_requests", "session_cost"]
 
@@ -229,6 +229,25 @@ class CostMemo:
             return None
         self._key, self._cost = key, cost_of(session)
         return self._cost
+
+
+class AgentMemo:
+    """:func:`agent_figures` by agent id for cards drawn one at a time: worked
+    out again only when the session's requests or recorded cost changed;
+    ``None`` while the price table is being read (see :class:`CostMemo`)."""
+
+    def __init__(self) -> None:
+        self._key: tuple[int, int] | None = None
+        self._figures: dict[str, AgentFigures] = {}
+
+    def figures(self, session: Session) -> dict[str, AgentFigures] | None:
+        key = (id(session), session.ledger_version)
+        if key != self._key:
+            if not pricing.loaded() and session.requests:
+                return None
+            self._key = key
+            self._figures = {a.agent_id: a for a in agent_figures(session)}
+        return self._figures
 
 
 def cost_text(cost: Cost | None) -> str:

@@ -137,3 +137,19 @@ def test_nesting_comes_from_task_started_on_stdout(tmp_path: Path) -> None:
     data = summarize(session)
     inner_fig = next(a for a in data["agents"] if a["agent_id"] == "toolu_inner")
     assert inner_fig["parent_agent_id"] == parent_call
+
+
+def test_an_agent_card_shows_its_own_and_its_subtree_cost(tmp_path: Path) -> None:
+    from cctv.reducer.state import ToolItem
+
+    from test_cards_frames import drawn
+
+    path, child_id = _nested_copy(tmp_path, "nestedchild01")
+    session = load_path(path).session
+    data = {a["agent_id"]: a for a in summarize(session)["agents"]}
+    card = next(i for i in session.main.items if isinstance(i, ToolItem) and i.call.name == "Agent")
+    parent = data[card.call.id]
+    text = "\n".join(drawn(card, session))
+    own, tree = f"~${parent['cost_usd']:.4f}", f"~${parent['subtree_cost_usd']:.4f}"
+    assert f"· {own} (with its agents {tree})" in text
+    assert parent["subtree_cost_usd"] > parent["cost_usd"] > 0

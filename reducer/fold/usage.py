@@ -88,9 +88,10 @@ class Usage:
         ``usage`` for the message ``key`` (message id, request id), made by
         ``model`` at ``at`` in the main-loop turn ``turn``: the latest
         frame's figures count, once per message."""
-        self._request(agent.id, main, key, usage, model, at, turn)
         new = usage_counts(usage)
         old = self._usage_by_message.get(key)
+        if new != old:  # (each content block of a message repeats its usage)
+            self._request(agent.id, main, key, usage, model, at, turn)
         self._usage_by_message[key] = new
         more = new[1] - old[1] if old is not None else new[1]
         agent.output_tokens += more

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from cctv.reducer.context import context_series, context_window
 from cctv.reducer.costs import cost_of, priced_requests
 from cctv.reducer.feed import Feed
 from cctv.reducer.format import clip
@@ -263,6 +264,8 @@ class SessionRead:
         texts += _subagent_texts(session, after_line, stamp, self.agent_items_seen)
         start, last = parse_timestamp(self.first_ts), parse_timestamp(self.last_ts)
         cost = cost_of(session)
+        window = context_window(session)
+        context = context_series(session, window)
         usage = session.usage
         p = self.path
         row = SessionRow(
@@ -280,6 +283,9 @@ class SessionRead:
             tool_calls=len(session.calls),
             cost_usd=None if cost.usd is None else round(cost.usd, 6),
             cost_source=cost.source,
+            context=[p.tokens for p in context],
+            compacted=[p.compacted for p in context],
+            context_window=window,
             input_tokens=usage.input_tokens,
             output_tokens=usage.output_tokens,
             model=session.model,

@@ -66,6 +66,11 @@ class SessionRow(msgspec.Struct, kw_only=True):
     format: str = "transcript"
     cost_source: str | None = None
     """``recorded``, ``estimated``, ``mixed``, or ``None`` with no cost (see the README)."""
+    context: list[int] = msgspec.field(default_factory=list)
+    """Each main-loop turn's context size (what its last request sent)."""
+    compacted: list[bool] = msgspec.field(default_factory=list)
+    """For each of :attr:`context`: a compaction came before it."""
+    context_window: int | None = None
 
     def is_live(self, now: float, window_s: float) -> bool:
         """Written to within the last ``window_s`` seconds."""
