@@ -153,3 +153,16 @@ def test_an_agent_card_shows_its_own_and_its_subtree_cost(tmp_path: Path) -> Non
     own, tree = f"~${parent['cost_usd']:.4f}", f"~${parent['subtree_cost_usd']:.4f}"
     assert f"· {own} (with its agents {tree})" in text
     assert parent["subtree_cost_usd"] > parent["cost_usd"] > 0
+
+
+def test_the_tasks_panel_shows_a_sub_agents_own_and_subtree_cost(tmp_path: Path) -> None:
+    from cctv.widgets.task_rows import task_rows
+
+    path, child_id = _nested_copy(tmp_path, "nestedchild01")
+    session = load_path(path).session
+    data = {a["agent_id"]: a for a in summarize(session)["agents"]}
+    rows = {r.agent_id: r for r in task_rows(session)}
+    parent = next(a for a in data.values() if a["description"] == "Survey the demo project")
+    assert rows[parent["agent_id"]].cost == (
+        f"~${parent['cost_usd']:.4f} (all ~${parent['subtree_cost_usd']:.4f})")
+    assert rows[child_id].cost == f"~${data[child_id]['cost_usd']:.4f}"
