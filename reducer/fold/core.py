@@ -143,13 +143,15 @@ class Core:
         agent = self.agents.get(agent_id)
         if agent is None or agent_id == MAIN or parent == agent_id:
             return
+        was = (agent.parent, agent.depth)
         if parent is not None and parent in self.agents:
             agent.parent = parent
         if depth is None:
             depth = self.agents[agent.parent].depth + 1 if agent.parent in self.agents else agent.depth
         if depth > 0:
             agent.depth = depth
-        self.agent_changed(agent_id)
+        if (agent.parent, agent.depth) != was:
+            self.agent_changed(agent_id)
 
     def agent_call_made(self, call: ToolCall) -> None:
         """An Agent/Task call of the main source: an inline sub-agent
