@@ -8,6 +8,7 @@ by message id and request id), at its own model, time and cache tier.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
@@ -139,64 +140,115 @@ class AgentFigures(msgspec.Struct, kw_only=True):
         return msgspec.structs.asdict(self)
 
 
+class _Own:
+    """One agent's own requests summed (a pass over the ledger)."""
+
+    __slots__ = ("tokens", "usd", "priced", "unpriced", "first", "last")
+
+    def __init__(self) -> None:
+        self.tokens = [0, 0, 0, 0, 0]
+        self.usd = 0.0
+        self.priced = 0
+        self.unpriced: dict[str, None] = {}
+        self.first: str | None = None
+        self.last: str | None = None
+
+    def add(self, r: Request) -> None:
+        t = self.tokens
+        for i, n in enumerate(r.tokens):
+            t[i] += n
+        cost = pricing.request_cost(r.model, r.at, r.tokens)
+        if cost is None:
+            self.unpriced[r.model] = None
+        else:
+            self.usd += cost
+            self.priced += 1
+        if r.at:  # (ISO times of one writer compare as strings)
+            self.first = r.at if self.first is None or r.at < self.first else self.first
+            self.last = r.at if self.last is None or r.at > self.last else self.last
+
+    @property
+    def cost(self) -> tuple[float | None, CostSource | None, str | None]:
+        reason = Cost(None, None, tuple(self.unpriced)).reason
+        return (self.usd, "estimated", reason) if self.priced else (None, None, reason)
+
+
 def agent_figures(session: Session) -> list[AgentFigures]:
     """One entry per agent, the main loop first, then the sub-agents in the
     order they started. Their costs add up to the session's (:func:`cost_of`):
     a sub-agent's is estimated from its requests; where the CLI recorded the
     session's total, the main loop's is that total less its sub-agents'."""
-    by_agent: dict[str, list[Request]] = {a: [] for a in session.agents}
+    mine: dict[str, _Own] = {a: _Own() for a in session.agents}
     for r in session.requests.values():
-        by_agent.setdefault(r.agent, []).append(r)
+        (mine.get(r.agent) or mine.setdefault(r.agent, _Own())).add(r)
+    own = {agent_id: o.cost for agent_id, o in mine.items()}
     total = cost_of(session)
-    own: dict[str, tuple[float | None, CostSource | None, str | None]] = {}
-    for agent_id, requests in by_agent.items():
-        if agent_id == MAIN:
-            continue
-        est = estimate(requests)
-        reason = Cost(None, None, est.unpriced).reason
-        own[agent_id] = (est.usd, "estimated", reason) if est.priced else (None, None, reason)
-    main_est = estimate(by_agent.get(MAIN, ()))
-    main_reason = Cost(None, None, main_est.unpriced).reason
     if total.source in ("recorded", "mixed") and total.usd is not None:
-        subs = sum(usd for usd, _, _ in own.values() if usd is not None)
-        own[MAIN] = (max(total.usd - subs, 0.0), "mixed" if subs else total.source, main_reason)
-    elif main_est.priced:
-        own[MAIN] = (main_est.usd, "estimated", main_reason)
-    else:
-        own[MAIN] = (None, None, main_reason)
-    children: dict[str, list[str]] = {}
-    for agent in session.agents.values():
-        if agent.id != MAIN:
-            children.setdefault(agent.parent or MAIN, []).append(agent.id)
-
-    def subtree(agent_id: str) -> float | None:
-        parts = [own.get(agent_id, (None,))[0], *(subtree(c) for c in children.get(agent_id, ()))]
-        known = [p for p in parts if p is not None]
-        return sum(known) if known else None
-
+        subs = sum(usd for a, (usd, _, _) in own.items() if a != MAIN and usd is not None)
+        own[MAIN] = (max(total.usd - subs, 0.0), "mixed" if subs else total.source, own[MAIN][2])
+    parents = _parents(session)
+    subtree: dict[str, float | None] = {}
+    for agent_id in reversed(_top_down(parents)):  # every agent after the ones below it
+        usd = own.get(agent_id, (None,))[0]
+        below = [subtree[c] for c in parents.children.get(agent_id, ()) if subtree.get(c) is not None]
+        subtree[agent_id] = None if usd is None and not below else (usd or 0.0) + sum(below)
     out = []
     for agent in session.agents.values():
-        requests = by_agent.get(agent.id, [])
-        usd, source, reason = own.get(agent.id, (None, None, None))
-        tokens = [sum(col) for col in zip(*(r.tokens for r in requests))] or [0] * 5
+        o = mine[agent.id]
+        usd, source, reason = own[agent.id]
         out.append(AgentFigures(
             agent_id=agent.id,
             agent_type=agent.subagent_type,
             description=agent.description if agent.id != MAIN else "main",
-            parent_agent_id=None if agent.id == MAIN else (agent.parent or MAIN),
+            parent_agent_id=None if agent.id == MAIN else parents.of[agent.id],
             depth=agent.depth,
             cost_usd=usd, cost_source=source,
-            input_tokens=tokens[0], output_tokens=tokens[1], cache_read_tokens=tokens[2],
-            cache_write_tokens=tokens[3] + tokens[4],
+            input_tokens=o.tokens[0], output_tokens=o.tokens[1], cache_read_tokens=o.tokens[2],
+            cache_write_tokens=o.tokens[3] + o.tokens[4],
             tool_calls=agent.tool_calls,
-            duration_s=_duration(session, agent.id, requests),
-            subtree_cost_usd=subtree(agent.id),
+            duration_s=_duration(session, agent.id, o),
+            subtree_cost_usd=subtree.get(agent.id),
             unpriced=reason,
         ))
     return out
 
 
-def _duration(session: Session, agent_id: str, requests: list[Request]) -> float | None:
+class _Tree(NamedTuple):
+    of: dict[str, str]
+    """Each sub-agent's parent (the main loop when its own is unknown or would loop)."""
+    children: dict[str, list[str]]
+
+
+def _parents(session: Session) -> _Tree:
+    """The agents' tree: each sub-agent under the agent that started it; one
+    whose chain of parents leaves the session or comes back to itself (a
+    crafted ``.meta.json``) hangs under the main loop."""
+    agents = session.agents
+    of: dict[str, str] = {}
+    for agent in agents.values():
+        if agent.id == MAIN:
+            continue
+        seen = {agent.id}
+        up = agent.parent or MAIN
+        while up != MAIN and up in agents and up not in seen:
+            seen.add(up)
+            up = agents[up].parent or MAIN
+        of[agent.id] = (agent.parent or MAIN) if up == MAIN else MAIN
+    children: dict[str, list[str]] = {}
+    for child, parent in of.items():
+        children.setdefault(parent, []).append(child)
+    return _Tree(of, children)
+
+
+def _top_down(tree: _Tree) -> list[str]:
+    """The main loop, then every agent after the one that started it."""
+    order = [MAIN]
+    for agent_id in order:  # (grows as it goes: breadth first)
+        order.extend(tree.children.get(agent_id, ()))
+    return order
+
+
+def _duration(session: Session, agent_id: str, own: _Own) -> float | None:
     """How long an agent ran: a sub-agent's call's duration (its task's when
     the call gives none); else from its first request to its last."""
     call = session.calls.get(agent_id)
@@ -205,8 +257,8 @@ def _duration(session: Session, agent_id: str, requests: list[Request]) -> float
     task = session.tasks.get(call.task_id) if call is not None and call.task_id else None
     if task is not None and task.duration_ms is not None:
         return task.duration_ms / 1000
-    times = [t for t in (parse_timestamp(r.at) for r in requests) if t is not None]
-    return max(times) - min(times) if times else None
+    first, last = parse_timestamp(own.first), parse_timestamp(own.last)
+    return last - first if first is not None and last is not None else None
 
 
 class CostMemo:
@@ -217,18 +269,31 @@ class CostMemo:
 
     def __init__(self) -> None:
         self._key: tuple[int, int] | None = None
+        self._at = 0.0
         self._cost = Cost(None, None)
 
     def cost(self, session: Session) -> Cost | None:
         """The session's cost; ``None`` while it waits for the price table."""
         key = (id(session), session.ledger_version)
-        if key == self._key:
+        if key == self._key or _recent(self._key, key, self._at, session):
             return self._cost
         if not pricing.loaded() and session.requests and (
                 session.cost_usd is None or session.recorded_through < len(session.requests)):
             return None
-        self._key, self._cost = key, cost_of(session)
+        self._key, self._cost, self._at = key, cost_of(session), time.monotonic()
         return self._cost
+
+
+BIG = 2_000
+"""Requests from which a live session's figures are worked out again at most
+every :data:`EVERY` seconds (tens of ms each time, with thousands of agents)."""
+EVERY = 0.5
+
+
+def _recent(was: tuple[int, int] | None, key: tuple[int, int], at: float, session: Session) -> bool:
+    """The same big session's figures were worked out less than :data:`EVERY` ago."""
+    return was is not None and was[0] == key[0] and len(session.requests) >= BIG \
+        and time.monotonic() - at < EVERY
 
 
 class AgentMemo:
@@ -238,14 +303,15 @@ class AgentMemo:
 
     def __init__(self) -> None:
         self._key: tuple[int, int] | None = None
+        self._at = 0.0
         self._figures: dict[str, AgentFigures] = {}
 
     def figures(self, session: Session) -> dict[str, AgentFigures] | None:
         key = (id(session), session.ledger_version)
-        if key != self._key:
+        if key != self._key and not _recent(self._key, key, self._at, session):
             if not pricing.loaded() and session.requests:
                 return None
-            self._key = key
+            self._key, self._at = key, time.monotonic()
             self._figures = {a.agent_id: a for a in agent_figures(session)}
         return self._figures
 

@@ -58,9 +58,12 @@ def model_ref(model: str) -> str:
     return _VARIANT.sub("", model)
 
 
+@lru_cache(maxsize=1 << 16)
 def request_cost(model: str, at: str | None, tokens: RequestTokens) -> float | None:
     """What a request of ``model`` made at ``at`` (ISO 8601; ``None``: now)
-    cost in USD; ``None`` when the table has no price for the model."""
+    cost in USD; ``None`` when the table has no price for the model. (Kept:
+    a live session's cost is worked out again as it grows, from the same
+    requests.)"""
     card = rate_card(model, _hour(at))
     return None if card is None else card.cost(tokens)
 

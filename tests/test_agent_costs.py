@@ -166,3 +166,24 @@ def test_the_tasks_panel_shows_a_sub_agents_own_and_subtree_cost(tmp_path: Path)
     assert rows[parent["agent_id"]].cost == (
         f"~${parent['cost_usd']:.4f} (all ~${parent['subtree_cost_usd']:.4f})")
     assert rows[child_id].cost == f"~${data[child_id]['cost_usd']:.4f}"
+
+
+def test_parents_that_name_each_other_hang_under_the_main_loop(tmp_path: Path) -> None:
+    """A crafted .meta.json pair, each naming the other as its parent: no
+    loop, no crash; both under the main loop, their costs counted once."""
+    path, first = _nested_copy(tmp_path, "loopa01")
+    subagents = path.parent / SESSION / "subagents"
+    text = (subagents / "agent-loopa01.jsonl").read_text(encoding="utf-8")
+    (subagents / "agent-loopb01.jsonl").write_text(
+        text.replace("loopa01", "loopb01").replace("msg_nested", "msg_loopb"), encoding="utf-8")
+    meta = json.loads((subagents / "agent-loopa01.meta.json").read_text(encoding="utf-8"))
+    (subagents / "agent-loopa01.meta.json").write_text(
+        json.dumps({**meta, "parentAgentId": "loopb01"}), encoding="utf-8")
+    (subagents / "agent-loopb01.meta.json").write_text(
+        json.dumps({**meta, "toolUseId": "toolu_loop_b", "parentAgentId": "loopa01"}), encoding="utf-8")
+    data = summarize(load_path(path).session)
+    by_id = {a["agent_id"]: a for a in data["agents"]}
+    pair = [by_id[first], by_id["toolu_loop_b"]]
+    assert {a["parent_agent_id"] for a in pair} == {""}
+    assert sum(a["cost_usd"] for a in data["agents"]) == pytest.approx(data["cost_usd"])
+    assert data["agents"][0]["subtree_cost_usd"] == pytest.approx(data["cost_usd"])
