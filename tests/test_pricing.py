@@ -6,8 +6,7 @@ transcripts (which recorded no cost), each request counted once."""
 from __future__ import annotations
 
 import json
-import shutil
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 
 import pytest

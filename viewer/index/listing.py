@@ -11,7 +11,7 @@ import json
 import time
 from typing import TextIO
 
-from cctv.reducer.format import compact_count, format_cost, format_duration
+from cctv.reducer.format import compact_count, format_cost, format_duration, title_text
 from cctv.reducer.safe import visible
 
 from ..storage import take_notes
@@ -71,8 +71,8 @@ def run_sessions(directory: str | None, as_json: bool, use_index: bool,
         live = "●" if r.is_live(now, LIVE_WINDOW_S) else " "
         cost = ("" if r.cost_source == "recorded" else "~") + format_cost(r.cost_usd) \
             if r.cost_usd is not None else \
-            f"{compact_count(r.input_tokens + r.output_tokens)} tok"
-        title = " ".join(r.title.split())
+            f"{compact_count(r.tokens_in + r.output_tokens)} tok"
+        title = " ".join(title_text(r.title).split())
         print(visible(f"{live} {(r.last_activity or '')[:16]:16}  {format_duration(r.duration_s):>7}"
                       f"  {r.prompts:4}p {r.tool_calls:5}t  {cost:>9}  {r.project}  {title}"
                       f"  [{r.session_id}]", oneline=True), file=out)

@@ -34,7 +34,8 @@ from textual.widgets.option_list import Option
 from textual.worker import Worker, WorkerState
 
 from cctv.reducer.context import spark
-from cctv.reducer.format import clip, compact_count, format_cost, format_duration, human_bytes, plural, tilde
+from cctv.reducer.format import (WORDS, clip, compact_count, format_cost, format_duration, human_bytes, plural,
+                                 tilde, title_text)
 from cctv.widgets.home import home
 from cctv.widgets.safe_text import content, visible
 from cctv.widgets.status_glyphs import STATUSES
@@ -108,14 +109,14 @@ def _cost(r: SessionRow) -> str:
     """The session's cost (``~``: estimated from the tokens), else its tokens."""
     if r.cost_usd is not None:
         return ("" if r.cost_source == "recorded" else "~") + format_cost(r.cost_usd)
-    return f"{compact_count(r.input_tokens + r.output_tokens)} tok"
+    return f"{compact_count(r.tokens_in + r.output_tokens)} tok"
 
 
 COLUMNS: tuple[Column, ...] = (
     Column("live", "", lambda r, now: "●" if r.is_live(now, LIVE_WINDOW_S) else " ",
            lambda r: r.mtime, 1),
-    Column("title", "Title", lambda r, now: clip(r.title, TITLE_WIDTH, one_line=True),
-           lambda r: r.title.lower(), TITLE_WIDTH),
+    Column("title", "Title", lambda r, now: clip(title_text(r.title), TITLE_WIDTH, one_line=True),
+           lambda r: title_text(r.title).lower(), TITLE_WIDTH),
     Column("project", "Project", lambda r, now: clip(_short_project(r.project), 28, tail=True),
            lambda r: r.project.lower(), 28),
     Column("branch", "Branch", lambda r, now: clip(r.git_branch or "", 16, one_line=True),
@@ -127,7 +128,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("prompts", "Prompts", lambda r, now: str(r.prompts), lambda r: r.prompts, 7),
     Column("tools", "Tools", lambda r, now: str(r.tool_calls), lambda r: r.tool_calls, 6),
     Column("cost", "Cost/tokens", lambda r, now: _cost(r),
-           lambda r: (r.cost_usd is not None, r.cost_usd or r.input_tokens + r.output_tokens), 11),
+           lambda r: (r.cost_usd is not None, r.cost_usd or r.tokens_in + r.output_tokens), 11),
     Column("model", "Model", lambda r, now: (r.model or "").removeprefix("claude-"),
            lambda r: r.model or "", 18),
     Column("size", "Size", lambda r, now: human_bytes(r.bytes), lambda r: r.bytes, 10),
@@ -225,7 +226,7 @@ def narrow(rows: list[SessionRow], query: str) -> list[SessionRow]:
         return rows
     scored = []
     for row in rows:
-        title, project = _folded(row.title), _folded(row.project)
+        title, project = _folded(title_text(row.title)), _folded(row.project)
         total = 0.0
         for word in words:
             score = max(word_score(word, title), word_score(word, project))
@@ -241,7 +242,7 @@ def narrow(rows: list[SessionRow], query: str) -> list[SessionRow]:
 def hit_content(hit: Hit, width: int = 200) -> Content:
     """A hit as one line: session title, the matching text with its words marked, the time."""
     on, off = MARKS
-    parts: list[str | tuple[str, str]] = [(clip(hit.title, 40, one_line=True), "bold"), "  "]
+    parts: list[str | tuple[str, str]] = [(clip(title_text(hit.title), 40, one_line=True), "bold"), "  "]
     text = hit.snippet[:width]
     while text:
         start = text.find(on)
@@ -590,15 +591,16 @@ class BrowseScreen(Screen[None]):
         if row is None:
             text.update("")
             return
-        parts: list[str | tuple[str, str]] = [(row.title, "bold"), "\n"]
+        parts: list[str | tuple[str, str]] = [(title_text(row.title), "bold"), "\n"]
         parts.append((f"{_short_project(row.project)}"
                       + (f"  ⎇ {row.git_branch}" if row.git_branch else ""), "dim"))
         parts.append("\n\n")
-        totals = [plural(row.prompts, "prompt"), plural(row.tool_calls, "tool call"),
-                  _cost(row), f"in {compact_count(row.input_tokens)}"
-                  f" out {compact_count(row.output_tokens)}", human_bytes(row.bytes)]
+        totals = [plural(row.prompts, WORDS["prompts"]), plural(row.tool_calls, WORDS["tool_calls"]),
+                  _cost(row),
+                  f"{WORDS['in']} {compact_count(row.tokens_in)}"
+                  f" {WORDS['out']} {compact_count(row.output_tokens)}", human_bytes(row.bytes)]
         if row.subagents:
-            totals.append(plural(row.subagents, "sub-agent"))
+            totals.append(plural(row.subagents, WORDS["subagents"]))
         if row.duration_s is not None:
             totals.append(format_duration(row.duration_s))
         parts += [(" · ".join(totals), "italic"), "\n\n"]
