@@ -18,6 +18,7 @@ import pytest
 from textual.widgets import DataTable, Input, OptionList, Static
 from textual.widgets.data_table import ColumnKey
 
+from cctv.reducer.format import format_cost, title_text
 from cctv.viewer.app import BrowseOptions, CctvApp
 from cctv.viewer.paths import demo_path
 from cctv.viewer.index import SessionRow
@@ -121,7 +122,7 @@ async def test_grouping_and_sorting(projects: Path) -> None:
         table.post_message(DataTable.HeaderSelected(table, ColumnKey("title"), 1,
                                                     table.columns[ColumnKey("title")].label))
         await pilot.pause()
-        titles = [screen._by_path[k].title.lower() for k in table_rows(app)]
+        titles = [title_text(screen._by_path[k].title).lower() for k in table_rows(app)]
         assert screen.sort_key == "title" and titles == sorted(titles)
 
 
@@ -504,9 +505,9 @@ def test_a_cell_draws_as_the_rich_text_it_stands_for(text: str) -> None:
 def _row(title: str, project: str = "/home/ada/src/demo") -> SessionRow:
     return SessionRow(session_id=title[:8], path=f"/p/{title[:8]}.jsonl", project=project,
                       project_dir="p", title=title, first_prompt=title, git_branch=None,
-                      started=None, last_activity=None, duration_s=None, prompts=1,
-                      tool_calls=0, cost_usd=None, input_tokens=0, output_tokens=0, model=None,
-                      bytes=0, subagents=0)
+                      started=None, last_activity=None, duration_s=None, status="idle", turns=1,
+                      prompts=1, tool_calls=0, cost_usd=None, input_tokens=0, output_tokens=0,
+                      cache_read_tokens=0, cache_write_tokens=0, model=None, bytes=0, subagents=0)
 
 
 LONG = ("Hey Claude, I'd like your help with refactoring the timeline filtering so that we "
@@ -553,3 +554,25 @@ def test_narrowing_is_linear_in_the_title() -> None:
     word_score("refactor", Counting(LONG.casefold()))
     word_score("tmln", Counting(LONG.casefold()))
     assert calls < 20 * len(LONG) // 10
+
+
+async def test_the_preview_draws_the_context_per_turn_and_the_header_the_listed_total(
+        projects: Path) -> None:
+    app = browser(projects)
+    async with app.run_test(size=(160, 40)) as pilot:
+        screen = await ready(pilot)
+        where = str(screen.query_one("#where", Static).render())
+        listed = [r for r in screen.shown if r.cost_usd is not None]
+        assert f"~{format_cost(sum(r.cost_usd for r in listed))} in all" in where
+        # a session compacted once: its preview marks the turn after it
+        await pilot.press("slash", *"summarize the readme", "enter")
+        row = screen.selected_row
+        assert row.session_id == "aafe1787-82bf-4f68-ae98-84dbe071fd7f"
+        assert row.compacted == [False, True] and row.context == [1200, 1200]
+        text = str(screen.query_one("#preview-text", Static).render())
+        assert "context per turn · peak 1.2k of 1M (0%) · ▲ 1 compaction" in text
+        assert "\n██\n ▲\n" in text
+        where = str(screen.query_one("#where", Static).render())
+        shown = [r for r in screen.shown if r.cost_usd is not None]
+        assert all(r.cost_source == "recorded" for r in shown)
+        assert f" {format_cost(sum(r.cost_usd for r in shown))} in all" in where and "~$" not in where

@@ -160,6 +160,44 @@ def _export(name: str, args: list[str]) -> int:
                       out=sys.stdout, err=sys.stderr)
 
 
+def _cache(name: str, args: list[str]) -> int:
+    p = _parser(name, "Show the session checkpoints kept in the cache (reopening a big "
+                      "session restores its fold from one); --clear removes them.")
+    p.add_argument("--clear", action="store_true", help="remove every checkpoint")
+    ns = p.parse_args(args)
+    from .fold_cache import run_cache
+
+    return run_cache(ns.clear, sys.stdout)
+
+
+def _usage(name: str, args: list[str]) -> int:
+    """``cctv usage``: what the saved sessions cost, from the index."""
+    from .index.usage_report import BY, run_usage
+
+    p = _parser(name, "What the saved sessions cost, by day, week, project, model or session "
+                      "(from the index; ~ marks an estimate from the tokens).")
+    p.add_argument("dir", nargs="?", metavar="DIR",
+                   help="a projects folder, or a config root holding projects/"
+                        " (default: $CLAUDE_CONFIG_DIR/projects or ~/.claude/projects)")
+    p.add_argument("--by", choices=BY, default="day", help="one line per … (default: day)")
+    p.add_argument("--since", metavar="DATE", type=_date, help="requests made on DATE (YYYY-MM-DD) or later")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--no-index", action="store_true",
+                   help="read the files directly; use and write no index")
+    ns = p.parse_args(args)
+    return run_usage(ns.dir, ns.by, ns.since, ns.json, not ns.no_index, sys.stdout, sys.stderr)
+
+
+def _date(text: str) -> str:
+    """``--since``'s day, as ``YYYY-MM-DD``."""
+    from cctv.reducer.timestamps import utc_day
+
+    day = utc_day(text)
+    if day is None:
+        raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD): {text!r}")
+    return day
+
+
 def _index_command(command: str, rest: list[str]) -> int:
     """``cctv sessions``, ``cctv search`` and ``cctv browse``: the session index."""
     p = _parser(command, COMMANDS[command].help[0].upper() + COMMANDS[command].help[1:] + ".")
@@ -275,6 +313,11 @@ COMMANDS: dict[str, Command] = {
         "full-text search across every text of every saved session, sub-agents' included",
         _index_command,
     ),
+    "usage": Command(
+        "cctv usage [DIR] [--by day|week|project|model|session] [--since DATE] [--json]",
+        "what the saved sessions cost, by day, week, project, model or session",
+        _usage,
+    ),
     "tail": Command(
         "cctv tail [PATH] [--follow-newest]",
         "follow the most recently written session (or PATH, waiting for it to appear)",
@@ -315,6 +358,11 @@ COMMANDS: dict[str, Command] = {
         "cctv export PATH --md [-o FILE]",
         "the session as Markdown (--hide KINDS, --only-errors, --only-tool NAME)",
         _export,
+    ),
+    "cache": Command(
+        "cctv cache [--clear]",
+        "the session checkpoints in the cache: where, how many, how big (--clear: remove them)",
+        _cache,
     ),
 }
 """Every subcommand, in the order ``cctv --help`` lists them."""

@@ -15,6 +15,7 @@ import msgspec
 
 from cctv.reducer.decode import nesting_exceeds, reencode
 from cctv.reducer.frames import MAX_DEPTH, Blank, Entry, Malformed, Unknown
+from cctv.reducer.format import plural
 from cctv.reducer.safe import visible
 from cctv.reducer.summary import format_summary, summarize
 from cctv.reducer.verdict import not_a_session
@@ -28,7 +29,7 @@ _ANY = msgspec.json.Decoder()
 
 def check_file(path: Path) -> dict[str, Any]:
     """Decode one file and verify it: counts, problems, and the round trip."""
-    feed = load_path(path, subagents=False)
+    feed = load_path(path, subagents=False, checkpoints=True)
     session = feed.session
     kinds: Counter[str] = Counter()
     identical = equivalent = 0
@@ -126,8 +127,8 @@ def _format_check(r: dict[str, Any]) -> str:
     verdict = "ok" if not r["malformed"] and rt["ok"] else "PROBLEMS"
     lines = [
         f"{r['path']}: {verdict}",
-        f"  format {r['format']}, CLI {r['cli_version'] or '?'}, {r['lines']:,} lines,"
-        f" {r['frames']:,} frames" + (f", {r['blank_lines']} blank" if r["blank_lines"] else ""),
+        f"  format {r['format']}, CLI {r['cli_version'] or '?'}, {plural(r['lines'], 'line', grouped=True)},"
+        f" {plural(r['frames'], 'frame', grouped=True)}" + (f", {r['blank_lines']} blank" if r["blank_lines"] else ""),
         f"  kinds: {kinds}",
         f"  round trip: {rt['identical']:,} identical, {rt['equivalent']:,} equivalent"
         f" (same JSON, other spelling), {len(rt['different'])} different",
@@ -145,15 +146,15 @@ def _format_check(r: dict[str, Any]) -> str:
 def run_summary(path: str, as_json: bool, out: TextIO, err: TextIO) -> int:
     """Print the folded state of one session."""
     try:
-        feed = load_path(Path(path), keep_raw=False)  # a summary never shows a line
+        # a summary never shows a line: only the places of lines are kept
+        feed = load_path(Path(path), keep_raw=False, keep_entries=False, checkpoints=True)
     except InputError as exc:
         print(visible(f"cctv: {exc}"), file=err)
         return 2
     data = summarize(feed.session)
-    blank = sum(isinstance(e, Blank) for e in feed.entries)
-    malformed = [(e.line_no, e.reason) for e in feed.entries if isinstance(e, Malformed)]
-    unknown = sum(isinstance(e, Unknown) for e in feed.entries)
-    verdict = not_a_session(len(feed.entries) - blank, len(malformed), unknown, malformed)
+    tally = feed.entries.tally()
+    verdict = not_a_session(len(feed.entries) - tally.blank, len(tally.malformed), tally.unknown,
+                            tally.malformed)
     if as_json:
         print(json.dumps({"verdict": verdict, **data}, indent=2), file=out)
     elif verdict:

@@ -15,10 +15,11 @@ from dataclasses import dataclass
 from textual.content import Content
 from textual.widgets import Static
 
-from cctv.reducer.format import clip, compact_count, format_cost, format_duration, plural, short_path
+from cctv.reducer.costs import CostMemo, cost_text
+from cctv.reducer.facts import call_duration, final_state, tokens
+from cctv.reducer.format import WORDS, clip, compact_count, format_duration, plural, short_path
 from cctv.reducer.fold import Session
 from cctv.reducer.state import Activity
-from cctv.reducer.summary import final_status
 
 from .home import home
 from .safe_text import visible
@@ -43,16 +44,22 @@ class _Part:
     """For the source label: its text, cut in the middle to fit what is left."""
 
 
+def _ended(reason: str | None) -> Content:
+    return Content.assemble((f"{ENDED.glyph} {ENDED.word}", css(ENDED.role, ENDED.bold)),
+                            (f" · {visible(reason, oneline=True)}" if reason else "",
+                             "$text-muted"))
+
+
 def _activity(session: Session, ended: str | None, settled: bool = False) -> Content:
     running = STATUSES["running"]
     if ended is not None:
-        return Content.assemble((f"{ENDED.glyph} {ENDED.word}", css(ENDED.role, ENDED.bold)),
-                                (f" · {visible(ended, oneline=True)}" if ended else "",
-                                 "$text-muted"))
+        return _ended(ended)
     activity = session.activity
-    if settled and activity.kind == "requesting":
-        # the input has long stopped growing: what the session ended in
-        final = final_status(session)
+    if settled or session.exited:
+        # the input has stopped growing (or the user ended the session): what it ended in
+        final = final_state(session)
+        if final == "ended":
+            return _ended(None)
         if final != activity.kind:
             activity = Activity(final)
     kind = activity.kind
@@ -67,7 +74,8 @@ def _activity(session: Session, ended: str | None, settled: bool = False) -> Con
         return Content.styled(f"{running.glyph} compacting", css(running.role, True))
     if kind == "running":
         call = session.calls.get(activity.call_id or "")
-        elapsed = format_duration(call.elapsed) if call is not None and call.elapsed else ""
+        took = call_duration(call) if call is not None else None
+        elapsed = format_duration(took) if took else ""
         return Content.assemble((f"{running.glyph} ", css(running.role, True)),
                                 (text, css(running.role, True)),
                                 (f" {elapsed}" if elapsed else "", css(running.role)))
@@ -96,37 +104,56 @@ def _rate_limit(session: Session, now: float | None) -> Content | None:
     return Content.styled(f"{PROBLEM} {text}", style)
 
 
+_UNITS = ((1e9, "GB"), (1e6, "MB"), (1e3, "kB"), (1.0, "bytes"))
+_BAR_CELLS = 10
+
+
+def reading_progress(done: int, total: int) -> tuple[str, str]:
+    """``("reading 35 of 100 MB", "███▌░░░░░░")``: how far a history is read,
+    in the unit of its size, and as a bar of :data:`_BAR_CELLS` cells."""
+    done = max(0, min(done, total))
+    scale, unit = next((s, u) for s, u in _UNITS if total >= s or s == 1.0)
+    digits = 0 if total / scale >= 10 or scale == 1.0 else 1
+    text = f"reading {done / scale:.{digits}f} of {total / scale:.{digits}f} {unit}"
+    halves = 0 if total <= 0 else round(2 * _BAR_CELLS * done / total)
+    bar = "█" * (halves // 2) + "▌" * (halves % 2)
+    return text, bar + "░" * (_BAR_CELLS - len(bar))
+
+
 _SOURCE_STYLES = {"information": "$text-primary", "warning": "bold $text-warning",
                   "error": "bold $text-error"}
+
+
+_COSTS = CostMemo()
+"""The shown session's cost, worked out again only when its requests change."""
 
 
 def status_parts(session: Session, *, source: str, following: bool, ended: str | None = None,
                  now: float | None = None,
                  loading: tuple[int, int] | None = None, filtered: str = "",
-                 source_state: tuple[str, str] | None = None,
+                 source_state: tuple[str, str, str | None] | None = None,
                  settled: bool = False) -> list[_Part]:
     """The fields of the bar, in display order, each with its priority;
     ``filtered`` says what the view hides (``"only errors"``), ``""`` for nothing;
-    ``source_state`` is what the source says now (text, level); ``settled``: the
-    input has not grown for long (a session that looks mid-turn shows what it
-    ended in)."""
+    ``source_state`` is what the source says now (text, level, and a shorter
+    form of the text for a narrow bar, ``None``: none); ``settled``: the input
+    has stopped growing (a file read to its end, or not grown for long): the
+    bar shows what the session ended in, as ``cctv summary`` says it."""
     parts: list[_Part] = [
         _Part(0, 100, _activity(session, ended, settled),
               short=Content.styled(f"{ENDED.glyph} {visible(ended, oneline=True)}",
                                    css(ENDED.role, ENDED.bold)) if ended else None),
         _Part(10, 70, Content.styled(_model(session), "bold")),
     ]
-    turns = len(session.turns)
-    parts.append(_Part(20, 50, Content(plural(turns, "turn"))))
-    cost = session.cost_usd  # None: never recorded (not $0)
-    parts.append(_Part(30, 80, Content.styled("–" if cost is None else format_cost(cost),
-                                              "$text-muted" if cost is None else "$text-success")))
-    usage = session.usage
-    tokens_in = (usage.input_tokens + usage.cache_creation_input_tokens
-                 + usage.cache_read_input_tokens)
+    parts.append(_Part(20, 50, Content(plural(session.model_turns, WORDS["turns"]))))
+    cost = _COSTS.cost(session)  # recorded, else estimated (~$), "–" unknown (never $0)
+    parts.append(_Part(30, 80, Content.styled(
+        cost_text(cost), "$text-success" if cost is not None and cost.usd is not None
+        else "$text-muted")))
+    spent = tokens(session)
     parts.append(_Part(40, 40, Content.assemble(
-        ("in ", "$text-muted"), compact_count(tokens_in),
-        (" out ", "$text-muted"), compact_count(usage.output_tokens))))
+        (f"{WORDS['in']} ", "$text-muted"), compact_count(spent.total_in),
+        (f" {WORDS['out']} ", "$text-muted"), compact_count(spent.output))))
     window = session.context_window
     if window:
         used = session.context_tokens or 0
@@ -140,9 +167,10 @@ def status_parts(session: Session, *, source: str, following: bool, ended: str |
     if limit is not None:
         parts.append(_Part(60, 75, limit))
     if loading is not None:
-        done, total = loading
-        pct = 100 if total <= 0 else min(100, int(100 * done / total))
-        parts.append(_Part(70, 95, Content.styled(f"loading {pct}%", "bold $text-warning")))
+        text, bar = reading_progress(*loading)
+        parts.append(_Part(70, 95, Content.assemble((text, "bold $text-warning"), " ",
+                                                    (bar, "$text-warning")),
+                           short=Content.styled(text, "bold $text-warning")))
     if session.is_error and ended is None:
         failed = STATUSES["failed"]
         parts.append(_Part(5, 85, Content.styled(f"{failed.glyph} turn failed",
@@ -158,11 +186,10 @@ def status_parts(session: Session, *, source: str, following: bool, ended: str |
                                                   "bold $text-accent"),
                            short=Content.styled("filtered", "bold $text-accent")))
     if source_state is not None:
-        text, level = source_state
+        text, level, short = source_state
         style = _SOURCE_STYLES.get(level, "$text-muted")
-        short = text.split(" · ")[0].split(" (")[0]
         parts.append(_Part(85, 88, Content.styled(text, style),
-                           short=Content.styled(short, style) if short != text else None))
+                           short=Content.styled(short, style) if short else None))
     if source:
         source = visible(source, oneline=True)
         parts.append(_Part(90, 30, Content.styled(source, "$text-muted"), source=source))
@@ -231,7 +258,7 @@ class StatusBar(Static):
     def update_state(self, session: Session, *, source: str, following: bool,
                      ended: str | None = None, now: float | None = None,
                      loading: tuple[int, int] | None = None, filtered: str = "",
-                     source_state: tuple[str, str] | None = None,
+                     source_state: tuple[str, str, str | None] | None = None,
                      settled: bool = False) -> None:
         """Re-draw from ``session``.
 
@@ -241,8 +268,9 @@ class StatusBar(Static):
         seconds) is the clock for relative times; ``loading`` is
         ``(bytes_done, bytes_total)`` while the initial read is under way;
         ``filtered`` says what the transcript's filter hides; ``source_state`` is
-        what the source says now (text, level: information, warning or error),
-        e.g. ``("deleted · waiting for it to come back", "warning")``;
+        what the source says now (text, level: information, warning or error,
+        a shorter text or ``None``), e.g. ``("deleted · waiting for it to come
+        back", "warning", "deleted")``;
         ``settled``: the input has not grown for long (see :func:`status_parts`)."""
         self._parts = status_parts(session, source=source, following=following, ended=ended,
                                    now=now, loading=loading, filtered=filtered,

@@ -6,29 +6,36 @@ can never show another title or count than the viewer. Runs in worker
 processes during a first indexing: everything here is picklable and imports no
 Textual.
 
-A file caught mid-write is read to its last complete line; the rest is read
-next time, when the line is whole.
+A live file caught mid-write is read to its last complete line; the rest is
+read next time, when the line is whole. A file that is not live is read to its
+end, a last line without a newline included, as the viewer reads it.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
 
-from cctv.reducer import frames as F
+import msgspec
+
+from cctv.reducer.context import context_series, context_window
+from cctv.reducer.costs import priced_requests
 from cctv.reducer.feed import Feed
 from cctv.reducer.format import clip
 from cctv.reducer.lines import LineSplitter, RawLine
+from cctv.reducer.entry_log import EntryLog
+from cctv.reducer.fold import Session
 from cctv.reducer.searchable import searchable
 from cctv.reducer.state import MAIN, Item, PromptItem, TextItem
-from cctv.reducer.summary import prompt_count
-from cctv.reducer.timestamps import parse_timestamp
+from cctv.reducer.facts import session_facts
+from cctv.reducer.timestamps import parse_timestamp, utc_day
 
 from ..discovery import subagent_files
 from ..subagent_tail import agent_file_found, agent_id_for
-from .rows import TEXT_LIMIT, Extracted, SessionRow, TextRow, read_marks, tail_digest
+from .rows import TEXT_LIMIT, Extracted, SessionRow, TextRow, UsageRow, read_marks, tail_digest
 from .scan import open_regular
 
 __all__ = ["extract"]
@@ -45,6 +52,13 @@ def _read_from(path: Path, splitter: LineSplitter, fold: Callable[[list[RawLine]
             batch = splitter.feed(chunk)
             if batch:
                 fold(batch)
+
+
+class MainScan(msgspec.Struct, frozen=True):
+    """The row's scans of a main file's lines, kept with its checkpoint."""
+
+    first_ts: str | None
+    last_ts: str | None
 
 
 class SessionRead:
@@ -64,8 +78,6 @@ class SessionRead:
         """:func:`~viewer.index.rows.read_marks` of the main file where its read stopped."""
         self.agents: dict[Path, tuple[str, LineSplitter]] = {}
         """Sub-agent file → (its agent, where its read stopped)."""
-        self.agents_read: set[Path] = set()
-        """The sub-agent files read at least once (the row's count)."""
         self.sound = True
         """False once a sub-agent file could not be read on (it shrank, or its last
         line had to be folded unfinished): the next read starts over."""
@@ -76,7 +88,6 @@ class SessionRead:
         self.entries_seen = 0
         self.first_ts: str | None = None
         self.last_ts: str | None = None
-        self.cost_state = False
         self.items_seen = 0
         self.first_prompt: str | None = None
         self.last_reply: str | None = None
@@ -89,6 +100,10 @@ class SessionRead:
         self.unsettled: list[Item] = []
         """Items looked at whose texts a later row may still add to (see
         :func:`reducer.searchable.searchable`)."""
+        self.restored_to = 0
+        """Bytes of the main file whose fold came from its checkpoint, or went to one."""
+        self.checkpoint_writer: threading.Thread | None = None
+        """Reaps the forked child writing this read's checkpoint (see :mod:`viewer.fold_cache`)."""
 
     @property
     def end(self) -> int:
@@ -103,12 +118,69 @@ class SessionRead:
         except OSError:
             return False
 
+    @classmethod
+    def restored(cls, path: Path) -> SessionRead | None:
+        """A read of a big file going on from its checkpoint (see
+        :mod:`viewer.fold_cache`: unchanged or grown since), or ``None``."""
+        from .. import fold_cache
+
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        if st.st_size < fold_cache.MIN_BYTES:
+            return None
+        found = fold_cache.load_checkpoint(path, st, keep_raw=False, keep_entries=True)
+        if found is None or not isinstance(found.extra, MainScan):
+            return None
+        read = cls(path)
+        read.feed = found.feed
+        read.main = LineSplitter(line_no=found.header.lines, offset=found.header.end)
+        read.restored_to = found.header.end
+        scan = found.extra
+        read.entries_seen = found.header.lines
+        read.first_ts, read.last_ts = scan.first_ts, scan.last_ts
+        return read
+
     def read_on(self) -> None:
-        """Read what the main file and the sub-agent files gained since the last read."""
+        """Read what the main file and the sub-agent files gained since the last read;
+        a big file read far enough leaves its checkpoint (before its sub-agent files)."""
         _read_from(self.path, self.main, self.feed.feed)
         self.marks = read_marks(self.path, self.end)
+        self._scan_entries()
+        if not self.agents and self._worth_keeping():
+            from .. import fold_cache
+
+            self.checkpoint_writer = fold_cache.save_in_child(
+                self.path, self.feed, self.end, self.main.line_no,
+                MainScan(self.first_ts, self.last_ts))
+            self.restored_to = self.end
         if self.feed.session.format == "transcript":
             self._read_agents()
+
+    def read_last_line(self) -> None:
+        """Fold the main file's last line even though no newline ends it, as the
+        viewer does (a file not written to for long ends so: it was not caught
+        mid-write). Such a read cannot be read on."""
+        last = self.main.flush()
+        if last is not None:
+            self.feed.feed([last])
+            self.sound = False
+            self._scan_entries()
+
+    def _worth_keeping(self) -> bool:
+        from .. import fold_cache
+
+        return fold_cache.worth_keeping(self.restored_to, self.end)
+
+    def _scan_entries(self) -> None:
+        """Carry the row's scans of the main file's lines on to the lines read since."""
+        for entry in self.feed.entries.scan(self.entries_seen):
+            ts = getattr(entry, "timestamp", None)
+            if ts:
+                self.first_ts = self.first_ts or ts
+                self.last_ts = ts
+        self.entries_seen = len(self.feed.entries)
 
     def _read_agents(self) -> None:
         session = self.feed.session
@@ -133,7 +205,6 @@ class SessionRead:
                            lambda batch, agent=agent: self.feed.feed_agent_file(batch, agent))
             except OSError:
                 continue
-            self.agents_read.add(agent_path)
             if splitter.pending_size:
                 # as the viewer reads it, an unfinished last line is folded (and shown
                 # as such); it cannot be read on once folded
@@ -148,47 +219,48 @@ class SessionRead:
         feed = self.feed
         session = feed.session
         entries = feed.entries
-        for entry in entries[self.entries_seen:]:
-            ts = getattr(entry, "timestamp", None)
-            if ts:
-                self.first_ts = self.first_ts or ts
-                self.last_ts = ts
-            elif isinstance(entry, F.CostState) and entry.totalCostUSD is not None:
-                self.cost_state = True
-        self.entries_seen = len(entries)
         self._scan_prompts(session.agents[MAIN].items)
         texts = self._texts(after_line)
         start, last = parse_timestamp(self.first_ts), parse_timestamp(self.last_ts)
-        cost_known = session.results > 0 or self.cost_state
-        usage = session.usage
+        facts = session_facts(session)
+        used = facts.tokens
+        window = context_window(session)
+        context = context_series(session, window)
         p = self.path
         row = SessionRow(
             session_id=session.session_id or p.stem,
             path=str(p),
             project=session.cwd or Path(project_dir).name,
             project_dir=project_dir,
-            title=session.title or "(untitled)",
+            title=facts.title,
             first_prompt=clip(self.first_prompt, PREVIEW_LIMIT) if self.first_prompt else None,
             git_branch=session.git_branch,
             started=self.first_ts,
             last_activity=self.last_ts,
             duration_s=round(last - start, 3) if start is not None and last is not None else None,
-            prompts=prompt_count(session),
-            tool_calls=len(session.calls),
-            cost_usd=round(session.cost_usd, 6) if cost_known and session.cost_usd is not None else None,
-            input_tokens=usage.input_tokens,
-            output_tokens=usage.output_tokens,
+            status=facts.state,
+            turns=facts.turns,
+            prompts=facts.prompts,
+            tool_calls=facts.tool_calls.total,
+            cost_usd=facts.cost_usd,
+            cost_source=facts.cost_source,
+            context=[p.tokens for p in context],
+            compacted=[p.compacted for p in context],
+            context_window=window,
+            input_tokens=used.input,
+            output_tokens=used.output,
+            cache_read_tokens=used.cache_read,
+            cache_write_tokens=used.cache_write,
             model=session.model,
             bytes=size,
-            subagents=len(self.agents_read),
+            subagents=facts.subagents,
             mtime=mtime,
             last_reply=clip(self.last_reply, PREVIEW_LIMIT) if self.last_reply else None,
-            tasks=[{"description": t.description or t.task_type or t.task_id, "status": t.status}
-                   for t in session.tasks.values()][:50],
+            tasks=[{"description": t.description, "status": t.status} for t in facts.tasks][:50],
             format=session.format,
         )
         return Extracted(row=row, texts=texts, indexed_bytes=self.end, lines=len(entries),
-                         tail=tail_digest(self.marks))
+                         tail=tail_digest(self.marks), usage=_usage_rows(session))
 
     def _scan_prompts(self, items: list[Item]) -> None:
         """Carry the first typed prompt and the last reply on over the main agent's new items."""
@@ -233,11 +305,31 @@ class SessionRead:
             for text in found:
                 if source == MAIN and text.line <= after_line:
                     continue
-                entry = feed.entry_at(text.line, None if source == MAIN else source)
-                texts.append(TextRow(text.line, text.role, getattr(entry, "timestamp", None),
+                lines = feed.entries if source == MAIN else feed.agent_entries.get(source)
+                texts.append(TextRow(text.line, text.role, _stamp(lines, text.line),
                                      text.text, text.chars, files.get(source), agent))
         self.texts_given = True
         return texts
+
+
+def _stamp(entries: EntryLog | None, line_no: int) -> str | None:
+    """The ``timestamp`` of line ``line_no`` of ``entries`` (its file's lines, one
+    per line: the index never collapses malformed runs). Read from the log, never
+    from the file again: a checkpoint's lines are not held."""
+    at = line_no - 1
+    if entries is not None and 0 <= at < len(entries) and entries.line_no(at) == line_no:
+        return entries.timestamp(at)
+    return None
+
+
+def _usage_rows(session: Session) -> list[UsageRow]:
+    """Every request of ``session`` with its share of the session's cost."""
+    out = []
+    for p in priced_requests(session):
+        r, t = p.request, p.request.tokens
+        out.append(UsageRow(f"{p.key[0]} {p.key[1] or ''}", utc_day(r.at) or "", r.model, t.input, t.output,
+                            t.cache_read, t.cache_write_5m + t.cache_write_1h, p.usd, p.source))
+    return out
 
 
 KEPT_READS = 4
@@ -259,13 +351,15 @@ def extract(path: str, project_dir: str, size: int, mtime: float, after_line: in
                                  and after_line in (0, len(read.feed.entries))):
         read = None  # rewritten, or not where the index's read of it stopped
     if read is None:
-        read = SessionRead(Path(path))
+        read = SessionRead.restored(Path(path)) or SessionRead(Path(path))
     read.read_on()
     if read.misfiled:
         read = SessionRead(Path(path))
         read.read_on()
     if keep:
         _keep(path, read)
+    else:  # not live: its last line is read as the viewer reads it
+        read.read_last_line()
     return read.extracted(project_dir, size, mtime, after_line)
 
 

@@ -11,16 +11,17 @@ import json
 import time
 from typing import TextIO
 
-from cctv.reducer.format import compact_count, format_cost, format_duration, plural
+from cctv.reducer.format import compact_count, format_cost, format_duration, plural, title_text
 from cctv.reducer.safe import visible
 
 from ..storage import take_notes
 from . import LIVE_WINDOW_S, Hit, SessionIndex, resolve_root
 
-__all__ = ["run_sessions", "run_search"]
+__all__ = ["open_index", "run_sessions", "run_search"]
 
 
-def _open(directory: str | None, use_index: bool, err: TextIO, *, rows: bool) -> SessionIndex:
+def open_index(directory: str | None, use_index: bool, err: TextIO, *, rows: bool) -> SessionIndex:
+    """The index of ``directory``, refreshed (progress and what was skipped on ``err``)."""
     index = SessionIndex(resolve_root(directory), use_index=use_index, rows=rows)
     progress = None
     if err.isatty():
@@ -55,7 +56,7 @@ def run_sessions(directory: str | None, as_json: bool, use_index: bool,
             print("[]", file=out)
         print(visible(f"cctv: no projects folder at {root}", oneline=True), file=err)
         return 2
-    index = _open(directory, use_index, err, rows=True)
+    index = open_index(directory, use_index, err, rows=True)
     rows = index.rows()
     _tell(err)  # damage met by the reading itself
     now = time.time()
@@ -68,9 +69,10 @@ def run_sessions(directory: str | None, as_json: bool, use_index: bool,
         return 0
     for r in rows:
         live = "●" if r.is_live(now, LIVE_WINDOW_S) else " "
-        cost = format_cost(r.cost_usd) if r.cost_usd is not None else \
-            f"{compact_count(r.input_tokens + r.output_tokens)} tok"
-        title = " ".join(r.title.split())
+        cost = ("" if r.cost_source == "recorded" else "~") + format_cost(r.cost_usd) \
+            if r.cost_usd is not None else \
+            f"{compact_count(r.tokens_in + r.output_tokens)} tok"
+        title = " ".join(title_text(r.title).split())
         print(visible(f"{live} {(r.last_activity or '')[:16]:16}  {format_duration(r.duration_s):>7}"
                       f"  {r.prompts:4}p {r.tool_calls:5}t  {cost:>9}  {r.project}  {title}"
                       f"  [{r.session_id}]", oneline=True), file=out)
@@ -105,7 +107,7 @@ def run_search(query: str, directory: str | None, as_json: bool, use_index: bool
             print("[]", file=out)
         print(visible(f"cctv: no projects folder at {root}", oneline=True), file=err)
         return 2
-    index = _open(directory, use_index, err, rows=False)
+    index = open_index(directory, use_index, err, rows=False)
     hits = index.search(query, limit, role)
     more = index.hit_count(query, role) - len(hits) if limit is not None and len(hits) == limit else 0
     _tell(err)  # damage met by the search itself

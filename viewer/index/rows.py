@@ -11,7 +11,7 @@ import msgspec
 
 from .scan import open_regular
 
-__all__ = ["Extracted", "HEAD_BYTES", "SessionRow", "TAIL_BYTES", "TEXT_LIMIT", "TextRow",
+__all__ = ["Extracted", "HEAD_BYTES", "SessionRow", "TAIL_BYTES", "TEXT_LIMIT", "TextRow", "UsageRow",
            "activity_order", "read_marks", "tail_digest"]
 
 TAIL_BYTES = 256
@@ -47,17 +47,24 @@ class SessionRow(msgspec.Struct, kw_only=True):
     path: str
     project: str
     project_dir: str
-    title: str
+    title: str | None
+    """``None``: the session has none (drawn as ``(untitled)``)."""
     first_prompt: str | None
     git_branch: str | None
     started: str | None
     last_activity: str | None
     duration_s: float | None
+    status: str
+    """What the session was doing when its file ended (``reducer.facts.final_state``)."""
+    turns: int
     prompts: int
     tool_calls: int
     cost_usd: float | None
+    """Recorded by the CLI, or estimated from the tokens (``cost_source``); ``None``: unknown."""
     input_tokens: int
     output_tokens: int
+    cache_read_tokens: int
+    cache_write_tokens: int
     model: str | None
     bytes: int
     subagents: int
@@ -66,6 +73,18 @@ class SessionRow(msgspec.Struct, kw_only=True):
     last_reply: str | None = None
     tasks: list[dict[str, str]] = msgspec.field(default_factory=list)
     format: str = "transcript"
+    cost_source: str | None = None
+    """``recorded``, ``estimated``, ``mixed``, or ``None`` with no cost (see the README)."""
+    context: list[int] = msgspec.field(default_factory=list)
+    """Each main-loop turn's context size (what its last request sent)."""
+    compacted: list[bool] = msgspec.field(default_factory=list)
+    """For each of :attr:`context`: a compaction came before it."""
+    context_window: int | None = None
+
+    @property
+    def tokens_in(self) -> int:
+        """What ``in`` counts on every screen: fresh input, cache reads and cache writes."""
+        return self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
 
     def is_live(self, now: float, window_s: float) -> bool:
         """Written to within the last ``window_s`` seconds."""
@@ -78,9 +97,12 @@ class SessionRow(msgspec.Struct, kw_only=True):
             "project_dir": self.project_dir, "title": self.title,
             "first_prompt": self.first_prompt, "git_branch": self.git_branch,
             "started": self.started, "last_activity": self.last_activity,
-            "duration_s": self.duration_s, "prompts": self.prompts,
-            "tool_calls": self.tool_calls, "cost_usd": self.cost_usd,
+            "duration_s": self.duration_s, "status": self.status, "turns": self.turns,
+            "prompts": self.prompts, "tool_calls": self.tool_calls, "cost_usd": self.cost_usd,
+            "cost_source": self.cost_source,
             "input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
+            "cache_read_tokens": self.cache_read_tokens,
+            "cache_write_tokens": self.cache_write_tokens,
             "model": self.model, "bytes": self.bytes, "subagents": self.subagents,
             "live": self.is_live(now, window_s),
         }
@@ -105,6 +127,25 @@ class TextRow(msgspec.Struct, array_like=True):
     """The sub-agent whose transcript it is in; ``None``: the main one."""
 
 
+class UsageRow(msgspec.Struct, array_like=True):
+    """One API request of a session, for ``cctv usage``: counted once across
+    sessions by its key (a resumed or forked session copies its rows)."""
+
+    key: str
+    """``<message id> <request id>``."""
+    day: str
+    """The UTC day it was made (``YYYY-MM-DD``; ``""`` when its row has no time)."""
+    model: str
+    input: int
+    output: int
+    cache_read: int
+    cache_write: int
+    cost: float | None
+    """Its share of the session's cost (``None``: no price for its model)."""
+    source: str | None
+    """``recorded`` (a share of the CLI's figure) or ``estimated``."""
+
+
 class Extracted(msgspec.Struct, kw_only=True):
     """The result of reading one file: its row, its new texts, where the read stopped."""
 
@@ -116,6 +157,8 @@ class Extracted(msgspec.Struct, kw_only=True):
     """Lines read (texts of lines up to here are in the index)."""
     tail: str
     """:func:`tail_digest` of the bytes just before ``indexed_bytes``."""
+    usage: list[UsageRow] = msgspec.field(default_factory=list)
+    """Every request of the session (all of them, whatever ``after_line``)."""
 
 
 def activity_order(row: SessionRow) -> tuple[str, float, str]:

@@ -32,7 +32,8 @@ from textual.widgets import DataTable, Footer, Input, OptionList, ProgressBar, S
 from textual.widgets.option_list import Option
 from textual.worker import Worker, WorkerState
 
-from cctv.reducer.format import clip, compact_count, format_duration, human_bytes, plural
+from cctv.reducer.context import spark
+from cctv.reducer.format import WORDS, clip, compact_count, format_cost, format_duration, human_bytes, plural, title_text
 from cctv.widgets.safe_text import content, visible
 from cctv.widgets.status_glyphs import STATUSES
 
@@ -62,6 +63,32 @@ as much as adding a few thousand rows: few big chunks, not many small ones."""
 REFRESH_EVERY_S = 5.0
 
 
+def _context_lines(row: SessionRow, width: int) -> list[str | tuple[str, str]]:
+    """The preview's context per turn: a line of bars, ▲ under the turns that
+    followed a compaction, the peak and its share of the window."""
+    if not row.context:
+        return []
+    line, under = spark(row.context, row.compacted, width)
+    peak = max(row.context)
+    window = row.context_window
+    about = f"context per turn · peak {compact_count(peak)}" + (
+        f" of {compact_count(window)} ({peak / window:.0%})" if window else "")
+    compactions = sum(row.compacted)
+    if compactions:
+        about += f" · ▲ {plural(compactions, 'compaction')}"
+    out: list[str | tuple[str, str]] = [(about, "bold"), "\n", line, "\n"]
+    if under:
+        out += [(under, "yellow"), "\n"]
+    return [*out, "\n"]
+
+
+def _total(rows: list[SessionRow]) -> str:
+    """What the listed sessions cost together (``~``: some of it estimated)."""
+    known = [r for r in rows if r.cost_usd is not None]
+    if not known:
+        return ""
+    mark = "" if all(r.cost_source == "recorded" for r in known) else "~"
+    return f"{mark}{format_cost(sum(r.cost_usd or 0.0 for r in known))} in all"
 
 
 def _safe(text: str) -> str:
@@ -151,7 +178,7 @@ def narrow(rows: list[SessionRow], query: str) -> list[SessionRow]:
         return rows
     scored = []
     for row in rows:
-        title, project = _folded(row.title), _folded(row.project)
+        title, project = _folded(title_text(row.title)), _folded(row.project)
         total = 0.0
         for word in words:
             score = max(word_score(word, title), word_score(word, project))
@@ -167,7 +194,7 @@ def narrow(rows: list[SessionRow], query: str) -> list[SessionRow]:
 def hit_content(hit: Hit, width: int = 200) -> Content:
     """A hit as one line: session title, the matching text with its words marked, the time."""
     on, off = MARKS
-    parts: list[str | tuple[str, str]] = [(clip(hit.title, 40, one_line=True), "bold"), "  "]
+    parts: list[str | tuple[str, str]] = [(clip(title_text(hit.title), 40, one_line=True), "bold"), "  "]
     text = hit.snippet[:width]
     while text:
         start = text.find(on)
@@ -311,17 +338,19 @@ class BrowseScreen(Screen[None]):
         if self.is_mounted and self.refreshed:
             self.refresh_index()
 
-    def _where(self, extra: str = "") -> Content:
-        """The header: how many sessions, where, ``extra`` (the order, or
-        indexing), the columns hidden (as many named as the width holds),
-        the empty files skipped."""
+    def _where(self, *notes: str) -> Content:
+        """The header: how many sessions, where, ``notes`` (the total cost and
+        the order, or indexing), the columns hidden (as many named as the width
+        holds), the empty files skipped. When even the count of hidden columns
+        does not fit, the last notes give way (the order: its column's header
+        shows it too)."""
         count = len(self.rows) if hasattr(self, "rows") else 0
-        head = f"{plural(count, 'session')} under {short_project(str(self.root))}"
-        head += f" · {extra}" if extra else ""
+        base = f"{plural(count, 'session')} under {short_project(str(self.root))}"
+        notes = tuple(n for n in notes if n)
         skipped = f" · {plural(self.empty_files, 'empty file')} skipped" if self.empty_files else ""
-        hidden = self.fitted.hidden if extra != "indexing…" else ()
+        hidden = self.fitted.hidden if "indexing…" not in notes else ()
         if not hidden:
-            return content(head + skipped)
+            return content(" · ".join((base, *notes)) + skipped)
         room = (self.size.width or self.app.size.width) - 2
         hint = " (widen)" if self.has_class("-no-preview") else " (p: hide the preview)"
         count = f"{len(hidden)} hidden"
@@ -330,9 +359,12 @@ class BrowseScreen(Screen[None]):
                  for n in (3, 2, 1)]
         choices = [*(f"hidden: {n}{hint}{skipped}" for n in named), f"{count}{hint}{skipped}",
                    f"{count}{hint}", count]
-        line = next((f"{head} · {c}" for c in choices if len(head) + 3 + len(c) <= room),
-                    f"{head} · {count}")
-        return content(line)
+        for kept in range(len(notes), -1, -1):
+            head = " · ".join((base, *notes[:kept]))
+            line = next((f"{head} · {c}" for c in choices if len(head) + 3 + len(c) <= room), None)
+            if line is not None:
+                return content(line)
+        return content(f"{base} · {count}")
 
     # --- the index -----------------------------------------------------------------
 
@@ -436,7 +468,7 @@ class BrowseScreen(Screen[None]):
                 label += " ▼" if self.sort_reverse else " ▲"
             table.columns[column.key].label = Text(label)
         table.refresh()
-        self.query_one("#where", Static).update(self._where(self._sort_note()))
+        self.query_one("#where", Static).update(self._where(*self._list_notes()))
         if keep_selection and selected is not None and selected.path in self._by_path:
             table.move_cursor(row=table.get_row_index(selected.path))
         elif rows:
@@ -477,7 +509,7 @@ class BrowseScreen(Screen[None]):
         if self._fitting() != self.fitted:
             self._rebuild()
         elif self.refreshed:
-            self.query_one("#where", Static).update(self._where(self._sort_note()))
+            self.query_one("#where", Static).update(self._where(*self._list_notes()))
 
     def on_resize(self) -> None:
         self.call_after_refresh(self._refit)
@@ -566,6 +598,11 @@ class BrowseScreen(Screen[None]):
             note = f"sorted by {label.lower()}" + (" (grouped by project)" if self.grouped else "")
         return note
 
+    def _list_notes(self) -> tuple[str, str]:
+        """The header's notes on the list: what its sessions cost together (not
+        the examples'), and its order."""
+        return "" if self.showing_examples else _total(self.shown), self._sort_note()
+
     def _example_rows(self) -> list[SessionRow]:
         from ..index.extract import extract
 
@@ -597,18 +634,20 @@ class BrowseScreen(Screen[None]):
         if row is None:
             text.update("")
             return
-        parts: list[str | tuple[str, str]] = [(row.title, "bold"), "\n"]
+        parts: list[str | tuple[str, str]] = [(title_text(row.title), "bold"), "\n"]
         parts.append((f"{short_project(row.project)}"
                       + (f"  ⎇ {row.git_branch}" if row.git_branch else ""), "dim"))
         parts.append("\n\n")
-        totals = [plural(row.prompts, "prompt"), plural(row.tool_calls, "tool call"),
-                  cost_cell(row), f"in {compact_count(row.input_tokens)}"
-                  f" out {compact_count(row.output_tokens)}", human_bytes(row.bytes)]
+        totals = [plural(row.prompts, WORDS["prompts"]), plural(row.tool_calls, WORDS["tool_calls"]),
+                  cost_cell(row),
+                  f"{WORDS['in']} {compact_count(row.tokens_in)}"
+                  f" {WORDS['out']} {compact_count(row.output_tokens)}", human_bytes(row.bytes)]
         if row.subagents:
-            totals.append(plural(row.subagents, "sub-agent"))
+            totals.append(plural(row.subagents, WORDS["subagents"]))
         if row.duration_s is not None:
             totals.append(format_duration(row.duration_s))
         parts += [(" · ".join(totals), "italic"), "\n\n"]
+        parts += _context_lines(row, max(10, text.size.width - 2))
         if row.first_prompt:
             parts += [("First prompt", "bold underline"), "\n", clip(row.first_prompt, 600, one_line=True),
                       "\n\n"]

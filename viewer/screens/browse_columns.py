@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from cctv.reducer.format import clip, compact_count, format_cost, format_duration, human_bytes, tilde
+from cctv.reducer.format import clip, compact_count, format_cost, format_duration, human_bytes, tilde, title_text
 from cctv.widgets.home import home
 
 from ..index import LIVE_WINDOW_S, SessionRow
@@ -42,9 +42,10 @@ def short_project(project: str) -> str:
 
 
 def cost_cell(r: SessionRow) -> str:
+    """The session's cost (``~``: estimated from the tokens), else its tokens."""
     if r.cost_usd is not None:
-        return format_cost(r.cost_usd)
-    return f"{compact_count(r.input_tokens + r.output_tokens)} tok"
+        return ("" if r.cost_source == "recorded" else "~") + format_cost(r.cost_usd)
+    return f"{compact_count(r.tokens_in + r.output_tokens)} tok"
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,11 +63,11 @@ class Column:
 COLUMNS: tuple[Column, ...] = (
     Column("live", "", lambda r, now: "●" if r.is_live(now, LIVE_WINDOW_S) else " ",
            lambda r: r.mtime, 1),
-    Column("title", "Title", lambda r, now: " ".join(r.title[:400].split()),
-           lambda r: r.title.lower(), TITLE_MIN),
+    Column("title", "Title", lambda r, now: " ".join(title_text(r.title)[:400].split()),
+           lambda r: title_text(r.title).lower(), TITLE_MIN),
     Column("last", "Last activity", lambda r, now: when(r.last_activity), activity_order, 16),
     Column("cost", "Cost/tokens", lambda r, now: cost_cell(r),
-           lambda r: (r.cost_usd is not None, r.cost_usd or r.input_tokens + r.output_tokens), 11),
+           lambda r: (r.cost_usd is not None, r.cost_usd or r.tokens_in + r.output_tokens), 11),
     Column("model", "Model", lambda r, now: (r.model or "").removeprefix("claude-"),
            lambda r: r.model or "", 17),
     Column("prompts", "Prompts", lambda r, now: str(r.prompts), lambda r: r.prompts, 7),

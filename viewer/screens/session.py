@@ -21,6 +21,7 @@ from cctv.reducer.fold import Session
 from cctv.reducer.state import MAIN, Change, NoticeItem
 from cctv.reducer.verdict import session_verdict
 from cctv.widgets.safe_text import content
+from cctv.reducer import pricing
 from cctv.widgets.status_bar import StatusBar
 from cctv.widgets.tasks_panel import TasksPanel
 from cctv.widgets.transcript import TranscriptView
@@ -54,6 +55,7 @@ class SessionScreen(Screen[None]):
         Binding("slash", "search", "Search", key_display="/", id="search"),
         Binding("t", "toggle_tasks", "Tasks", id="tasks"),
         Binding("r", "raw", "Raw", id="raw"),
+        Binding("dollar_sign", "spend", "Cost & agents", show=False, key_display="$", id="spend"),
         Binding("escape", "back", "Back", id="back"),
         Binding("s", "stderr", "Stderr", show=False, id="stderr"),
         Binding("x", "stop_command", "Stop cmd", show=False, id="stop"),
@@ -98,6 +100,12 @@ class SessionScreen(Screen[None]):
         self.refresh_panels()
         if self._start_line is not None:
             self.go_to_line(self._start_line)
+        if not pricing.loaded():  # estimates wait for the price table: read behind the screen
+            self.run_worker(self._load_prices, thread=True, exit_on_error=False, group="prices")
+
+    def _load_prices(self) -> None:
+        pricing.load()
+        self.app.call_from_thread(self.refresh_panels)
 
     # --- fed by the app -------------------------------------------------------------------
 
@@ -137,28 +145,30 @@ class SessionScreen(Screen[None]):
         shown = self.shown
         now = shown.now()
         ticks = time.monotonic()
+        settled = shown.source_state.settled(ticks)
         status.update_state(
             self.session,
             source=shown.label,
             following=self._view.following,
-            ended=shown.ended,
+            # a settled file reads what its session ended in, not that the read ended
+            ended=None if settled else shown.ended,
             now=now,
             loading=shown.loading,
             filtered=self._view.filter.describe(),
             source_state=self._verdict() or shown.source_state.status(ticks),
-            settled=shown.source_state.settled(ticks),
+            settled=settled,
         )
         if self.show_tasks:
             tasks.update_state(self.session, now=now)
         self._show_placeholder(shown.source_state.middle(ticks))
 
-    def _verdict(self) -> tuple[str, str] | None:
+    def _verdict(self) -> tuple[str, str, None] | None:
         """One verdict for an input with no frame in it (a binary, an HTML page),
         the same words as ``cctv check`` and ``cctv summary``."""
         if self.agent_id != MAIN:
             return None
         verdict = session_verdict(self.session)
-        return (verdict, "error") if verdict else None
+        return (verdict, "error", None) if verdict else None
 
     def _show_placeholder(self, text: str | None) -> None:
         """Say in the middle of an empty main view what the source is doing."""
@@ -227,6 +237,12 @@ class SessionScreen(Screen[None]):
             if item.line_no >= line_no and not item.hidden:
                 view.move_cursor(index)
                 return
+
+    def action_spend(self) -> None:
+        """The session's cost, context per turn and agent tree."""
+        from .spend import SpendScreen
+
+        self.app.push_screen(SpendScreen(self.session))
 
     def action_raw(self) -> None:
         from ..rawstore import RawUnavailable
