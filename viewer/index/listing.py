@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from typing import TextIO
 
 from cctv.reducer.format import compact_count, format_cost, format_duration, plural, title_text
@@ -23,12 +24,7 @@ __all__ = ["open_index", "run_sessions", "run_search"]
 def open_index(directory: str | None, use_index: bool, err: TextIO, *, rows: bool) -> SessionIndex:
     """The index of ``directory``, refreshed (progress and what was skipped on ``err``)."""
     index = SessionIndex(resolve_root(directory), use_index=use_index, rows=rows)
-    progress = None
-    if err.isatty():
-        def progress(done: int, total: int) -> None:
-            if total:
-                err.write(f"\rindexing {done * 100 // total:3d}%")
-                err.flush()
+    progress = _progress_to(err) if err.isatty() else None
     report = index.refresh(progress)
     if progress is not None and report.read:
         err.write("\r" + " " * 16 + "\r")
@@ -39,6 +35,15 @@ def open_index(directory: str | None, use_index: bool, err: TextIO, *, rows: boo
     if len(passed) > 10:
         print(f"cctv: … and {len(passed) - 10} more not listed", file=err)
     return index
+
+
+def _progress_to(err: TextIO) -> Callable[[int, int], None]:
+    """Writes indexing's progress over itself on the terminal ``err``."""
+    def progress(done: int, total: int) -> None:
+        if total:
+            err.write(f"\rindexing {done * 100 // total:3d}%")
+            err.flush()
+    return progress
 
 
 def _tell(err: TextIO) -> None:
