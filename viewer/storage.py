@@ -112,6 +112,8 @@ def trouble_of(exc: BaseException, where: Path) -> Trouble:
         return _look(where) or Trouble.FAILED
     if isinstance(exc, sqlite3.Error):
         return _sqlite_trouble(exc, where)
+    if isinstance(exc, UnicodeDecodeError):
+        return Trouble.DAMAGED  # SQLite handed back text it never wrote: the file's bytes
     return Trouble.FAILED
 
 
@@ -529,7 +531,7 @@ class Database:
                 db.close()
                 if not self._rebuilt(f"{self.what} {path} {problem}"):
                     return self._memory()
-            except (sqlite3.Error, OSError) as exc:
+            except (sqlite3.Error, OSError, UnicodeDecodeError) as exc:
                 if db is not None:
                     db.close()
                 trouble = trouble_of(exc, path)
