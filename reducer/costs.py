@@ -9,6 +9,7 @@ by message id and request id), at its own model, time and cache tier.
 from __future__ import annotations
 
 import time
+import weakref
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
@@ -261,6 +262,15 @@ def _duration(session: Session, agent_id: str, own: _Own) -> float | None:
     return last - first if first is not None and last is not None else None
 
 
+_Key = tuple["weakref.ref[Session]", int]
+"""The session a memo's figures are of, and its :attr:`ledger_version`. Held
+weakly, never by ``id()``: a session made where a freed one was has its id."""
+
+
+def _key(session: Session) -> _Key:
+    return weakref.ref(session), session.ledger_version
+
+
 class CostMemo:
     """:func:`cost_of` for a screen that asks on every redraw: worked out again
     only when the session's requests or recorded cost changed. Until the
@@ -268,14 +278,14 @@ class CostMemo:
     that needs an estimate is ``None``: the screen draws it when it is there."""
 
     def __init__(self) -> None:
-        self._key: tuple[int, int] | None = None
+        self._key: _Key | None = None
         self._at = 0.0
         self._cost = Cost(None, None)
 
     def cost(self, session: Session) -> Cost | None:
         """The session's cost; ``None`` while it waits for the price table."""
-        key = (id(session), session.ledger_version)
-        if key == self._key or _recent(self._key, key, self._at, session):
+        key = _key(session)
+        if _same(self._key, key) or _recent(self._key, self._at, session):
             return self._cost
         if not pricing.loaded() and session.requests and (
                 session.cost_usd is None or session.recorded_through < len(session.requests)):
@@ -290,9 +300,14 @@ every :data:`EVERY` seconds (tens of ms each time, with thousands of agents)."""
 EVERY = 0.5
 
 
-def _recent(was: tuple[int, int] | None, key: tuple[int, int], at: float, session: Session) -> bool:
+def _same(was: _Key | None, key: _Key) -> bool:
+    """The same session (still alive) at the same ledger version."""
+    return was is not None and was[0]() is key[0]() and was[1] == key[1]
+
+
+def _recent(was: _Key | None, at: float, session: Session) -> bool:
     """The same big session's figures were worked out less than :data:`EVERY` ago."""
-    return was is not None and was[0] == key[0] and len(session.requests) >= BIG \
+    return was is not None and was[0]() is session and len(session.requests) >= BIG \
         and time.monotonic() - at < EVERY
 
 
@@ -302,13 +317,13 @@ class AgentMemo:
     ``None`` while the price table is being read (see :class:`CostMemo`)."""
 
     def __init__(self) -> None:
-        self._key: tuple[int, int] | None = None
+        self._key: _Key | None = None
         self._at = 0.0
         self._figures: dict[str, AgentFigures] = {}
 
     def figures(self, session: Session) -> dict[str, AgentFigures] | None:
-        key = (id(session), session.ledger_version)
-        if key != self._key and not _recent(self._key, key, self._at, session):
+        key = _key(session)
+        if not _same(self._key, key) and not _recent(self._key, self._at, session):
             if not pricing.loaded() and session.requests:
                 return None
             self._key, self._at = key, time.monotonic()

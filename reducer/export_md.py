@@ -40,7 +40,7 @@ from .state import (
     ToolItem,
     TurnFooterItem,
 )
-from .tools import Bash, tool_from_use, tool_parts, tool_summary
+from .tools import Bash, Edit, MultiEdit, Tool, Write, tool_from_use, tool_parts, tool_summary
 from .turn_footer import turn_failure, turn_footer
 from .queries import bash_result, input_json, result_text
 
@@ -54,6 +54,52 @@ def _fence(body: str, lang: str = "") -> str:
     runs = [len(m) for m in re.findall(r"`+", body)]
     ticks = "`" * max(3, max(runs, default=0) + 1)
     return f"{ticks}{lang}\n{escaped(body.rstrip(chr(10)))}\n{ticks}"
+
+
+def _language(path: object) -> str:
+    """A code fence's language for a file: its extension (``py``, ``ts``,
+    ``rs``: Markdown renderers take them), or none."""
+    if not isinstance(path, str):
+        return ""
+    name = path.rsplit("/", 1)[-1]
+    ext = name.rsplit(".", 1)[1].lower() if "." in name.strip(".") else ""
+    return ext if ext.isalnum() and len(ext) <= 10 else ""
+
+
+def _diff(old: str, new: str) -> str:
+    """An edit as a diff fence: the old text's lines ``-``, the new one's ``+``."""
+    lines = [f"-{line}" for line in old.split("\n")] + [f"+{line}" for line in new.split("\n")]
+    return _fence("\n".join(lines), "diff")
+
+
+def _tool_input(tool: Tool, name: str, input: object) -> str | None:
+    """A file-writing call's input as the reader would read it: the content in
+    its file's language, an edit as a diff; ``None`` for any other tool."""
+    if isinstance(tool, Write):
+        return _fence(tool.content, _language(tool.file_path))
+    if isinstance(tool, Edit):
+        return _diff(tool.old_string, tool.new_string)
+    if isinstance(tool, MultiEdit):
+        return "\n\n".join(_diff(e.old_string, e.new_string) for e in tool.edits)
+    if name == "NotebookEdit" and isinstance(input, dict) and isinstance(input.get("new_source"), str):
+        mode = input.get("edit_mode") or "replace"
+        cell = input.get("cell_type") or "code"
+        lang = "markdown" if cell == "markdown" else "python"
+        return f"{_md(str(mode))} a {_md(str(cell))} cell:\n\n" + _fence(input["new_source"], lang)
+    return None
+
+
+def _images(images: tuple[object, ...]) -> str:
+    """`` · 2 images (image/png)``: how many, and their media types."""
+    if not images:
+        return ""
+    types = []
+    for source in images:
+        kind = source.get("media_type") if isinstance(source, dict) else getattr(source, "media_type", None)
+        if isinstance(kind, str) and kind not in types:
+            types.append(kind)
+    media = f" ({', '.join(escaped(t) for t in types)})" if types else ""
+    return f" · {plural(len(images), 'image')}{media}"
 
 
 def _quote(text: str) -> str:
@@ -150,8 +196,7 @@ class _Writer:
     def item(self, item: Item, depth: int) -> str:
         match item:
             case PromptItem():
-                images = f" · {plural(item.images, 'image')}" \
-                    if item.images else ""
+                images = _images(item.images)
                 head = "you" if item.agent == MAIN else "prompt"
                 level = "#" * min(2 + depth, 6)
                 return f"{level} {head}{self.when(item)}{images}\n\n{_quote(item.text)}"
@@ -171,7 +216,8 @@ class _Writer:
                 parts = [(h.stdout, "stdout"), (h.stderr, "stderr")]
                 if h.output.strip() and h.output.strip() not in (h.stdout.strip(),
                                                                  h.stderr.strip()):
-                    parts.append((h.output, "output"))
+                    # a run the disk recorded by its command alone keeps it as its output
+                    parts.append((h.output, "command" if h.status == "ran" else "output"))
                 body = "\n\n".join(f"{name}:\n\n{_fence(text)}" for text, name in parts
                                    if text.strip())
                 return _details(head, body) if body else f"- {head}"
@@ -232,8 +278,11 @@ class _Writer:
         head = f"**{_md(call.name)}**" + (f" {_inline(summary)}" if summary else "")
         lines = [f"- {head} — {status}{extra}{self.when(item)}"]
         body: list[str] = []
+        written = _tool_input(tool, call.name, call.input)
         if isinstance(tool, Bash):
             body.append(_fence(tool.command, "bash"))
+        elif written is not None:
+            body.append(written)
         elif call.input not in (None, {}, ""):
             body.append(_fence(input_json(call.input), "json"))
         if call.denied_reason:

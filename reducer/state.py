@@ -241,6 +241,8 @@ class CompactionItem(Item, eq=False):
     failed: bool = False
     error: str | None = None
     summary: str | None = None
+    summary_line: int | None = None
+    """The line of the row that carried :attr:`summary` (the boundary's next rows)."""
 
     kind = "compaction"
 
@@ -365,6 +367,9 @@ class HookRun(msgspec.Struct, eq=False):
     stdout: str = ""
     stderr: str = ""
     progress: int = 0
+    end_line: int | None = None
+    """The line of the row that finished the run (its response), or its only
+    row (a disk attachment); ``None`` while it runs."""
     item: HookItem | None = None
 
     @property

@@ -74,7 +74,9 @@ def projects(tmp_path: Path) -> Path:
 
 
 def session_files(projects: Path) -> list[Path]:
-    return sorted(p for p in projects.glob("*/*.jsonl") if not p.name.startswith("agent-"))
+    """The tree's sessions: its files but sub-agents' and the empty ones."""
+    return sorted(p for p in projects.glob("*/*.jsonl")
+                  if not p.name.startswith("agent-") and p.stat().st_size)
 
 
 async def test_the_list_shows_every_session_newest_first(projects: Path) -> None:
@@ -87,6 +89,7 @@ async def test_the_list_shows_every_session_newest_first(projects: Path) -> None
         assert stamps == sorted(stamps, reverse=True)
         where = str(screen.query_one("#where", Static).render())
         assert f"{len(keys)} sessions under" in where and "sorted by last activity" in where
+        assert where.endswith(" · 17 empty files skipped")  # 0-byte files are no sessions
 
 
 async def test_grouping_and_sorting(projects: Path) -> None:
@@ -112,8 +115,8 @@ async def test_grouping_and_sorting(projects: Path) -> None:
         await pilot.press("S")
         counts = [screen._by_path[k].tool_calls for k in table_rows(app)]
         assert counts == sorted(counts)
-        await pilot.press("s")  # the next column: cost/tokens
-        assert screen.sort_key == "cost"
+        await pilot.press("s")  # the next column: duration
+        assert screen.sort_key == "duration"
         # a header click sorts by that column
         table = screen.query_one("#sessions", DataTable)
         table.post_message(DataTable.HeaderSelected(table, ColumnKey("title"), 1,
@@ -121,6 +124,61 @@ async def test_grouping_and_sorting(projects: Path) -> None:
         await pilot.pause()
         titles = [title_text(screen._by_path[k].title).lower() for k in table_rows(app)]
         assert screen.sort_key == "title" and titles == sorted(titles)
+
+
+def shown_columns(app: CctvApp) -> list[str]:
+    table = app.screen.query_one("#sessions", DataTable)
+    return [str(key.value) for key in table.columns]
+
+
+@pytest.mark.parametrize(("size", "preview", "must", "hidden"), [
+    ((160, 48), True, ["title", "last", "cost", "model"], ["branch", "size", "started"]),
+    ((80, 24), False, ["title", "last", "cost"], ["size", "started"]),
+    ((80, 24), True, ["title", "last"], ["cost", "size"]),
+])
+async def test_the_columns_that_matter_fit_the_width(projects: Path, size, preview, must,
+                                                     hidden) -> None:
+    """The columns shown are the ones the width holds, from the top of the
+    priority order; none runs off the right (no sideways scrolling needed);
+    the header names what is hidden."""
+    app = browser(projects)
+    async with app.run_test(size=size) as pilot:
+        screen = await ready(pilot)
+        if not preview:
+            await pilot.press("p")
+        await pilot.pause(0.2)
+        table = screen.query_one("#sessions", DataTable)
+        shown = shown_columns(app)
+        assert shown[:2] == ["live", "title"] and set(must) <= set(shown), shown
+        assert not set(hidden) & set(shown), shown
+        assert table.virtual_size.width <= table.size.width  # nothing off to the right
+        assert table.fixed_columns == 2
+        where = str(screen.query_one("#where", Static).render())
+        assert " hidden" in where and screen.fitted.hidden and len(where) <= size[0] - 2
+        if "(" in where:  # the hint, where the width has room for it
+            assert ("p: hide the preview" in where) == preview
+
+
+async def test_sorting_by_a_hidden_column_brings_it_into_view(projects: Path) -> None:
+    app = browser(projects)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await ready(pilot)
+        await pilot.press("p")
+        await pilot.pause(0.2)
+        assert "size" not in shown_columns(app)
+        screen.sort_by("size")
+        await pilot.pause(0.2)
+        shown = shown_columns(app)
+        assert "size" in shown and shown[:3] == ["live", "title", "last"]
+        table = screen.query_one("#sessions", DataTable)
+        assert table.virtual_size.width <= table.size.width
+        where = str(screen.query_one("#where", Static).render())
+        assert "sorted by size" in where and "size" not in {c.key for c in screen.fitted.hidden}
+        # the preview back: the list is narrower, the sorted column still shown
+        await pilot.press("p")
+        await pilot.pause(0.2)
+        assert "size" in shown_columns(app)
+        assert table.virtual_size.width <= table.size.width
 
 
 async def test_the_palette_on_the_browser_offers_its_commands_not_a_session_s(
@@ -211,7 +269,46 @@ async def test_enter_on_a_hit_opens_the_session_at_that_message(projects: Path) 
         view = app.screen.query_one(TranscriptView)
         item = view.cursor_item
         assert item is not None and item.line_no == hit.line
-        assert app.shown.source.path == Path(hit.path)
+        assert app.shown.source.path == Path(hit.session_path) == Path(hit.file)
+
+
+async def test_enter_on_a_sub_agents_hit_opens_that_sub_agent_at_that_message(
+        tmp_path: Path) -> None:
+    """"grounding" is only in a sub-agent's reply, in its own file: the hit
+    opens the session, then that sub-agent's screen with that reply selected."""
+    projects = build_tree(tmp_path, captures=False)
+    app = browser(projects)
+    async with app.run_test(size=(160, 40)) as pilot:
+        screen = await ready(pilot)
+        await pilot.press("slash", *"grounding")
+        await wait_for(pilot, lambda: screen.hits_for == "grounding")
+        [hit] = screen.hits
+        assert hit.agent is not None and "/subagents/" in hit.file
+        # no title holds the word: the list says so, enter goes to the hits, the first selected
+        assert "No title or project holds “grounding”" in str(screen.query_one("#empty").render())
+        assert not screen.query_one("#sessions").display
+        await pilot.press("enter")
+        assert screen.query_one("#hits", OptionList).highlighted == 0
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen)
+                       and app.screen.agent_id == hit.agent)
+        await pilot.pause(0.2)
+        item = app.screen.query_one(TranscriptView).cursor_item
+        assert item is not None and item.agent == hit.agent and item.line_no == hit.line
+        assert "grounding" in item.text.lower()
+        assert "grounding" in Path(hit.file).read_text().splitlines()[hit.line - 1].lower()
+
+
+async def test_a_search_nothing_holds_says_no_matches(projects: Path) -> None:
+    app = browser(projects)
+    async with app.run_test(size=(120, 30)) as pilot:
+        screen = await ready(pilot)
+        await pilot.press("slash", *"zzqxnotaword")
+        await wait_for(pilot, lambda: screen.hits_for == "zzqxnotaword")
+        assert str(screen.query_one("#empty").render()) == "No matches for “zzqxnotaword”."
+        assert not screen.hits and not screen.query_one("#hits").display
+        await pilot.press("escape")
+        assert not screen.query_one("#empty").display and table_rows(app)
 
 
 async def test_the_preview_shows_the_selected_session(projects: Path) -> None:
@@ -289,6 +386,11 @@ async def test_a_session_written_to_just_now_is_live_and_followed(projects: Path
         # (search is asserted by the pilot tests above: its picture depended on when the
         # debounced full-text worker landed, and differed run to run under load)
         ("empty", [], (120, 30), "textual-dark"),
+        # the columns a width holds, with the preview and without (list: 160 with it)
+        ("cols_80_no_preview", ["p"], (80, 24), "textual-dark"),
+        ("cols_120", [], (120, 30), "textual-dark"),
+        ("cols_120_no_preview", ["p"], (120, 30), "textual-dark"),
+        ("cols_160_no_preview", ["p"], (160, 40), "textual-dark"),
     ],
 )
 def test_snapshots(snap_compare, tmp_path: Path, name: str, keys: list[str],

@@ -266,3 +266,17 @@ def test_console_script_runs(reference: Path, tmp_path: Path) -> None:
     res = subprocess.run([sys.executable, "-m", "cctv.viewer.cli", "check", str(path)],
                          capture_output=True, text=True, timeout=60)
     assert res.returncode == 0 and ": ok" in res.stdout
+
+
+def test_sessions_and_search_of_a_missing_folder_exit_2(tmp_path: Path, capsys) -> None:
+    for command in (["sessions"], ["sessions", "--json"], ["search", "word"]):
+        assert main([*command, str(tmp_path / "nonexistent")]) == 2, command
+        assert "no projects folder at" in capsys.readouterr().err
+
+
+def test_summary_counts_one_of_a_kind_in_the_singular(reference: Path, capsys) -> None:
+    """A session of one prompt and one sub-agent: "1 prompt", not "1 prompts"."""
+    path = reference / STREAM / "05_subagent.jsonl"
+    assert main(["summary", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "(1 prompt)" in out and "1 sub-agent " in out and "1 prompts" not in out

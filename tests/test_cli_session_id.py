@@ -92,3 +92,30 @@ def test_the_viewer_opens_a_session_named_by_its_id(
     assert main(["tail", SESSION]) == 0
     assert main(["replay", SESSION[:8], "--emit"]) == 0
     assert opened == [[path], ["tail", path], ["replay", path]]
+
+
+def test_an_id_shared_by_two_project_folders_lists_their_paths(
+        projects: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The same session copied into another project folder: there is no more of
+    the id to give, so the answer names both files (usage error, exit 2)."""
+    copy = projects / "-home-ada-src-other" / f"{SESSION}.jsonl"
+    shutil.copyfile(PROJECT / f"{SESSION}.jsonl", copy)
+    for word in (SESSION, SESSION[:8]):
+        with pytest.raises(SystemExit) as exc:
+            main(["summary", word])
+        out, err = capsys.readouterr()
+        assert exc.value.code == 2 and not out
+        assert f"'{word}' is the id of 2 sessions, in different project folders" in err
+        assert f"  {projects / PROJECT.name / f'{SESSION}.jsonl'}\n" in err and f"  {copy}\n" in err
+        assert "give more of it" not in err
+
+
+def test_fewer_than_6_characters_of_an_id_asks_for_6(
+        projects: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for word in (SESSION[:5], SESSION[:4]):
+        with pytest.raises(SystemExit) as exc:
+            main(["summary", word])
+        out, err = capsys.readouterr()
+        assert exc.value.code == 2 and "give its first 6 characters or more" in err
+    code, out, err = run(capsys, "summary", "add")  # a word, not an id's start
+    assert code != 0 and "6 characters" not in err

@@ -25,7 +25,7 @@ from cctv.viewer.index.store import index_file
 from cctv.viewer.storage import CacheArea, DiskError, take_notes
 
 from disks import fill, read_only, tmpfs
-from test_index import build_tree, run_cli
+from test_index import build_tree, run_cli, sessions_in
 
 
 @pytest.fixture(autouse=True)
@@ -83,7 +83,7 @@ def test_a_read_only_cache_folder_keeps_the_index_in_memory(tmp_path: Path, proj
                                                              capsys) -> None:
     with tmpfs(tmp_path / "cache", read_only=True):
         rows, err = _listing(capsys)
-        assert len(rows) == len(scan(projects))
+        assert len(rows) == len(sessions_in(projects))
         assert err == [f"cctv: {tmp_path / 'cache' / 'cctv'} is on a read-only file system:"
                        " the index is kept in memory for this run"]
         code, out, _ = run_cli(["search", "Pydanctic"], capsys)
@@ -119,7 +119,7 @@ async def test_the_browser_on_a_full_disk_lists_everything_and_says_so_once(
         async with app.run_test(size=(140, 40)) as pilot:
             screen = app.screen
             await wait_for(pilot, lambda: screen.refreshed, timeout=60)
-            assert len(screen.rows) == len(scan(projects))
+            assert len(screen.rows) == len(sessions_in(projects))
             screen.refresh_index()  # another refresh: nothing more to say
             # (its worker is exclusive: one may be cancelled, so wait, not wait_for_complete)
             await wait_for(pilot, lambda: all(w.is_finished for w in app.workers))
@@ -197,7 +197,7 @@ def _reopened(projects: Path) -> tuple[SessionIndex, list[str]]:
     """The index opened again, as ``cctv sessions`` does: refreshed, its rows read."""
     index = SessionIndex(projects)
     index.refresh()
-    assert len(index.rows()) == len(scan(projects))
+    assert len(index.rows()) == len(sessions_in(projects))
     assert index.search("Pydanctic")
     return index, [str(n) for n in take_notes()]
 
@@ -270,7 +270,7 @@ def test_a_locked_index_says_so_once(projects: Path, monkeypatch) -> None:
         for _ in range(2):
             second = SessionIndex(projects)
             second.refresh()
-            assert len(second.rows()) == len(scan(projects))
+            assert len(second.rows()) == len(sessions_in(projects))
         notes = [str(n) for n in take_notes()]
         assert len(notes) == 1 and "is locked by another process" in notes[0]
     finally:

@@ -260,3 +260,73 @@ def test_a_turn_over_a_dollar_costs_the_same_in_every_view() -> None:
     assert turn_footer(turn) == ["turn 3", "12m34s (api 8m32s)", "$1.49", "12 tools"]
     assert turn_footer(turn, api_time=False, calls="tool call") == [
         "turn 3", "12m34s", "$1.49", "12 tool calls"]
+
+
+REAL = FIXTURES / "public" / "claude-code-log" / "real_projects"
+WRITING = [
+    REAL / "-experiments-worktrees" / "ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl",  # Write, in sub-agents
+    REAL / "-Users-dain-workspace-JSSoundRecorder" / "7acd37a8-2745-4b58-a8a9-46164b22ad9e.jsonl",  # Edit
+    REAL / "-Users-dain-workspace-danieldemmel-me-next" / "f852ad25-1024-47da-964e-5eaae5bd6e6a.jsonl",  # MultiEdit
+]
+
+
+@pytest.mark.parametrize("path", WRITING, ids=lambda p: p.stem[:8])
+def test_written_files_are_fenced_code_in_their_language_and_edits_diffs(path: Path) -> None:
+    """A Write's content is a code fence in its file's language, line for line
+    (not one JSON string full of ``\\n``); an Edit (each edit of a MultiEdit)
+    is a diff fence, the old lines ``-`` and the new ``+``."""
+    from cctv.reducer.export_md import _language
+
+    session = load_path(path).session
+    md = export_markdown(session)
+    calls = [i.call for a in session.agents.values() for i in a.items if isinstance(i, ToolItem)]
+    kinds = {c.name for c in calls}
+    assert kinds & {"Write", "Edit", "MultiEdit"}
+    lines = [line.strip() for line in md.splitlines()]  # (a sub-agent's is indented deeper)
+
+    def fenced(lang: str, body: list[str]) -> bool:
+        """``body`` right after a ``lang`` fence's opening line, line for line."""
+        body = [line.strip() for line in body]
+        return any(line.strip("`") == lang and line.startswith("```")
+                   and lines[i + 1:i + 1 + len(body)] == body for i, line in enumerate(lines))
+
+    checked = 0
+    for call in calls:
+        args = call.input if isinstance(call.input, dict) else {}
+        if call.name == "Write":
+            lang = _language(args["file_path"])
+            name = args["file_path"].rsplit("/", 1)[-1]
+            assert lang == (name.rsplit(".", 1)[1].lower() if "." in name.strip(".") else "")
+            assert fenced(lang, args["content"].rstrip("\n").split("\n")), args["file_path"]
+            checked += 1
+        elif call.name in ("Edit", "MultiEdit"):
+            edits = args["edits"] if call.name == "MultiEdit" else [args]
+            for edit in edits:
+                diff = [f"-{line}" for line in edit["old_string"].split("\n")] \
+                    + [f"+{line}" for line in edit["new_string"].split("\n")]
+                assert fenced("diff", diff), edit["old_string"][:60]
+                checked += 1
+    assert checked
+    assert '"old_string": "' not in md and '"new_string": "' not in md
+
+
+def test_hooks_say_command_or_output_and_images_their_count_and_type() -> None:
+    """A hook the disk recorded by its command alone says ``command:``, not
+    ``output:``; a prompt's images are a count and their media type (the
+    heading once held their base64 data)."""
+    ran = load_path(REAL / "-experiments-ideas" / "03eb5929-52b3-4b13-ada3-b93ae35806b8.jsonl").session
+    md = export_markdown(ran)
+    hooks = [h for h in ran.hooks.values() if h.status == "ran" and h.output]
+    assert hooks and "command:\n\n" in md
+    assert all(f"{h.output.splitlines()[0]}" in md for h in hooks)
+    path = next(p for p in REAL.glob("*/*.jsonl") if p.stat().st_size and b'"type":"image"' in p.read_bytes())
+    session = load_path(path).session
+    prompts = [i for a in session.agents.values() for i in a.items
+               if isinstance(i, PromptItem) and i.images]
+    assert prompts
+    md = export_markdown(session)
+    for prompt in prompts:
+        media = {s["media_type"] for s in prompt.images}
+        assert f" · {len(prompt.images)} image{'s' if len(prompt.images) > 1 else ''} (" in md
+        assert all(m in md for m in media)
+    assert "base64" not in "\n".join(line for line in md.splitlines() if line.startswith("#"))

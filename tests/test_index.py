@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from cctv.reducer.format import compact_count
+from cctv.reducer.searchable import ROLES
 from cctv.viewer.cli import main
 from cctv.viewer.index import SessionIndex, resolve_root
 from cctv.viewer.index.scan import scan
@@ -39,7 +41,7 @@ SESSION_KEYS = {"session_id", "path", "project", "project_dir", "title", "first_
                 "git_branch", "started", "last_activity", "duration_s", "status", "turns",
                 "prompts", "tool_calls", "cost_usd", "cost_source", "input_tokens", "output_tokens",
                 "cache_read_tokens", "cache_write_tokens", "model", "bytes", "subagents", "live"}
-HIT_KEYS = {"session_id", "path", "line", "role", "snippet"}
+HIT_KEYS = {"session_id", "session_path", "path", "line", "role", "agent", "chars", "snippet"}
 
 
 def build_tree(base: Path, *, captures: bool = True, real: bool = True) -> Path:
@@ -83,6 +85,11 @@ def projects(tmp_path: Path) -> Path:
     return build_tree(tmp_path)
 
 
+def sessions_in(projects: Path) -> list[Path]:
+    """The session files of a tree: every file of the scan but the empty ones."""
+    return [Path(f.path) for f in scan(projects) if Path(f.path).stat().st_size]
+
+
 def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
     code = main(args)
     out = capsys.readouterr()
@@ -92,13 +99,18 @@ def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, s
 # --------------------------------------------------------------------------- rows
 
 
-def test_every_session_is_a_row_folded_like_the_viewer(projects: Path) -> None:
+def test_every_session_is_a_row_folded_like_the_viewer(projects: Path, capsys) -> None:
     index = SessionIndex(projects)
     report = index.refresh()
     rows = index.rows()
-    files = sorted(p for p in projects.glob("*/*.jsonl") if not p.name.startswith("agent-"))
+    files = sorted(p for p in projects.glob("*/*.jsonl")
+                   if not p.name.startswith("agent-") and p.stat().st_size)
     assert sorted(r.path for r in rows) == sorted(str(p) for p in files)
-    assert report.read == len(files) and not report.errors
+    empty = [p for p in projects.glob("*/*.jsonl") if not p.stat().st_size]
+    assert len(empty) == 17 and index.empty() == len(empty)  # read once, kept, not sessions
+    assert report.read == len(files) + len(empty) and not report.errors
+    code, out, err = run_cli(["sessions", str(projects)], capsys)
+    assert len(out.splitlines()) == len(files) and "cctv: 17 empty files skipped" in err
     for row in rows:
         assert "/subagents/" not in row.path and not Path(row.path).name.startswith("agent-")
         feed = load_path(row.path)
@@ -139,7 +151,7 @@ def test_sessions_json_has_exactly_the_documented_keys(projects: Path, capsys) -
     code, out, _ = run_cli(["sessions", str(projects.parent), "--json"], capsys)
     assert code == 0
     rows = json.loads(out)
-    assert len(rows) == len(scan(projects)) and rows
+    assert len(rows) == len(sessions_in(projects)) and rows
     for row in rows:
         assert set(row) == SESSION_KEYS
         assert row["live"] is False
@@ -182,7 +194,7 @@ def test_search_json_names_the_line_that_matched(projects: Path, capsys) -> None
     hits = json.loads(out)
     assert code == 0 and hits
     for hit in hits:
-        assert set(hit) == HIT_KEYS and hit["role"] in ("user", "assistant", "tool")
+        assert set(hit) == HIT_KEYS and hit["role"] in ROLES
         line = Path(hit["path"]).read_text().splitlines()[hit["line"] - 1]
         assert "pydanctic" in line.lower()
         assert "pydanctic" in hit["snippet"].lower()
@@ -190,10 +202,55 @@ def test_search_json_names_the_line_that_matched(projects: Path, capsys) -> None
     assert json.loads(out) == [] and code == 1
 
 
+def test_search_covers_what_a_reader_sees_each_hit_with_its_role_and_line(
+        projects: Path, capsys) -> None:
+    """Tool output (an ``ls -la`` listing), thinking, hook output, notices and a
+    compaction summary are found, each under its role, at the line holding it;
+    ``--role`` keeps one role."""
+    index = SessionIndex(projects)
+    index.refresh()
+    for word, role in [("drwxr", "tool_result"), ("CLAUDE.md", "thinking"), ("clmail", "hook"),
+                       ("interrupted", "notice"), ("continued", "compaction")]:
+        code, out, _ = run_cli(["search", word, str(projects), "--json", "--role", role], capsys)
+        hits = json.loads(out)
+        assert code == 0 and hits and {h["role"] for h in hits} == {role}, word
+        for hit in hits:
+            row = Path(hit["path"]).read_text().splitlines()[hit["line"] - 1]
+            assert word.split(".")[0].lower() in row.lower(), (word, hit)
+    roles = {h.role for h in index.search("drwxr")}
+    assert "tool_result" in roles
+    with pytest.raises(SystemExit) as exit_:
+        main(["search", "drwxr", "--role", "nonsense"])
+    assert exit_.value.code == 2 and "invalid choice" in capsys.readouterr().err
+
+
+def test_search_lists_every_hit_or_says_how_many_more(projects: Path, capsys) -> None:
+    """No silent cap: a common word gives every hit (more than the 200 it once
+    stopped at); ``--limit N`` gives N and a last line with how many more."""
+    index = SessionIndex(projects)
+    index.refresh()
+    total = index.hit_count("the")
+    assert total > 1000
+    code, out, _ = run_cli(["search", "the", str(projects)], capsys)
+    assert len(out.splitlines()) == total
+    code, out, _ = run_cli(["search", "the", str(projects), "--json"], capsys)
+    assert len(json.loads(out)) == total
+    code, out, _ = run_cli(["search", "the", str(projects), "--limit", "5"], capsys)
+    lines = out.splitlines()
+    assert len(lines) == 6 and lines[-1].startswith(f"… {total - 5:,} more hits (--limit 5")
+    code, out, _ = run_cli(["search", "the", str(projects), "--limit", "5", "--json"], capsys)
+    assert len(json.loads(out)) == 5
+    # a giant text is searched by its first part, and its hit says how much
+    big = [h for h in index.search("the") if h.chars > h.searched]
+    assert big
+    code, out, _ = run_cli(["search", "the", str(projects)], capsys)
+    assert f"(first {compact_count(big[0].searched)} of {compact_count(big[0].chars)} characters searched)" in out
+
+
 def test_no_index_reads_the_files_and_writes_nothing(projects: Path, tmp_path: Path,
                                                      capsys) -> None:
     code, out, _ = run_cli(["sessions", "--json", "--no-index"], capsys)
-    assert code == 0 and len(json.loads(out)) == len(scan(projects))
+    assert code == 0 and len(json.loads(out)) == len(sessions_in(projects))
     code, out, _ = run_cli(["search", "Pydanctic", "--json", "--no-index"], capsys)
     assert json.loads(out)
     assert not (tmp_path / "cache").exists()
@@ -315,14 +372,14 @@ def test_a_deleted_file_leaves_the_list(projects: Path) -> None:
     index.refresh()
     gone = projects / "-home-ada-src-demo" / "d7acffbd-7cff-4056-82e8-4364dc8df14a.jsonl"
     count = len(index.rows())
-    before = [h for h in index.search("survey") if h.path == str(gone)]
+    before = [h for h in index.search("survey") if h.session_path == str(gone)]
     assert before
     gone.unlink()
     report = index.refresh()
     assert report.removed == 1
     assert len(index.rows()) == count - 1
     assert all(r.path != str(gone) for r in index.rows())
-    assert not [h for h in index.search("survey") if h.path == str(gone)]
+    assert not [h for h in index.search("survey") if h.session_path == str(gone)]
 
 
 def test_a_grown_sub_agent_file_refreshes_its_session(projects: Path) -> None:
@@ -345,7 +402,7 @@ def test_a_corrupt_index_is_rebuilt(projects: Path) -> None:
     index = SessionIndex(projects)
     assert index.note and "rebuilt" in index.note
     index.refresh()
-    assert len(index.rows()) == len(scan(projects))
+    assert len(index.rows()) == len(sessions_in(projects))
     assert index.store.path == target  # on disk again, not in memory
 
 
@@ -361,7 +418,7 @@ def test_an_index_of_another_version_is_rebuilt(projects: Path) -> None:
     assert again.note and "another version" in again.note
     assert again.rows() == []
     again.refresh()
-    assert len(again.rows()) == len(scan(projects))
+    assert len(again.rows()) == len(sessions_in(projects))
 
 
 def test_a_locked_index_falls_back_to_memory(projects: Path, monkeypatch) -> None:
@@ -374,7 +431,7 @@ def test_a_locked_index_falls_back_to_memory(projects: Path, monkeypatch) -> Non
         second = SessionIndex(projects)
         report = second.refresh()
         assert second.store.path is None and "locked" in (second.note or "")
-        assert len(second.rows()) == len(scan(projects)) == report.files
+        assert len(second.rows()) == len(sessions_in(projects)) == report.files - second.empty()
     finally:
         first.store.db.execute("ROLLBACK")
 
@@ -388,11 +445,11 @@ def test_two_processes_indexing_at_once_agree_and_leave_a_sound_index(
     outs = [p.communicate(timeout=120) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], [o[1] for o in outs]
     first, second = (json.loads(o[0]) for o in outs)
-    assert first == second and len(first) == len(scan(projects))
+    assert first == second and len(first) == len(sessions_in(projects))
     db = sqlite3.connect(index_file(projects))
     assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     db.execute("INSERT INTO texts(texts) VALUES ('integrity-check')")
-    count = db.execute("SELECT count(*) FROM sessions").fetchone()[0]
+    count = db.execute("SELECT count(*) FROM sessions WHERE lines > 0").fetchone()[0]
     assert count == len(first)
 
 
@@ -414,8 +471,8 @@ def test_two_threads_refreshing_at_once(projects: Path) -> None:
         t.join(120)
     assert not errors
     index = SessionIndex(projects)
-    assert len(index.rows()) == len(scan(projects))
-    assert len(index.search("Pydanctic")) == len({(h.path, h.line) for h in index.search("Pydanctic")})
+    assert len(index.rows()) == len(sessions_in(projects))
+    assert len(index.search("Pydanctic")) == len({(h.session_path, h.line) for h in index.search("Pydanctic")})
 
 
 def test_worker_processes_give_the_same_rows(projects: Path, tmp_path: Path, monkeypatch) -> None:
@@ -426,8 +483,8 @@ def test_worker_processes_give_the_same_rows(projects: Path, tmp_path: Path, mon
     alone = SessionIndex(projects, use_index=False, workers=1)
     alone.refresh()
     assert pooled.rows() == alone.rows()
-    assert sorted((h.path, h.line) for h in pooled.search("pytest")) \
-        == sorted((h.path, h.line) for h in alone.search("pytest"))
+    assert sorted((h.session_path, h.line) for h in pooled.search("pytest")) \
+        == sorted((h.session_path, h.line) for h in alone.search("pytest"))
 
 
 def test_indexing_never_writes_into_the_projects_folder(projects: Path, capsys) -> None:
@@ -457,7 +514,7 @@ def test_closing_mid_refresh_stops_it_and_keeps_the_index(projects: Path) -> Non
         index.refresh(close_during)
     assert calls and index_file(projects).exists()
     again = SessionIndex(projects)
-    assert again.note is None and len(again.rows()) == len(scan(projects))
+    assert again.note is None and len(again.rows()) == len(sessions_in(projects))
 
 
 # --------------------------------------------------------------------------- sub-agent texts
@@ -469,8 +526,8 @@ def _hits_in(index: SessionIndex, word: str, session_id: str) -> list:
     return [h for h in index.search(word) if h.session_id == session_id]
 
 
-def test_a_sub_agents_reply_is_found_at_the_line_of_the_call_that_started_it(
-        tmp_path: Path) -> None:
+def test_a_sub_agents_reply_is_found_in_its_own_file_at_its_own_line(tmp_path: Path,
+                                                                      capsys) -> None:
     projects = build_tree(tmp_path, captures=False)
     main_file = projects / "-experiments-worktrees" / f"{SUBAGENT_SESSION}.jsonl"
     index = SessionIndex(projects)
@@ -478,10 +535,18 @@ def test_a_sub_agents_reply_is_found_at_the_line_of_the_call_that_started_it(
     # "grounding" is only in the reply of one sub-agent, in its own file
     assert b"grounding" not in main_file.read_bytes().lower()
     [hit] = _hits_in(index, "grounding", SUBAGENT_SESSION)
-    session = load_path(main_file).session
-    call = session.calls[session.agent_file_ids["a52886dc180afb356"]]
-    assert (hit.role, hit.line) == ("sub-agent assistant", call.line_no)
+    own = next(main_file.parent.rglob("agent-a52886dc180afb356.jsonl"))
+    assert (hit.role, hit.file, hit.session_path) == ("assistant", str(own), str(main_file))
+    assert "grounding" in own.read_text().splitlines()[hit.line - 1].lower()
     assert "grounding" in hit.plain.lower()
+    session = load_path(main_file).session
+    assert hit.agent == session.agent_file_ids["a52886dc180afb356"]
+    # the text output and --json name that file and line too
+    code, out, _ = run_cli(["search", "grounding", str(projects)], capsys)
+    assert f"{own}:{hit.line}: [assistant] " in out
+    code, out, _ = run_cli(["search", "grounding", str(projects), "--json"], capsys)
+    [found] = json.loads(out)
+    assert (found["path"], found["line"], found["agent"]) == (str(own), hit.line, hit.agent)
 
 
 def test_sub_agent_texts_survive_an_append_and_a_grown_sub_agent_file_once(
@@ -491,8 +556,8 @@ def test_sub_agent_texts_survive_an_append_and_a_grown_sub_agent_file_once(
     index = SessionIndex(projects)
     index.refresh()
     before = len(_hits_in(index, "information", SUBAGENT_SESSION))
-    assert any(h.role.startswith("sub-agent") for h in _hits_in(index, "information",
-                                                                 SUBAGENT_SESSION))
+    assert any(h.agent is not None and "/subagents/" in h.file
+               for h in _hits_in(index, "information", SUBAGENT_SESSION))
     main_file = folder / f"{SUBAGENT_SESSION}.jsonl"
     last = main_file.read_bytes().splitlines()[-1]
     with main_file.open("ab") as fh:  # the main file grows: read from where the index stopped
@@ -515,3 +580,20 @@ def test_the_index_fingerprint_covers_the_fold_package() -> None:
 
     names = [name for name, _ in _sources(resources.files("cctv.reducer"))]
     assert "fold/session.py" in names and "replay/player.py" in names and "feed.py" in names
+
+
+def test_a_session_that_starts_with_a_slash_command_is_titled_by_it(projects: Path,
+                                                                   capsys) -> None:
+    """``/init`` (the model answered it), then typed prompts: the command titles
+    the session in the list, the summary and search rows, as the viewer draws it;
+    a session of one local command (``/model``) is titled by it, not untitled."""
+    init = projects / "-Users-dain-workspace-JSSoundRecorder" / "7acd37a8-2745-4b58-a8a9-46164b22ad9e.jsonl"
+    model = projects / "-Users-dain-workspace-danieldemmel-me-next" / "3680252d-d4e3-4416-bddd-8f5b5b4fdb7f.jsonl"
+    code, out, _ = run_cli(["sessions", str(projects), "--json"], capsys)
+    titles = {r["path"]: r["title"] for r in json.loads(out)}
+    assert (titles[str(init)], titles[str(model)]) == ("/init", "/model")
+    code, out, _ = run_cli(["summary", str(init)], capsys)
+    assert out.splitlines()[0] == "/init"
+    index = SessionIndex(projects)
+    index.refresh()
+    assert {h.title for h in index.search("JSSoundRecorder") if h.session_path == str(init)} == {"/init"}

@@ -10,15 +10,21 @@ bytes that were added.
 
 from __future__ import annotations
 
+import os
 import shutil
+import time
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from conftest import FIXTURES
+from cctv.viewer.index import SessionIndex
 from cctv.viewer.index import extract as extract_module
 from cctv.viewer.index.extract import SessionRead, extract
+from cctv.viewer.index.rows import TextRow
 
+OLD = 1_700_000_000
 REAL = FIXTURES / "public" / "claude-code-log" / "real_projects"
 SESSIONS = sorted(p for p in REAL.glob("*/*.jsonl"))[:12] + [
     FIXTURES / "public" / "claude-code-log" / "sidechain.jsonl",  # CLI 1.0: inline sub-agent rows
@@ -42,6 +48,10 @@ def _copy(src: Path, dst_dir: Path) -> Path:
     for legacy in src.parent.glob("agent-*.jsonl"):
         shutil.copy(legacy, dst.parent / legacy.name)
     return dst
+
+
+def _text_key(t: TextRow) -> tuple:
+    return t.file or "", t.line, t.role, t.body, t.chars, t.agent or "", t.timestamp or ""
 
 
 @pytest.mark.parametrize("src", SESSIONS, ids=lambda p: p.stem[:8])
@@ -70,9 +80,8 @@ def test_reading_on_gets_what_a_fresh_read_gets(src: Path, tmp_path: Path) -> No
     fresh = extract(str(path), str(path.parent), len(data), 0.0, 0)
     assert got.row == fresh.row
     assert (got.indexed_bytes, got.lines, got.tail) == (fresh.indexed_bytes, fresh.lines, fresh.tail)
-    main = [t for t in texts if not t.role.startswith("sub-agent")]
-    assert main == [t for t in fresh.texts if not t.role.startswith("sub-agent")]
-    assert {(t.line, t.role, t.body) for t in texts} == {(t.line, t.role, t.body) for t in fresh.texts}
+    # every text once, sub-agents' too (a text whose row came in a later piece, later)
+    assert sorted(texts, key=_text_key) == sorted(fresh.texts, key=_text_key)
 
 
 def test_a_rewritten_file_is_read_again(tmp_path: Path) -> None:
@@ -115,3 +124,50 @@ def test_a_sub_agent_filed_before_its_call_was_named_is_read_again(tmp_path: Pat
     assert again is not kept and "agent-a52886dc180afb356" not in again.feed.session.agents
     fresh = extract(str(path), str(path.parent), path.stat().st_size, 0.0, 0)
     assert got.row == fresh.row
+
+
+# --------------------------------------------------------------------------- every split point
+
+APPENDED = [
+    FIXTURES / "captures" / "projects" / "-home-ada-src-demo" / "142bb34b-89e4-4e11-b4ed-b3397e45f6d4.jsonl",
+    FIXTURES / "captures" / "projects" / "-home-ada-src-demo" / "d7acffbd-7cff-4056-82e8-4364dc8df14a.jsonl",
+    REAL / "-Users-dain-workspace-claude-code-log-sample" / "b45ad5d8-81fb-4bcb-baba-19d9f503d731.jsonl",
+]
+"""Hooks, a sub-agent in its own file, a real session of tool calls and results."""
+
+
+def _indexed_texts(index: SessionIndex) -> Counter:
+    """Every text row of the index, each with how many times it is there."""
+    return Counter(index.store.db.execute(
+        "SELECT line, role, body, ts, chars, file, agent FROM texts").fetchall())
+
+
+@pytest.mark.parametrize("src", APPENDED, ids=lambda p: p.stem[:8])
+def test_an_appended_index_equals_a_fresh_one_at_every_split_point(src: Path, tmp_path: Path,
+                                                                    monkeypatch) -> None:
+    """The file written up to each line boundary, indexed, then the rest appended
+    and indexed again: the index holds exactly the texts a fresh index of the
+    whole file holds, each once (the first appended line's found, the
+    boundary's not twice). Every other split is read on from a kept read
+    (a live file), the others from the index's stored state alone."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    path = _copy(src, tmp_path / "projects")
+    data = src.read_bytes()
+    fresh = SessionIndex(tmp_path / "projects", use_index=False, workers=1)
+    fresh.refresh()
+    want = _indexed_texts(fresh)
+    assert sum(want.values()) > 10 and max(want.values()) == 1
+    ends = [i + 1 for i, byte in enumerate(data) if byte == 0x0A][:-1]
+    appended = 0
+    for n, end in enumerate(ends):
+        extract_module._READS.clear()
+        path.write_bytes(data[:end])
+        stamp = time.time() if n % 2 else OLD
+        os.utime(path, (stamp, stamp))
+        index = SessionIndex(tmp_path / "projects", use_index=False, workers=1)
+        index.refresh()
+        path.write_bytes(data)
+        os.utime(path, (stamp + 1, stamp + 1))
+        appended += index.refresh().appended
+        assert _indexed_texts(index) == want, f"split after line {n + 1} ({end} bytes)"
+    assert appended >= len(ends) - 2  # (a file shorter than the head compared is read anew)

@@ -116,7 +116,7 @@ async def test_the_browser_lists_draws_and_opens_odd_names(tmp_path: Path) -> No
         screen = app.screen
         assert len(screen.rows) == len(paths)
         table = screen.query_one("#sessions", DataTable)
-        cells = [str(table.get_row_at(i)[2]) for i in range(table.row_count)]
+        cells = [str(cell) for cell in table.get_column("project")]
         assert "-home-caf\\xe9" in cells
         assert not [n for n in app._notifications if n.severity == "error"]
         row = next(r for r in screen.rows if r.title == "hello from nowhere")

@@ -281,3 +281,26 @@ def test_a_screen_shows_an_estimate_once_the_table_is_read(monkeypatch: pytest.M
     cost = memo.cost(session)
     assert cost == cost_of(session) and cost_text(cost).startswith("~$")
     assert memo.cost(session) is cost  # asked again: the same, not worked out again
+
+
+def test_a_memo_never_answers_for_a_session_made_where_a_freed_one_was() -> None:
+    """The screens' memos know their session by a weak reference, not ``id()``:
+    a session made at a freed one's address (same id, same ledger version)
+    gets its own cost, not the freed one's."""
+    from cctv.reducer.costs import CostMemo, cost_text
+    from cctv.reducer.fold import Session
+
+    memo = CostMemo()
+    first = Session()
+    first.cost_usd = 1.0
+    assert cost_text(memo.cost(first)) == "$1.00"
+    freed = id(first)
+    del first
+    kept = []
+    for _ in range(200):  # CPython gives the freed address to the next one at once
+        second = Session()
+        second.cost_usd = 2.0
+        if id(second) == freed:
+            break
+        kept.append(second)
+    assert cost_text(memo.cost(second)) == "$2.00"

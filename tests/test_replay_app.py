@@ -279,3 +279,67 @@ def test_the_bar_says_the_checkpoints_are_being_taken_again_until_every_one_is()
     cps.pooled = True  # what the builder says when it is done
     assert "indexing" not in bar_text(app.shown) and "seeks" not in bar_text(app.shown)
     assert bar_text(app.shown, width=80).endswith("pace")  # nothing about checkpoints when narrow
+
+
+HOOK_DENSE = FIXTURES / "public" / "claude-code-log" / "real_projects" / "-experiments-worktrees" \
+    / "ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl"
+"""A real session with hooks around its tool calls: 48 hook frames, 3 turns, 373 frames."""
+
+
+async def test_a_hook_dense_timeline_draws_density_and_the_position_stands_out() -> None:
+    """Hooks are bars as high as how many fall in a column (the busiest one the
+    highest), not a wall of ``h``; turns still show through them; the position
+    is the one ``▼``, wherever it is."""
+    from cctv.widgets.timeline import LEVELS
+
+    app = _app(HOOK_DENSE)
+    async with app.run_test(size=(120, 36)) as pilot:
+        replay = app.shown.replay
+        timeline = app.screen.query_one(ReplayTimeline)
+        width = timeline.size.width - 2
+        hooks = [0] * width
+        turns = set()
+        for index, kinds in replay.markers.at.items():
+            col = min(index * width // len(replay), width - 1)
+            hooks[col] += kinds.count("hook")
+            if "turn" in kinds:
+                turns.add(col)
+        for position in (1, len(replay) // 3, len(replay) // 2, len(replay)):
+            app.go_to(position)
+            await pilot.pause()
+            strip = timeline.render_line(0).text
+            at = timeline.column_of(position) + 1
+            assert strip.count("▼") == 1 and strip[at] == "▼", position
+        strip = timeline.render_line(0).text[1:]
+        assert "h" not in strip
+        assert all(strip[c] == "│" for c in turns if c != timeline.column_of(len(replay)))
+        busiest = max(hooks)
+        drawn = {strip[c] for c, n in enumerate(hooks) if n and c not in turns}
+        assert len(drawn & set(LEVELS)) >= 2  # a profile, not one glyph
+        assert all(strip[c] == LEVELS[-1] for c, n in enumerate(hooks)
+                   if n == busiest and c not in turns and c != timeline.column_of(len(replay)))
+
+
+def test_snapshot_replay_hook_dense_timeline(snap_compare) -> None:
+    app = _app(HOOK_DENSE)
+
+    async def run_before(pilot) -> None:
+        app.go_to(len(app.shown.replay) // 2)
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=(100, 30), run_before=run_before)
+
+
+async def test_the_footer_ends_with_the_palette_key_at_any_width() -> None:
+    """The compact footer's keys run on under the palette key: that key must
+    reach the last cell, or a stray character of them shows there."""
+    from textual.widgets import Footer
+    from textual.widgets._footer import FooterKey
+
+    for width in (60, 80, 100, 120, 160):
+        app = _app(STREAM / "10_compact_manual.jsonl")
+        async with app.run_test(size=(width, 24)) as pilot:
+            await pilot.pause()
+            footer = app.screen.query_one(Footer)
+            [palette] = [k for k in footer.query(FooterKey) if k.has_class("-command-palette")]
+            assert palette.region.right == footer.region.right == width, width

@@ -98,3 +98,29 @@ def test_emit_command_runs_headless_and_reports_a_missing_file(tmp_path: Path) -
     res = subprocess.run([sys.executable, "-m", "cctv.viewer.cli", "replay", str(small), "--speed",
                           "100"], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert res.returncode == 2 and "--speed" in res.stderr
+
+
+def test_speed_max_emits_every_line_at_once() -> None:
+    """``--speed max``: no pacing, however long the recording's gaps (this one
+    has a background job's minutes): never a sleep, every byte."""
+    path = STREAM / "06_background_bash.jsonl"
+    plan = plan_emit(path, skip_idle=False)
+    assert plan.offsets[-1] > 1.0
+    fake = FakeTime()
+    out = io.BytesIO()
+    emit(plan, out, speed=float("inf"), clock=fake.clock, sleep=fake.sleep)
+    assert out.getvalue() == path.read_bytes() and fake.sleeps == 0 and fake.t == 0.0
+
+
+def test_speed_max_is_taken_by_emit_only(tmp_path: Path, capsys, monkeypatch) -> None:
+    from cctv.viewer.cli import main
+
+    path = STREAM / "06_background_bash.jsonl"
+    out = io.BytesIO()
+    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(out))
+    assert main(["replay", str(path), "--emit", "--speed", "max"]) == 0
+    sys.stdout.flush()
+    assert out.getvalue() == path.read_bytes()
+    with pytest.raises(SystemExit) as exc:
+        main(["replay", str(path), "--speed", "max"])
+    assert exc.value.code == 2 and "--speed max goes with --emit" in capsys.readouterr().err

@@ -255,6 +255,8 @@ class CctvApp(ViewerApp["LiveSession"]):
 
         def on_lines(agent: str, agent_path: Path, lines: list[RawLine]) -> None:
             self._broadcast(live.agent_lines(agent, agent_path, lines))
+            if live.goto_agent == agent:
+                self._go_to_line(live)  # a hit in this sub-agent: its screen, at the line
 
         tail = SubagentTail(path, on_lines, live.resolve_agent, on_new=on_new, follow=follow)
         await tail.run()
@@ -300,11 +302,13 @@ class CctvApp(ViewerApp["LiveSession"]):
         from .screens.session import SessionScreen
 
         line = live.take_goto_line()
-        if line is None:
-            return
-        for screen in self.screen_stack:
-            if isinstance(screen, SessionScreen) and screen.agent_id == MAIN:
-                screen.go_to_line(line)
+        if line is not None:
+            for screen in self.screen_stack:
+                if isinstance(screen, SessionScreen) and screen.agent_id == MAIN:
+                    screen.go_to_line(line)
+        found = live.take_goto_agent_line()
+        if found is not None:
+            self.push_screen(SessionScreen(live, found[0], line=found[1]))
 
     # --- the browser -----------------------------------------------------------------------
 
@@ -319,7 +323,7 @@ class CctvApp(ViewerApp["LiveSession"]):
 
         self._stop_source()
         live = LiveSession(FileTail(message.path, follow=message.follow), clock=self.clock,
-                           goto_line=message.line)
+                           goto_line=message.line, goto_agent=message.agent)
         self.shown = live
         self._dirty = self._first_paint = False
         self.push_screen(SessionScreen(live, MAIN))

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import math
+import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -41,10 +43,35 @@ def _parser(name: str, desc: str) -> argparse.ArgumentParser:
     return argparse.ArgumentParser(prog=f"cctv {name}", description=desc)
 
 
+def _speed(word: str) -> float:
+    """A ``--speed``: a factor, or ``max`` (no pacing: infinitely fast)."""
+    if word == "max":
+        return math.inf
+    try:
+        return float(word)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number or max: {word!r}") from None
+
+
+def _positive(word: str) -> int:
+    """An argument that must be a whole number above 0."""
+    try:
+        n = int(word)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"not a whole number above 0: {word!r}")
+    return n
+
+
 # --- the subcommands ---------------------------------------------------------------------
 
 
 _PATH_HELP = "a session file, or a saved session's id (or its first 6+ characters)"
+
+
+_SHORT_ID = re.compile(r"(?=[^0-9]*[0-9])[0-9a-fA-F][0-9a-fA-F-]{2,4}")
+"""The start of a session id too short to name one (with a digit, so not a word like ``add``)."""
 
 
 def _session_arg(word: str) -> str:
@@ -57,8 +84,17 @@ def _session_arg(word: str) -> str:
     from .index.scan import sessions_by_id
 
     found = sessions_by_id(word)
+    if found is None and _SHORT_ID.fullmatch(word):
+        raise SystemExit(_error(f"no file '{word}'; to name a session by its id, give its "
+                                "first 6 characters or more"))
     if not found:
         return word
+    if len({p.stem.lower() for p in found}) == 1 and len(found) > 1:
+        code = _error(f"'{word}' is the id of {len(found)} sessions, in different project"
+                      " folders; give the path of one:")
+        for path in found:
+            print(visible(f"  {path}", oneline=True), file=sys.stderr)
+        raise SystemExit(code)
     if len(found) > 1:
         ids = ", ".join(p.stem for p in found[:4]) + (", …" if len(found) > 4 else "")
         raise SystemExit(_error(f"'{word}' starts {len(found)} session ids ({ids}): "
@@ -166,7 +202,13 @@ def _index_command(command: str, rest: list[str]) -> int:
     """``cctv sessions``, ``cctv search`` and ``cctv browse``: the session index."""
     p = _parser(command, COMMANDS[command].help[0].upper() + COMMANDS[command].help[1:] + ".")
     if command == "search":
+        from cctv.reducer.searchable import ROLES
+
         p.add_argument("query", metavar="QUERY")
+        p.add_argument("--role", choices=ROLES, metavar="ROLE",
+                       help="only texts of this role: " + ", ".join(ROLES))
+        p.add_argument("--limit", type=_positive, metavar="N",
+                       help="the first N hits, then a line saying how many more (default: every hit)")
     p.add_argument("dir", nargs="?", metavar="DIR",
                    help="a projects folder, or a config root holding projects/"
                         " (default: $CLAUDE_CONFIG_DIR/projects or ~/.claude/projects)")
@@ -183,7 +225,8 @@ def _index_command(command: str, rest: list[str]) -> int:
 
     if command == "sessions":
         return run_sessions(ns.dir, ns.json, not ns.no_index, sys.stdout, sys.stderr)
-    return run_search(ns.query, ns.dir, ns.json, not ns.no_index, sys.stdout, sys.stderr)
+    return run_search(ns.query, ns.dir, ns.json, not ns.no_index, sys.stdout, sys.stderr,
+                      limit=ns.limit, role=ns.role)
 
 
 _REPLAY_HEAD_BYTES = 4 << 20
@@ -195,8 +238,9 @@ def _replay(name: str, args: list[str]) -> int:
     """``cctv replay``: the viewer paused at a frame, or ``--emit`` (headless)."""
     p = _parser(name, "Replay a recorded session at its recorded pace.")
     p.add_argument("path", metavar="PATH", help=_PATH_HELP)
-    p.add_argument("--speed", type=float, default=1.0, metavar="N",
-                   help="speed factor, 0.25 to 64 (default 1)")
+    p.add_argument("--speed", type=_speed, default=1.0, metavar="N",
+                   help="speed factor, 0.25 to 64 (default 1); with --emit also max"
+                        " (every line at once, no pacing)")
     p.add_argument("--from", dest="from_line", type=int, default=None, metavar="LINE",
                    help="start at this line of the file")
     p.add_argument("--emit", action="store_true",
@@ -208,8 +252,10 @@ def _replay(name: str, args: list[str]) -> int:
                         " any escape sequence in them)")
     ns = p.parse_args(args)
     ns.path = _session_arg(ns.path)
-    if not 0.25 <= ns.speed <= 64:
-        p.error("--speed must be between 0.25 and 64")
+    if ns.speed == math.inf and not ns.emit:
+        p.error("--speed max goes with --emit")
+    if not (0.25 <= ns.speed <= 64 or ns.speed == math.inf):
+        p.error("--speed must be between 0.25 and 64, or max with --emit")
     if ns.from_line is not None and ns.from_line < 1:
         p.error("--from must be a line number (1 or more)")
     if ns.raw and not ns.emit:
@@ -263,8 +309,8 @@ COMMANDS: dict[str, Command] = {
         _index_command,
     ),
     "search": Command(
-        "cctv search QUERY [DIR] [--json]",
-        "full-text search across every saved session's prompts, replies and tools",
+        "cctv search QUERY [DIR] [--json] [--role ROLE] [--limit N]",
+        "full-text search across every text of every saved session, sub-agents' included",
         _index_command,
     ),
     "usage": Command(
@@ -294,7 +340,7 @@ COMMANDS: dict[str, Command] = {
         _viewer_with_help("Open the bundled example session.", "cctv demo"),
     ),
     "replay": Command(
-        "cctv replay PATH [--speed N] [--from LINE] [--emit [--raw]]",
+        "cctv replay PATH [--speed N|max] [--from LINE] [--emit [--raw]]",
         "step through a recorded session frame by frame (--emit: its lines at their pace)",
         _replay,
     ),

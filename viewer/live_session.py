@@ -58,6 +58,7 @@ class LiveSession(ShownSession):
         label: str | None = None,
         clock: Callable[[], float] | None = time.time,
         goto_line: int | None = None,
+        goto_agent: str | None = None,
         source_state: SourceState | None = None,
         stderr: StderrBuffer | None = None,
         live: bool = False,
@@ -74,6 +75,8 @@ class LiveSession(ShownSession):
         """Wall clock for live elapsed times; ``None`` in tests (state only)."""
         self.goto_line = goto_line
         """Put the cursor on the item of this line once the history is in."""
+        self.goto_agent = goto_agent
+        """The sub-agent whose transcript :attr:`goto_line` is in (``None``: the main one's)."""
         self.live = live
         """The history is in: lines now arrive live (and get arrival times)."""
         self.subagents_started = False
@@ -86,7 +89,8 @@ class LiveSession(ShownSession):
         truncated or written anew): a new fold; the source's state, its stderr
         and the line to go to go on."""
         return LiveSession(self.source, label=self._label, clock=self.clock,
-                           goto_line=self.goto_line, source_state=self.source_state,
+                           goto_line=self.goto_line, goto_agent=self.goto_agent,
+                           source_state=self.source_state,
                            stderr=self.stderr, live=self.live)
 
     # --- the fold kept in the cache (viewer/fold_cache.py) ---------------------------------
@@ -182,9 +186,23 @@ class LiveSession(ShownSession):
         self.stderr.flush()
 
     def take_goto_line(self) -> int | None:
-        """The line to go to, once (``None``: none asked for)."""
+        """The main transcript's line to go to, once (``None``: none asked for there)."""
+        if self.goto_agent is not None:
+            return None
         line, self.goto_line = self.goto_line, None
         return line
+
+    def take_goto_agent_line(self) -> tuple[str, int] | None:
+        """A sub-agent and the line of its transcript to go to, once its items
+        reach that line (its file is read after the session's)."""
+        agent, line = self.goto_agent, self.goto_line
+        if agent is None or line is None:
+            return None
+        found = self.session.agents.get(agent)
+        if found is None or not any(item.line_no >= line for item in reversed(found.items)):
+            return None
+        self.goto_agent = self.goto_line = None
+        return agent, line
 
     # --- sub-agent files -------------------------------------------------------------------
 

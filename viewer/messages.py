@@ -24,6 +24,10 @@ class OpenSession(Message):
     """Scroll to the item made from this line once it is read."""
     follow: bool = False
     """Follow the file as it grows."""
+    agent: str | None = None
+    """The sub-agent whose transcript :attr:`line` is in (``None``: the main
+    one's): it opens on that sub-agent's screen, the line one of its own file
+    (or of the session's when the sub-agent is written inline)."""
 
 
 @dataclass

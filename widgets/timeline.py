@@ -2,7 +2,11 @@
 
 Row one is the strip: each column stands for a stretch of frames and shows
 its most telling marker (an error over a compaction over a task event over a
-hook over a turn over a tool call); the current position is drawn reversed.
+turn over a hook over a tool call). Hooks and tool calls, which come by the
+dozen, are drawn as density — a bar as high as how many of that kind fall in
+the column, against the busiest column — so a hook-heavy session is a
+profile, not a wall of one glyph. The current position is a reversed ``▼``
+of its own, never a marker's glyph, so it is found in any crowd.
 Row two has the recorded wall-clock time and the frame number. A click seeks.
 
 Drawn with the Line API: the strip's row is built once per width, markers and
@@ -32,12 +36,17 @@ MARKER_GLYPHS: dict[MarkerKind, tuple[str, str]] = {
     "error": (STATUSES["failed"].glyph, "$text-error"),
     "compaction": ("◆", "$text-accent"),
     "task": ("▪", "$text-success"),
-    "hook": ("h", "$text-warning"),
     "turn": ("│", "$text-primary"),
+    "hook": ("h", "$text-warning"),
     "tool": ("·", "$text-secondary"),
 }
-"""Glyph and colour of each marker kind, most telling first."""
+"""Glyph and colour of each marker kind, most telling first (the glyph of a
+:data:`DENSE` kind stands for it in the help; the strip draws its density)."""
 _RANK = {kind: rank for rank, kind in enumerate(MARKER_GLYPHS)}
+DENSE: frozenset[MarkerKind] = frozenset({"hook", "tool"})
+"""Kinds drawn by how many fall in a column."""
+LEVELS = "▁▂▃▄▅▆"
+"""Density bars, fewest first (no full block: the position's mark is the only one)."""
 
 
 class _AtFrame(Message):
@@ -79,7 +88,8 @@ class ReplayTimeline(Widget, can_focus=False):
         self.total = 0
         self.position = 0
         self._marks: Mapping[int, Sequence[MarkerKind]] = {}
-        self._columns: tuple[int, list[MarkerKind | None]] | None = None
+        self._columns: tuple[int, list[tuple[MarkerKind, str] | None]] | None = None
+        """Per strip width: each column's winning kind and glyph."""
         self._row: tuple[tuple, Strip] | None = None
         """The strip's row without the position mark, and what it was drawn for."""
         self.left_label = ""
@@ -117,18 +127,30 @@ class ReplayTimeline(Widget, can_focus=False):
         first = -(-col * self.total // width)  # the first frame drawn in that column
         return min(first, self.total - 1) + 1
 
-    def _column_marks(self) -> list[MarkerKind | None]:
+    def _column_marks(self) -> list[tuple[MarkerKind, str] | None]:
+        """Each column's winning kind and its glyph: a :data:`DENSE` kind's a
+        bar as high as its count against that kind's busiest column."""
         width = self._strip_width()
         if self._columns is not None and self._columns[0] == width:
             return self._columns[1]
-        cols: list[MarkerKind | None] = [None] * width
+        counts: list[dict[MarkerKind, int]] = [{} for _ in range(width)]
         if self.total:
             for index, kinds in self._marks.items():
-                col = min(index * width // self.total, width - 1)
-                best = min(kinds, key=_RANK.__getitem__)
-                have = cols[col]
-                if have is None or _RANK[best] < _RANK[have]:
-                    cols[col] = best
+                col = counts[min(index * width // self.total, width - 1)]
+                for kind in kinds:
+                    col[kind] = col.get(kind, 0) + 1
+        busiest = {kind: max((c.get(kind, 0) for c in counts), default=0) for kind in DENSE}
+        cols: list[tuple[MarkerKind, str] | None] = []
+        for col in counts:
+            if not col:
+                cols.append(None)
+                continue
+            kind = min(col, key=_RANK.__getitem__)
+            if kind in DENSE:
+                level = -(-col[kind] * len(LEVELS) // busiest[kind]) - 1
+                cols.append((kind, LEVELS[level]))
+            else:
+                cols.append((kind, MARKER_GLYPHS[kind][0]))
         self._columns = (width, cols)
         return cols
 
@@ -150,9 +172,8 @@ class ReplayTimeline(Widget, can_focus=False):
         if self._row is not None and self._row[0] == key:
             return self._row[1]
         segments = [Segment(" ")]
-        for kind in cols:
-            segments.append(Segment("─") if kind is None
-                            else Segment(MARKER_GLYPHS[kind][0], styles[kind]))
+        for mark in cols:
+            segments.append(Segment("─") if mark is None else Segment(mark[1], styles[mark[0]]))
         row = Strip(Segment.simplify(segments), len(cols) + 1)
         self._row = (key, row)
         return row
@@ -164,13 +185,8 @@ class ReplayTimeline(Widget, can_focus=False):
             row = self._strip_row()
             if self.position:
                 col = self.column_of(self.position) + 1
-                kind = self._column_marks()[col - 1]
-                glyph = "▼" if kind is None else MARKER_GLYPHS[kind][0]
-                style = Style(reverse=True, bold=True)
-                if kind is not None:
-                    style = self._styles()[kind] + style
-                row = Strip.join([row.crop(0, col), Strip([Segment(glyph, style)], 1),
-                                  row.crop(col + 1)])
+                mark = Segment("▼", Style(reverse=True, bold=True))
+                row = Strip.join([row.crop(0, col), Strip([mark], 1), row.crop(col + 1)])
         elif y == 1:
             left = visible(self.left_label, oneline=True)
             right = visible(self.right_label, oneline=True)

@@ -85,6 +85,7 @@ class Hooks:
         # mostly the same text as stdout: one string, not two (a restore makes each)
         hook.output = hook.stdout if e.output == e.stdout else e.output or ""
         hook.stderr = e.stderr or ""
+        hook.end_line = e.line_no
         self._hook_touched(hook)
 
     def on_stop_hook_summary(self, e: F.StopHookSummary, agent: str) -> None:
@@ -111,6 +112,7 @@ class Hooks:
                        word(data.hookEvent or ""),
                        e.line_no, core.turn_index())
         hook.status = "ran"
+        hook.end_line = e.line_no
         hook.output = data.command or ""
         self.hooks[hook_id] = hook
         hook.item = HookItem(agent, e.line_no, hook.turn, hook=hook)
@@ -128,6 +130,7 @@ class Hooks:
             hook = HookRun(hook_id, word(att.hookName or att.type), word(att.hookEvent or ""),
                            e.line_no, core.turn_index())
             hook.status = _attachment_status(att)
+            hook.end_line = e.line_no
             hook.exit_code = att.exitCode
             hook.stdout = att.stdout or ""
             hook.stderr = att.stderr or ""

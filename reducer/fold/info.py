@@ -132,10 +132,14 @@ class Info:
             else:
                 self._pending_summaries[leaf] = e.summary
 
-    def prompt_title(self, text: str) -> None:
-        """A prompt's text titles the session when nothing better has."""
-        if self._title_rank > 3 and text and not text.isspace():  # not strip(): a copy of 12 MB
-            self.set_title(text, 3)
+    def prompt_title(self, text: str, *, command: bool = False) -> None:
+        """A prompt's text titles the session when nothing better has: a typed
+        prompt, or a slash command (its name and arguments) the model answered;
+        a ``command`` not answered yet (it may be a local one, ``/model``)
+        only while nothing else titles it (see :meth:`Turns.number`)."""
+        rank = 4 if command else 3
+        if self._title_rank > rank and text and not text.isspace():  # not strip(): a copy of 12 MB
+            self.set_title(text, rank)
 
     def set_title(self, text: str, rank: int) -> None:
         if rank <= self._title_rank and text:

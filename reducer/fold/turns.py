@@ -79,6 +79,8 @@ class Turns:
             summary = " ".join((pending or "a background task finished").split())
             core.notice(MAIN, line_no, "turn start", f"started by a background task: {summary}")
         self.exited = started_by == "command" and (prompt or "").split(" ", 1)[0] in _EXITS
+        if started_by == "command" and prompt:
+            self._info.prompt_title(prompt, command=True)
         self.status = "requesting"
         core.session_changed()
         return turn
@@ -92,6 +94,8 @@ class Turns:
         turn.local = False
         self.model_turns += 1
         turn.number = self.model_turns
+        if turn.started_by == "command" and turn.prompt:
+            self._info.prompt_title(turn.prompt)  # a slash command the model answered: a prompt
         prompt = self._prompt
         if prompt is not None and prompt.turn == turn.index:
             self._core.touch(prompt)
@@ -244,6 +248,7 @@ class Turns:
         elif not e.isCompactSummary:
             return False
         last.summary = text
+        last.summary_line = e.line_no
         self._core.touch(last)
         return True
 

@@ -65,9 +65,19 @@ class SessionIndex:
         replaced by one in memory, and the refresh starts again: never an error."""
         return self._surviving(lambda: refresh(self.store, self.root, progress, self.workers))
 
-    def search(self, text: str, limit: int = 200) -> list[Hit]:
-        """Full-text hits across every session's prompts, replies and tool inputs."""
-        return self._surviving(lambda: self.store.search(text, limit), refill=True)
+    def empty(self) -> int:
+        """Files with no rows: not sessions, not listed."""
+        return self._surviving(self.store.empty)
+
+    def search(self, text: str, limit: int | None = None, role: str | None = None) -> list[Hit]:
+        """Full-text hits across every text of every session (sub-agents' too),
+        best first: all of them, or the first ``limit``; only texts of ``role``
+        when given."""
+        return self._surviving(lambda: self.store.search(text, limit, role), refill=True)
+
+    def hit_count(self, text: str, role: str | None = None) -> int:
+        """How many hits :meth:`search` finds without a limit."""
+        return self._surviving(lambda: self.store.hit_count(text, role), refill=True)
 
     def usage(self, by: str, since: str | None) -> list[tuple]:
         """Requests summed by day, model or session (:meth:`IndexStore.usage`)."""

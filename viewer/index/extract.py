@@ -18,7 +18,6 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import msgspec
 
@@ -27,107 +26,22 @@ from cctv.reducer.costs import priced_requests
 from cctv.reducer.feed import Feed
 from cctv.reducer.format import clip
 from cctv.reducer.lines import LineSplitter, RawLine
+from cctv.reducer.entry_log import EntryLog
 from cctv.reducer.fold import Session
-from cctv.reducer.state import MAIN, Item, PromptItem, TextItem, ToolItem
+from cctv.reducer.searchable import searchable
+from cctv.reducer.state import MAIN, Item, PromptItem, TextItem
 from cctv.reducer.facts import session_facts
 from cctv.reducer.timestamps import parse_timestamp, utc_day
 
 from ..discovery import subagent_files
 from ..subagent_tail import agent_file_found, agent_id_for
-from .rows import Extracted, SessionRow, TextRow, UsageRow, read_marks, tail_digest
+from .rows import TEXT_LIMIT, Extracted, SessionRow, TextRow, UsageRow, read_marks, tail_digest
 from .scan import open_regular
 
-__all__ = ["extract", "TEXT_LIMIT"]
+__all__ = ["extract"]
 
-TEXT_LIMIT = 16_384
-"""Characters of one prompt, reply or tool input that are searchable."""
 PREVIEW_LIMIT = 2_000
 _CHUNK = 8 << 20
-
-
-def _flat(value: Any, out: list[str], budget: int) -> int:
-    """Strings inside a tool input (keys dropped), up to ``budget`` characters."""
-    if budget <= 0:
-        return budget
-    if isinstance(value, str):
-        out.append(value[:budget])
-        return budget - len(value)
-    if isinstance(value, dict):
-        for v in value.values():
-            budget = _flat(v, out, budget)
-    elif isinstance(value, (list, tuple)):
-        for v in value:
-            budget = _flat(v, out, budget)
-    elif value is not None and not isinstance(value, bool):
-        out.append(str(value))
-        budget -= len(out[-1])
-    return budget
-
-
-def _searchable(item: Item) -> tuple[str, str] | None:
-    """(role, text) of an item whose text is searchable: a prompt, a reply, a tool input."""
-    if isinstance(item, PromptItem):
-        return "user", item.text
-    if isinstance(item, TextItem):
-        return "assistant", item.text
-    if isinstance(item, ToolItem):
-        parts = [item.call.name]
-        _flat(item.call.input, parts, TEXT_LIMIT)
-        return "tool", " ".join(parts)
-    return None
-
-
-def _main_line(session: Session, agent_id: str) -> int:
-    """The line of the main file that a hit in sub-agent ``agent_id`` opens: its
-    call's (the outermost one for a sub-agent of a sub-agent)."""
-    line = 0
-    seen: set[str] = set()
-    while agent_id != MAIN and agent_id not in seen:
-        seen.add(agent_id)
-        call = session.calls.get(agent_id)
-        agent = session.agents.get(agent_id)
-        if call is not None:
-            line = call.line_no
-            agent_id = call.agent
-        elif agent is not None and agent.parent:
-            agent_id = agent.parent
-        else:
-            break
-    return line
-
-
-def _subagent_texts(session: Session, after_line: int, stamp: Callable[[int], str | None],
-                    seen: dict[str, int] | None = None) -> list[TextRow]:
-    """The searchable texts of every sub-agent, as ``sub-agent <role>`` rows.
-
-    An item read from the main file (CLI 1.0.x's inline sub-agents, stream-json)
-    keeps its own line; one read from a sub-agent's file is found at the line
-    of the call that started it. ``after_line``: the main file grew and no
-    sub-agent file changed (see :func:`viewer.index.refresh.plan`), so only
-    main-file lines past it are new. ``seen``: how many items of each agent an
-    earlier call read (updated here); with ``after_line`` only the ones after
-    them can be new."""
-    out: list[TextRow] = []
-    for agent_id, agent in session.agents.items():
-        if agent_id == MAIN:
-            continue
-        first = seen.get(agent_id, 0) if seen is not None and after_line else 0
-        if seen is not None:
-            seen[agent_id] = len(agent.items)
-        if first >= len(agent.items):
-            continue
-        call_line = _main_line(session, agent_id)
-        for item in agent.items[first:]:
-            text = _searchable(item)
-            if text is None or not text[1].strip():
-                continue
-            in_main = item.source == MAIN
-            line = item.line_no if in_main else call_line
-            if (in_main and line <= after_line) or (not in_main and after_line):
-                continue
-            out.append(TextRow(line, f"sub-agent {text[0]}", stamp(line) if in_main else None,
-                               clip(text[1], TEXT_LIMIT)))
-    return out
 
 
 def _read_from(path: Path, splitter: LineSplitter, fold: Callable[[list[RawLine]], object]) -> None:
@@ -175,9 +89,17 @@ class SessionRead:
         self.first_ts: str | None = None
         self.last_ts: str | None = None
         self.items_seen = 0
-        self.agent_items_seen: dict[str, int] = {}
         self.first_prompt: str | None = None
         self.last_reply: str | None = None
+        # the texts given so far
+        self.texts_given = False
+        """:meth:`extracted` was asked once: only new items and :attr:`unsettled` ones can
+        give new texts."""
+        self.agent_items_seen: dict[str, int] = {}
+        """Items of each agent whose texts were looked at."""
+        self.unsettled: list[Item] = []
+        """Items looked at whose texts a later row may still add to (see
+        :func:`reducer.searchable.searchable`)."""
         self.restored_to = 0
         """Bytes of the main file whose fold came from its checkpoint, or went to one."""
         self.checkpoint_writer: threading.Thread | None = None
@@ -297,34 +219,8 @@ class SessionRead:
         feed = self.feed
         session = feed.session
         entries = feed.entries
-
-        def stamp(line_no: int) -> str | None:
-            if 1 <= line_no <= len(entries):
-                return entries.timestamp(line_no - 1)
-            return None
-
-        items = session.agents[MAIN].items
-        texts: list[TextRow] = []
-        # all items give texts when every text is asked for; only new ones move the scans
-        for index in range(0 if not after_line else self.items_seen, len(items)):
-            item = items[index]
-            text = _searchable(item)
-            if text is None:
-                continue
-            role, body = text
-            if index >= self.items_seen:
-                if role == "user":
-                    typed = body.strip()
-                    first = self.first_prompt
-                    if typed and (first is None or first.startswith("/")) \
-                            and not (first and typed.startswith("/")):
-                        self.first_prompt = typed  # a slash command only when nothing else was typed
-                elif role == "assistant" and body.strip():
-                    self.last_reply = body
-            if item.line_no > after_line and body.strip():
-                texts.append(TextRow(item.line_no, role, stamp(item.line_no), clip(body, TEXT_LIMIT)))
-        self.items_seen = len(items)
-        texts += _subagent_texts(session, after_line, stamp, self.agent_items_seen)
+        self._scan_prompts(session.agents[MAIN].items)
+        texts = self._texts(after_line)
         start, last = parse_timestamp(self.first_ts), parse_timestamp(self.last_ts)
         facts = session_facts(session)
         used = facts.tokens
@@ -365,6 +261,65 @@ class SessionRead:
         )
         return Extracted(row=row, texts=texts, indexed_bytes=self.end, lines=len(entries),
                          tail=tail_digest(self.marks), usage=_usage_rows(session))
+
+    def _scan_prompts(self, items: list[Item]) -> None:
+        """Carry the first typed prompt and the last reply on over the main agent's new items."""
+        for item in items[self.items_seen:]:
+            if isinstance(item, PromptItem):
+                typed = item.text.strip()
+                first = self.first_prompt
+                if typed and (first is None or first.startswith("/")) \
+                        and not (first and typed.startswith("/")):
+                    self.first_prompt = typed  # a slash command only when nothing else was typed
+            elif isinstance(item, TextItem) and item.text.strip():
+                self.last_reply = item.text
+        self.items_seen = len(items)
+
+    def _texts(self, after_line: int) -> list[TextRow]:
+        """The searchable texts of lines after ``after_line`` of the main file
+        (a sub-agent file's only when ``after_line`` is 0: a main file that
+        grew comes with unchanged sub-agent files, see
+        :func:`viewer.index.refresh.plan`): the settled texts of the items
+        not looked at yet and of the ones unsettled when last looked at."""
+        feed = self.feed
+        if not after_line or not self.texts_given:
+            self.agent_items_seen = {}
+            self.unsettled = []
+        candidates = self.unsettled
+        self.unsettled = []
+        files = {agent: os.path.relpath(path, self.path.parent)
+                 for path, (agent, _) in self.agents.items()}
+        for agent_id, agent in feed.session.agents.items():
+            seen = self.agent_items_seen.get(agent_id, 0)
+            candidates += agent.items[seen:]
+            self.agent_items_seen[agent_id] = len(agent.items)
+        texts: list[TextRow] = []
+        for item in candidates:
+            found, settled = searchable(item, TEXT_LIMIT)
+            if not settled:
+                self.unsettled.append(item)
+            source = item.source
+            if source != MAIN and after_line:
+                continue  # a sub-agent file's: given by the read that read it whole
+            agent = item.agent if item.agent != MAIN else None
+            for text in found:
+                if source == MAIN and text.line <= after_line:
+                    continue
+                lines = feed.entries if source == MAIN else feed.agent_entries.get(source)
+                texts.append(TextRow(text.line, text.role, _stamp(lines, text.line),
+                                     text.text, text.chars, files.get(source), agent))
+        self.texts_given = True
+        return texts
+
+
+def _stamp(entries: EntryLog | None, line_no: int) -> str | None:
+    """The ``timestamp`` of line ``line_no`` of ``entries`` (its file's lines, one
+    per line: the index never collapses malformed runs). Read from the log, never
+    from the file again: a checkpoint's lines are not held."""
+    at = line_no - 1
+    if entries is not None and 0 <= at < len(entries) and entries.line_no(at) == line_no:
+        return entries.timestamp(at)
+    return None
 
 
 def _usage_rows(session: Session) -> list[UsageRow]:

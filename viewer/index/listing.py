@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from typing import TextIO
 
-from cctv.reducer.format import compact_count, format_cost, format_duration, title_text
+from cctv.reducer.format import compact_count, format_cost, format_duration, plural, title_text
 from cctv.reducer.safe import visible
 
 from ..storage import take_notes
-from . import LIVE_WINDOW_S, SessionIndex, resolve_root
+from . import LIVE_WINDOW_S, Hit, SessionIndex, resolve_root
 
 __all__ = ["open_index", "run_sessions", "run_search"]
 
@@ -23,12 +24,7 @@ __all__ = ["open_index", "run_sessions", "run_search"]
 def open_index(directory: str | None, use_index: bool, err: TextIO, *, rows: bool) -> SessionIndex:
     """The index of ``directory``, refreshed (progress and what was skipped on ``err``)."""
     index = SessionIndex(resolve_root(directory), use_index=use_index, rows=rows)
-    progress = None
-    if err.isatty():
-        def progress(done: int, total: int) -> None:
-            if total:
-                err.write(f"\rindexing {done * 100 // total:3d}%")
-                err.flush()
+    progress = _progress_to(err) if err.isatty() else None
     report = index.refresh(progress)
     if progress is not None and report.read:
         err.write("\r" + " " * 16 + "\r")
@@ -39,6 +35,15 @@ def open_index(directory: str | None, use_index: bool, err: TextIO, *, rows: boo
     if len(passed) > 10:
         print(f"cctv: … and {len(passed) - 10} more not listed", file=err)
     return index
+
+
+def _progress_to(err: TextIO) -> Callable[[int, int], None]:
+    """Writes indexing's progress over itself on the terminal ``err``."""
+    def progress(done: int, total: int) -> None:
+        if total:
+            err.write(f"\rindexing {done * 100 // total:3d}%")
+            err.flush()
+    return progress
 
 
 def _tell(err: TextIO) -> None:
@@ -55,7 +60,7 @@ def run_sessions(directory: str | None, as_json: bool, use_index: bool,
         if as_json:
             print("[]", file=out)
         print(visible(f"cctv: no projects folder at {root}", oneline=True), file=err)
-        return 0 if as_json else 1
+        return 2
     index = open_index(directory, use_index, err, rows=True)
     rows = index.rows()
     _tell(err)  # damage met by the reading itself
@@ -76,26 +81,48 @@ def run_sessions(directory: str | None, as_json: bool, use_index: bool,
         print(visible(f"{live} {(r.last_activity or '')[:16]:16}  {format_duration(r.duration_s):>7}"
                       f"  {r.prompts:4}p {r.tool_calls:5}t  {cost:>9}  {r.project}  {title}"
                       f"  [{r.session_id}]", oneline=True), file=out)
+    empty = index.empty()
+    if empty:
+        print(f"cctv: {plural(empty, 'empty file')} skipped (no rows: not sessions)", file=err)
     return 0
 
 
+def _hit_json(h: Hit) -> dict[str, object]:
+    return {"session_id": h.session_id, "session_path": h.session_path, "path": h.file,
+            "line": h.line, "role": h.role, "agent": h.agent, "chars": h.chars,
+            "snippet": h.plain}
+
+
+def _hit_line(h: Hit) -> str:
+    """``file:line: [role] snippet``; a giant text says how much of it was searched."""
+    cut = f" (first {compact_count(h.searched)} of {compact_count(h.chars)} characters searched)" \
+        if h.chars > h.searched else ""
+    return f"{h.file}:{h.line}: [{h.role}] {h.plain}{cut}"
+
+
 def run_search(query: str, directory: str | None, as_json: bool, use_index: bool,
-               out: TextIO, err: TextIO) -> int:
-    """Full-text hits; exit 1 when there are none (``[]`` with ``--json``)."""
+               out: TextIO, err: TextIO, *, limit: int | None = None,
+               role: str | None = None) -> int:
+    """Full-text hits, every one or the first ``limit`` (the text output then
+    says how many more); exit 1 when there are none (``[]`` with ``--json``),
+    2 when there is no projects folder."""
     root = resolve_root(directory)
     if not root.is_dir():
         if as_json:
             print("[]", file=out)
         print(visible(f"cctv: no projects folder at {root}", oneline=True), file=err)
-        return 1
+        return 2
     index = open_index(directory, use_index, err, rows=False)
-    hits = index.search(query)
+    hits = index.search(query, limit, role)
+    more = index.hit_count(query, role) - len(hits) if limit is not None and len(hits) == limit else 0
     _tell(err)  # damage met by the search itself
     if as_json:
-        json.dump([{"session_id": h.session_id, "path": h.path, "line": h.line,
-                    "role": h.role, "snippet": h.plain} for h in hits], out, indent=2)
+        json.dump([_hit_json(h) for h in hits], out, indent=2)
         out.write("\n")
     else:
         for h in hits:
-            print(visible(f"{h.path}:{h.line}: [{h.role}] {h.plain}", oneline=True), file=out)
+            print(visible(_hit_line(h), oneline=True), file=out)
+        if more > 0:
+            print(f"… {plural(more, 'more hit', grouped=True)} (--limit {limit}; leave it out for every hit)",
+                  file=out)
     return 0 if hits else 1

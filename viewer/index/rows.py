@@ -11,13 +11,16 @@ import msgspec
 
 from .scan import open_regular
 
-__all__ = ["Extracted", "HEAD_BYTES", "SessionRow", "TAIL_BYTES", "TextRow", "UsageRow",
+__all__ = ["Extracted", "HEAD_BYTES", "SessionRow", "TAIL_BYTES", "TEXT_LIMIT", "TextRow", "UsageRow",
            "activity_order", "read_marks", "tail_digest"]
 
 TAIL_BYTES = 256
 """Bytes before the indexed end that must be unchanged for an append to be read as one."""
 HEAD_BYTES = 4096
 """First bytes that must be unchanged too (a file replaced by a longer one is no append)."""
+TEXT_LIMIT = 16_384
+"""Characters of one text (a prompt, a reply, a tool's input or result, a
+hook's output…) that are searchable: a giant one by its first part."""
 
 
 def read_marks(path: str | Path, end: int) -> bytes:
@@ -106,12 +109,22 @@ class SessionRow(msgspec.Struct, kw_only=True):
 
 
 class TextRow(msgspec.Struct, array_like=True):
-    """One searchable prompt, reply or tool input."""
+    """One searchable text (see :mod:`reducer.searchable`)."""
 
     line: int
-    role: str  # "user" | "assistant" | "tool"
+    """The line of the row that carried it, in :attr:`file`."""
+    role: str
+    """A :data:`reducer.searchable.Role`."""
     timestamp: str | None
     body: str
+    """Its first :data:`TEXT_LIMIT` characters."""
+    chars: int
+    """The whole text's length in characters."""
+    file: str | None = None
+    """The sub-agent file holding :attr:`line`, relative to the session file's
+    folder; ``None``: the session file."""
+    agent: str | None = None
+    """The sub-agent whose transcript it is in; ``None``: the main one."""
 
 
 class UsageRow(msgspec.Struct, array_like=True):

@@ -1,9 +1,10 @@
 """The index file: one SQLite database (WAL, FTS5) per projects folder.
 
 Tables: ``sessions`` (one row per session file: what the list shows, plus where
-its read stopped), ``texts`` (FTS5 over prompts, replies and tool inputs;
-the rowid is ``session id << 32 | n``, so a session's texts are one rowid range)
-and ``usage`` (every API request of a session, for ``cctv usage``).
+its read stopped; a file with no rows yet is kept, not listed), ``texts``
+(FTS5 over every text a reader sees, :mod:`reducer.searchable`; the rowid is
+``session id << 32 | n``, so a session's texts are one rowid range) and
+``usage`` (every API request of a session, for ``cctv usage``).
 
 Never a crash over the file itself (:class:`viewer.storage.Database`): a
 damaged file (its tables not cctv's, a row that does not decode), one written
@@ -30,11 +31,11 @@ import msgspec
 
 from ..paths import cache_dir
 from ..storage import Damaged, Database, Schema, transaction
-from .rows import Extracted, SessionRow, activity_order
+from .rows import TEXT_LIMIT, Extracted, SessionRow, activity_order
 
 __all__ = ["Hit", "IndexClosed", "IndexStore", "StoredState", "index_file"]
 
-SCHEMA = 3
+SCHEMA = 4
 _SHIFT = 32
 _BUSY_MS = 10_000
 _MARK_ON, _MARK_OFF = "\ue000", "\ue001"
@@ -68,7 +69,8 @@ CREATE TABLE IF NOT EXISTS usage (
 );
 CREATE INDEX IF NOT EXISTS usage_session ON usage (session);
 CREATE VIRTUAL TABLE IF NOT EXISTS texts USING fts5(
-    body, line UNINDEXED, role UNINDEXED, ts UNINDEXED, tokenize = 'unicode61'
+    body, line UNINDEXED, role UNINDEXED, ts UNINDEXED, chars UNINDEXED, file UNINDEXED,
+    agent UNINDEXED, tokenize = 'unicode61'
 );
 """
 """``path`` is the file's name as the file system has it (bytes: any name, UTF-8
@@ -135,20 +137,33 @@ class StoredState:
 
 @dataclass(frozen=True, slots=True)
 class Hit:
-    """One full-text match: a line of a session."""
+    """One full-text match: a text of a session, at the line of the row that carried it."""
 
-    path: str
+    session_path: str
+    """The session's file."""
     session_id: str
     title: str | None
+    file: str
+    """The file holding :attr:`line`: the session's, or a sub-agent's own."""
     line: int
     role: str
+    """A :data:`reducer.searchable.Role`."""
+    agent: str | None
+    """The sub-agent whose transcript holds the text; ``None``: the main one."""
     timestamp: str | None
     snippet: str
     """The matching text around the words, the matches between :data:`MARKS`."""
+    chars: int
+    """The whole text's length in characters (only the first :attr:`searched` are indexed)."""
 
     @property
     def plain(self) -> str:
         return self.snippet.replace(_MARK_ON, "").replace(_MARK_OFF, "")
+
+    @property
+    def searched(self) -> int:
+        """How many of the text's characters are indexed (a giant one's first part)."""
+        return min(self.chars, TEXT_LIMIT)
 
 
 MARKS = (_MARK_ON, _MARK_OFF)
@@ -241,7 +256,7 @@ class IndexStore:
 
     @_locked
     def rows(self) -> list[SessionRow]:
-        """Every session row, newest activity first."""
+        """Every session row, newest activity first (files with no rows are no sessions)."""
         checked = self.database.checked  # read on open (every row decoded to check it)
         if isinstance(checked, list):
             self.database.checked = None  # once: a write may follow
@@ -256,21 +271,18 @@ class IndexStore:
         return int(self.db.execute("SELECT count(*) FROM sessions").fetchone()[0])
 
     @_locked
-    def search(self, text: str, limit: int = 200) -> list[Hit]:
-        """Full-text hits for the words of ``text``, best first; ``[]`` for no words."""
-        query = fts_query(text)
-        if query is None:
-            return []
-        try:
-            cur = self.db.execute(
-                "SELECT rowid, snippet(texts, 0, ?, ?, '…', 12), line, role, ts FROM texts"
-                " WHERE texts MATCH ? ORDER BY rank LIMIT ?",
-                (_MARK_ON, _MARK_OFF, query, limit))
-            found = cur.fetchall()
-        except sqlite3.OperationalError as exc:
-            if "fts5: syntax error" in str(exc):
-                return []  # words FTS5 will not take as a query: no hits
-            raise
+    def empty(self) -> int:
+        """Files with no rows (yet): kept, so they are not read again, but not sessions."""
+        return int(self.db.execute("SELECT count(*) FROM sessions WHERE lines = 0").fetchone()[0])
+
+    @_locked
+    def search(self, text: str, limit: int | None = None, role: str | None = None) -> list[Hit]:
+        """Full-text hits for the words of ``text``, best first: every one, or the
+        first ``limit``; only texts of ``role`` when given. ``[]`` for no words."""
+        found = self._matching(
+            "SELECT rowid, snippet(texts, 0, ?, ?, '…', 12), line, role, ts, chars, file, agent"
+            " FROM texts WHERE {where} ORDER BY rank LIMIT ?",
+            text, role, (_MARK_ON, _MARK_OFF), (-1 if limit is None else limit,)) or []
         ids = {rowid >> _SHIFT for rowid, *_ in found}
         sessions: dict[int, SessionRow] = {}
         if ids:
@@ -279,16 +291,41 @@ class IndexStore:
                     f"SELECT id, row, raw FROM sessions WHERE id IN ({marks})", tuple(ids)):
                 sessions[sid] = _row(blob, raw)
         hits: list[Hit] = []
-        for rowid, snippet, line, role, ts in found:
+        for rowid, snippet, line, role_, ts, chars, file, agent in found:
             row = sessions.get(rowid >> _SHIFT)
             if row is None:
                 continue
-            if not (isinstance(snippet, str) and isinstance(line, int) and isinstance(role, str)
-                    and (ts is None or isinstance(ts, str))):
+            if not (isinstance(snippet, str) and isinstance(line, int) and isinstance(role_, str)
+                    and isinstance(chars, int) and all(v is None or isinstance(v, str)
+                                                       for v in (ts, file, agent))):
                 raise Damaged(f"a text of the index has the wrong type (line {line!r})")
-            hits.append(Hit(row.path, row.session_id, row.title, line, role, ts,
-                            " ".join(snippet.split())))
+            where = row.path if file is None else os.path.join(os.path.dirname(row.path), file)
+            hits.append(Hit(row.path, row.session_id, row.title, where, line, role_, agent, ts,
+                            " ".join(snippet.split()), chars))
         return hits
+
+    @_locked
+    def hit_count(self, text: str, role: str | None = None) -> int:
+        """How many hits :meth:`search` has for ``text`` (and ``role``) without a limit."""
+        found = self._matching("SELECT count(*) FROM texts WHERE {where}", text, role)
+        return int(found[0][0]) if found else 0
+
+    def _matching(self, sql: str, text: str, role: str | None, before: tuple = (),
+                  after: tuple = ()) -> list[tuple] | None:
+        """The rows of ``sql``, whose ``{where}`` is the texts holding every word
+        of ``text`` (of ``role`` if given); ``None`` for no words, or words FTS5
+        will not take as a query."""
+        query = fts_query(text)
+        if query is None:
+            return None
+        where = "texts MATCH ?" + (" AND role = ?" if role else "")
+        params = (*before, query, *((role,) if role else ()), *after)
+        try:
+            return self.db.execute(sql.format(where=where), params).fetchall()
+        except sqlite3.OperationalError as exc:
+            if "fts5: syntax error" in str(exc):
+                return None
+            raise
 
     @_locked
     def usage(self, by: str, since: str | None) -> list[tuple[Any, ...]]:
@@ -364,8 +401,9 @@ class IndexStore:
                     count = 0
             base = sid << _SHIFT
             db.executemany(
-                "INSERT INTO texts (rowid, body, line, role, ts) VALUES (?, ?, ?, ?, ?)",
-                ((base + count + i, t.body, t.line, t.role, t.timestamp)
+                "INSERT INTO texts (rowid, body, line, role, ts, chars, file, agent)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                ((base + count + i, t.body, t.line, t.role, t.timestamp, t.chars, t.file, t.agent)
                  for i, t in enumerate(result.texts)))
             db.execute("DELETE FROM usage WHERE session = ?", (sid,))
             db.executemany(
@@ -422,8 +460,9 @@ def _checked_texts(db: sqlite3.Connection) -> None:
 
 
 def _all_rows(db: sqlite3.Connection) -> list[SessionRow]:
-    """Every stored row (:class:`Damaged` when one does not decode)."""
-    return [_row(blob, raw) for blob, raw in db.execute("SELECT row, raw FROM sessions")]
+    """Every stored row of a file with rows (:class:`Damaged` when one does not decode)."""
+    return [_row(blob, raw) for blob, raw, lines in db.execute("SELECT row, raw, lines FROM sessions")
+            if lines != 0]
 
 
 def _row(blob: bytes, raw: bytes | None) -> SessionRow:

@@ -14,8 +14,7 @@ import functools
 import itertools
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,22 +33,26 @@ from textual.widgets.option_list import Option
 from textual.worker import Worker, WorkerState
 
 from cctv.reducer.context import spark
-from cctv.reducer.format import (WORDS, clip, compact_count, format_cost, format_duration, human_bytes, plural,
-                                 tilde, title_text)
-from cctv.widgets.home import home
+from cctv.reducer.format import WORDS, clip, compact_count, format_cost, format_duration, human_bytes, plural, title_text
 from cctv.widgets.safe_text import content, visible
 from cctv.widgets.status_glyphs import STATUSES
 
-from ..index import (LIVE_WINDOW_S, MARKS, Hit, IndexClosed, SessionIndex, SessionRow,
-                     activity_order)
+from ..index import LIVE_WINDOW_S, MARKS, Hit, IndexClosed, SessionIndex, SessionRow
 from ..messages import DiskNotes, OpenSession
+from .browse_columns import BY_KEY, COLUMNS, Fitted, cost_cell, fit, short_project, when
 
 if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, RenderResult
 
-__all__ = ["BrowseScreen", "COLUMNS"]
+__all__ = ["BrowseScreen"]
 
 SEARCH_DEBOUNCE_S = 0.2
+HITS_SHOWN = 500
+"""Full-text hits listed at most (the box's title says how many there are)."""
+PREVIEW_SHARE, PREVIEW_MIN, PREVIEW_MAX = 0.38, 28, 72
+"""The preview's width (as browse.tcss gives it): a share of the screen, between two bounds."""
+FEW_TITLES = 8
+"""A search narrowing the titles to this many or fewer: the hits get the rest of the height."""
 FILL_FIRST = 50
 """Rows put in the table at once (at least; a screenful on a taller terminal);
 the rest follow a chunk per frame, so the first screen shows at once."""
@@ -58,23 +61,6 @@ FILL_CHUNK = 2000
 its screen anew (its drawing caches last until the next change), which costs
 as much as adding a few thousand rows: few big chunks, not many small ones."""
 REFRESH_EVERY_S = 5.0
-TITLE_WIDTH = 48
-
-
-@dataclass(frozen=True, slots=True)
-class Column:
-    """One column of the list: its header, what it shows, how it sorts."""
-
-    key: str
-    label: str
-    cell: Callable[[SessionRow, float], str]
-    sort: Callable[[SessionRow], Any]
-    width: int
-    """In cells: every column has its own, so the table measures no cell."""
-
-
-def _when(stamp: str | None) -> str:
-    return stamp.replace("T", " ")[:16] if stamp else ""
 
 
 def _context_lines(row: SessionRow, width: int) -> list[str | tuple[str, str]]:
@@ -105,39 +91,6 @@ def _total(rows: list[SessionRow]) -> str:
     return f"{mark}{format_cost(sum(r.cost_usd or 0.0 for r in known))} in all"
 
 
-def _cost(r: SessionRow) -> str:
-    """The session's cost (``~``: estimated from the tokens), else its tokens."""
-    if r.cost_usd is not None:
-        return ("" if r.cost_source == "recorded" else "~") + format_cost(r.cost_usd)
-    return f"{compact_count(r.tokens_in + r.output_tokens)} tok"
-
-
-COLUMNS: tuple[Column, ...] = (
-    Column("live", "", lambda r, now: "●" if r.is_live(now, LIVE_WINDOW_S) else " ",
-           lambda r: r.mtime, 1),
-    Column("title", "Title", lambda r, now: clip(title_text(r.title), TITLE_WIDTH, one_line=True),
-           lambda r: title_text(r.title).lower(), TITLE_WIDTH),
-    Column("project", "Project", lambda r, now: clip(_short_project(r.project), 28, tail=True),
-           lambda r: r.project.lower(), 28),
-    Column("branch", "Branch", lambda r, now: clip(r.git_branch or "", 16, one_line=True),
-           lambda r: r.git_branch or "", 16),
-    Column("started", "Started", lambda r, now: _when(r.started), lambda r: r.started or "", 16),
-    Column("last", "Last activity", lambda r, now: _when(r.last_activity), activity_order, 16),
-    Column("duration", "Duration", lambda r, now: format_duration(r.duration_s),
-           lambda r: r.duration_s or 0.0, 8),
-    Column("prompts", "Prompts", lambda r, now: str(r.prompts), lambda r: r.prompts, 7),
-    Column("tools", "Tools", lambda r, now: str(r.tool_calls), lambda r: r.tool_calls, 6),
-    Column("cost", "Cost/tokens", lambda r, now: _cost(r),
-           lambda r: (r.cost_usd is not None, r.cost_usd or r.tokens_in + r.output_tokens), 11),
-    Column("model", "Model", lambda r, now: (r.model or "").removeprefix("claude-"),
-           lambda r: r.model or "", 18),
-    Column("size", "Size", lambda r, now: human_bytes(r.bytes), lambda r: r.bytes, 10),
-    Column("agents", "Agents", lambda r, now: str(r.subagents) if r.subagents else "",
-           lambda r: r.subagents, 6),
-)
-_BY_KEY = {c.key: c for c in COLUMNS}
-
-
 def _safe(text: str) -> str:
     """``text`` on one line with control characters shown visibly (``␛``), never
     sent to the terminal (:func:`widgets.safe_text.visible`)."""
@@ -147,6 +100,9 @@ def _safe(text: str) -> str:
 def _safe_parts(parts: list[str | tuple[str, str]]) -> list[str | tuple[str, str]]:
     """Content parts with every string made visible text (newlines kept)."""
     return [(visible(p[0]), p[1]) if isinstance(p, tuple) else visible(p) for p in parts]
+
+
+_PROJECT = COLUMNS.index(BY_KEY["project"])
 
 
 class Cell:
@@ -175,10 +131,6 @@ class Cell:
         if cell_len(text) > room:
             text = set_cell_size(text, room - 1) + "…" if room > 0 else ""
         yield Segment(text)
-
-
-def _short_project(project: str) -> str:
-    return tilde(project, home())
 
 
 _SPREAD = 2
@@ -254,7 +206,7 @@ def hit_content(hit: Hit, width: int = 200) -> Content:
         end = len(text) if end < 0 else end
         parts.append((text[start + 1:end], "bold reverse"))
         text = text[end + 1:]
-    parts.append((f"  [{hit.role}] {_when(hit.timestamp)}", "dim"))
+    parts.append((f"  [{hit.role}] {when(hit.timestamp)}", "dim"))
     return Content.assemble(*_safe_parts(parts))
 
 
@@ -266,7 +218,7 @@ class BrowseScreen(Screen[None]):
     | / | Search: titles and projects at once, full text below |
     | enter | Open the session (or the hit, at its message) |
     | escape | Clear the search |
-    | s / S | Sort by the next column / reverse the order |
+    | s / S | Sort by the next column (a hidden one comes into view) / reverse the order |
     | g | Group by project, or not |
     | p | Show or hide the preview |
     """
@@ -277,7 +229,8 @@ class BrowseScreen(Screen[None]):
         ("Search sessions", "/ — titles and projects at once, full-text hits below",
          "screen.search"),
         ("Clear the search", "escape — show every session again", "screen.clear_search"),
-        ("Sort by the next column", "s — title, project, branch, started, last activity, …",
+        ("Sort by the next column", "s — title, last activity, cost, model, prompts, … (a hidden"
+         " column sorted by comes into view)",
          "screen.sort_next"),
         ("Reverse the sort", "S — the same column, the other way", "screen.sort_reverse"),
         ("Group by project", "g — one heading per project, or one list", "screen.toggle_group"),
@@ -305,6 +258,8 @@ class BrowseScreen(Screen[None]):
         self.rows: list[SessionRow] = []
         self.shown: list[SessionRow] = []
         self.hits: list[Hit] = []
+        self.empty_files = 0
+        """Files of the folder with no rows: not sessions, only counted."""
         self.hits_for = ""
         """The search the hits shown are for."""
         self.sort_key = "last"
@@ -323,6 +278,10 @@ class BrowseScreen(Screen[None]):
         self._cell_cache: dict[str, tuple[SessionRow, bool, list[Any]]] = {}
         self._fill_generation = 0
         self.last_search_s: float | None = None
+        self.fitted = fit(0)
+        """The columns shown (the ones the list's width holds) and the ones hidden."""
+        self._shown_at: list[int] = []
+        """The index in :data:`COLUMNS` of each column shown."""
         self._told: set[str] = set()
         """The errors already told (each is told once)."""
 
@@ -344,9 +303,9 @@ class BrowseScreen(Screen[None]):
 
     def on_mount(self) -> None:
         table = self.query_one("#sessions", DataTable)
-        for column in COLUMNS:
-            table.add_column(column.label, key=column.key, width=column.width)
+        table.fixed_columns = 2  # the live marker and the title stay put when scrolled sideways
         self.rows = self.index.rows()
+        self.empty_files = self.index.empty()
         # the list shown is the index's: bring it up to date once it is on the screen
         # (a refresh thread running beside the first paint would slow it down), and
         # before the rest of a long list fills in (so it is not kept waiting for that)
@@ -379,10 +338,33 @@ class BrowseScreen(Screen[None]):
         if self.is_mounted and self.refreshed:
             self.refresh_index()
 
-    def _where(self, extra: str = "") -> Content:
+    def _where(self, *notes: str) -> Content:
+        """The header: how many sessions, where, ``notes`` (the total cost and
+        the order, or indexing), the columns hidden (as many named as the width
+        holds), the empty files skipped. When even the count of hidden columns
+        does not fit, the last notes give way (the order: its column's header
+        shows it too)."""
         count = len(self.rows) if hasattr(self, "rows") else 0
-        return content(f"{plural(count, 'session')} under "
-                       f"{_short_project(str(self.root))}" + (f" · {extra}" if extra else ""))
+        base = f"{plural(count, 'session')} under {short_project(str(self.root))}"
+        notes = tuple(n for n in notes if n)
+        skipped = f" · {plural(self.empty_files, 'empty file')} skipped" if self.empty_files else ""
+        hidden = self.fitted.hidden if "indexing…" not in notes else ()
+        if not hidden:
+            return content(" · ".join((base, *notes)) + skipped)
+        room = (self.size.width or self.app.size.width) - 2
+        hint = " (widen)" if self.has_class("-no-preview") else " (p: hide the preview)"
+        count = f"{len(hidden)} hidden"
+        named = [", ".join(c.label.lower() for c in hidden[:n]) + (f" +{len(hidden) - n}"
+                                                                  if len(hidden) > n else "")
+                 for n in (3, 2, 1)]
+        choices = [*(f"hidden: {n}{hint}{skipped}" for n in named), f"{count}{hint}{skipped}",
+                   f"{count}{hint}", count]
+        for kept in range(len(notes), -1, -1):
+            head = " · ".join((base, *notes[:kept]))
+            line = next((f"{head} · {c}" for c in choices if len(head) + 3 + len(c) <= room), None)
+            if line is not None:
+                return content(line)
+        return content(f"{base} · {count}")
 
     # --- the index -----------------------------------------------------------------
 
@@ -400,6 +382,7 @@ class BrowseScreen(Screen[None]):
         try:
             report = self.index.refresh(progress)
             rows = self.index.rows()
+            self.empty_files = self.index.empty()
         except IndexClosed:
             return  # the screen went away (the app quit) mid-refresh: nothing to show
         self.app.call_from_thread(self._refreshed, rows, report.read + report.removed,
@@ -447,7 +430,7 @@ class BrowseScreen(Screen[None]):
     def _ordered(self) -> list[SessionRow]:
         rows = narrow(self.rows, self.search_text)
         if not self.search_text.strip():
-            column = _BY_KEY[self.sort_key]
+            column = BY_KEY[self.sort_key]
             rows = sorted(rows, key=column.sort, reverse=self.sort_reverse)
         if self.grouped:
             order: dict[str, int] = {}
@@ -463,16 +446,12 @@ class BrowseScreen(Screen[None]):
         selected = self.selected_row
         now = time.time()
         rows = self._ordered()
+        self._fit_columns(table)
         self.showing_examples = not self.rows and self.refreshed and not self.search_text
-        empty = self.query_one("#empty", Static)
         if self.showing_examples:
             rows = self._example_rows()
-            empty.update(content(f"No sessions under {_short_project(str(self.root))}."
-                                 f"  Examples bundled with cctv, to try it:"))
-            empty.display = True
-        else:
-            empty.display = False
         self.shown = rows
+        self._say_empty()
         self._by_path = {r.path: r for r in rows}
         self._live = {r.path: r.is_live(now, LIVE_WINDOW_S) for r in rows}
         table.clear()
@@ -483,21 +462,78 @@ class BrowseScreen(Screen[None]):
             first = max(first, rows.index(selected) + FILL_FIRST)
         if self._fill(table, entries, first):
             self.call_after_refresh(self._fill_more, table, entries, self._fill_generation)
-        for column in COLUMNS:
+        for column, _ in self.fitted.shown:
             label = column.label
             if column.key == self.sort_key and not self.search_text.strip():
                 label += " ▼" if self.sort_reverse else " ▲"
             table.columns[column.key].label = Text(label)
         table.refresh()
-        total = "" if self.showing_examples else _total(rows)
-        self.query_one("#where", Static).update(
-            self._where(" · ".join(t for t in (total, self._sort_note()) if t)))
+        self.query_one("#where", Static).update(self._where(*self._list_notes()))
         if keep_selection and selected is not None and selected.path in self._by_path:
             table.move_cursor(row=table.get_row_index(selected.path))
         elif rows:
             first = 1 if self.grouped else 0
             table.move_cursor(row=first)
         self._show_preview(self.selected_row)
+
+    def _list_width(self) -> int:
+        """The cells the list has across: its own width once laid out, before
+        that the screen's less the preview's (as the stylesheet sizes it)."""
+        laid_out = self.query_one("#lists").size.width
+        if laid_out:
+            return laid_out
+        width = self.app.size.width
+        if self.has_class("-no-preview"):
+            return width
+        return width - min(max(round(width * PREVIEW_SHARE), PREVIEW_MIN), PREVIEW_MAX)
+
+    def _fitting(self) -> Fitted:
+        return fit(self._list_width(), None if self.search_text.strip() else self.sort_key)
+
+    def _fit_columns(self, table: DataTable) -> None:
+        """Give the table the columns its width holds (the sorted one among them)."""
+        fitted = self._fitting()
+        if fitted == self.fitted and table.columns:
+            return
+        self.fitted = fitted
+        self._shown_at = [COLUMNS.index(c) for c, _ in fitted.shown]
+        table.clear(columns=True)
+        for column, width in fitted.shown:
+            table.add_column(column.label, key=column.key, width=width)
+
+    def _refit(self) -> None:
+        """After a resize (or the preview shown or hidden): the list again if
+        its width holds other columns."""
+        if not self.is_mounted:
+            return
+        if self._fitting() != self.fitted:
+            self._rebuild()
+        elif self.refreshed:
+            self.query_one("#where", Static).update(self._where(*self._list_notes()))
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._refit)
+
+    def _say_empty(self) -> None:
+        """Above the list, what an empty one means: no sessions (the examples
+        below), or a search that no title or project holds (and, once the
+        full-text search answered, no text either). The hits take the room
+        the titles leave."""
+        empty = self.query_one("#empty", Static)
+        query = " ".join(self.search_text.split())
+        lists = self.query_one("#lists")
+        lists.set_class(bool(query) and len(self.shown) <= FEW_TITLES, "-few")
+        lists.set_class(bool(query) and not self.shown, "-no-titles")
+        if self.showing_examples:
+            note = f"No sessions under {short_project(str(self.root))}.  Examples bundled with cctv, to try it:"
+        elif query and not self.shown:
+            searched = self.hits_for == self.search_text
+            note = f"No matches for “{query}”." if searched and not self.hits else \
+                f"No title or project holds “{query}”."
+        else:
+            note = ""
+        empty.update(content(note))
+        empty.display = bool(note)
 
     def _entries(self, rows: list[SessionRow], now: float) -> Iterator[tuple[str, list[Any]]]:
         """The table rows for ``rows``: (key, cells), a group header before each project."""
@@ -506,9 +542,9 @@ class BrowseScreen(Screen[None]):
         for row in rows:
             if self.grouped and row.project != project:
                 project = row.project
-                header = Text(_safe(f"▾ {_short_project(project)} ({counts[project]})"),
+                header = Text(_safe(f"▾ {short_project(project)} ({counts[project]})"),
                               style="bold")
-                yield f"group:{project}", ["", header, *[""] * (len(COLUMNS) - 2)]
+                yield f"group:{project}", ["", header, *[""] * (len(self.fitted.shown) - 2)]
             yield row.path, self._cells_of(row, now)
 
     def _cells_of(self, row: SessionRow, now: float) -> list[Any]:
@@ -516,15 +552,16 @@ class BrowseScreen(Screen[None]):
         live = self._live.get(row.path, False)
         cached = self._cell_cache.get(row.path)
         if cached is not None and cached[0] is row and cached[1] == live:
-            return cached[2]
-        cells = [c.cell(row, now) for c in COLUMNS]
-        if self.showing_examples:
-            cells[0] = "◆"
-            cells[1] = "example: " + cells[1]
-            cells[2] = "(bundled with cctv)"
-        made = [Cell(cell) for cell in cells]
-        self._cell_cache[row.path] = (row, live, made)
-        return made
+            made = cached[2]
+        else:
+            cells = [c.cell(row, now) for c in COLUMNS]
+            if self.showing_examples:
+                cells[0] = "◆"
+                cells[1] = "example: " + cells[1]
+                cells[_PROJECT] = "(bundled with cctv)"
+            made = [Cell(cell) for cell in cells]
+            self._cell_cache[row.path] = (row, live, made)
+        return [made[i] for i in self._shown_at]
 
     @staticmethod
     def _fill(table: DataTable, entries: _Peekable, count: int) -> bool:
@@ -555,10 +592,16 @@ class BrowseScreen(Screen[None]):
 
     def _sort_note(self) -> str:
         if self.search_text.strip():
-            return f"matching {self.search_text!r}"
-        label = _BY_KEY[self.sort_key].label or "live"
-        note = f"sorted by {label.lower()}" + (" (grouped by project)" if self.grouped else "")
+            note = f"matching {self.search_text!r}"
+        else:
+            label = BY_KEY[self.sort_key].label or "live"
+            note = f"sorted by {label.lower()}" + (" (grouped by project)" if self.grouped else "")
         return note
+
+    def _list_notes(self) -> tuple[str, str]:
+        """The header's notes on the list: what its sessions cost together (not
+        the examples'), and its order."""
+        return "" if self.showing_examples else _total(self.shown), self._sort_note()
 
     def _example_rows(self) -> list[SessionRow]:
         from ..index.extract import extract
@@ -592,11 +635,11 @@ class BrowseScreen(Screen[None]):
             text.update("")
             return
         parts: list[str | tuple[str, str]] = [(title_text(row.title), "bold"), "\n"]
-        parts.append((f"{_short_project(row.project)}"
+        parts.append((f"{short_project(row.project)}"
                       + (f"  ⎇ {row.git_branch}" if row.git_branch else ""), "dim"))
         parts.append("\n\n")
         totals = [plural(row.prompts, WORDS["prompts"]), plural(row.tool_calls, WORDS["tool_calls"]),
-                  _cost(row),
+                  cost_cell(row),
                   f"{WORDS['in']} {compact_count(row.tokens_in)}"
                   f" {WORDS['out']} {compact_count(row.output_tokens)}", human_bytes(row.bytes)]
         if row.subagents:
@@ -616,7 +659,7 @@ class BrowseScreen(Screen[None]):
             for task in row.tasks[:12]:
                 parts.append(f"  {STATUSES[task['status']].word:<10} "
                              f"{clip(task['description'], 60, one_line=True)}\n")
-        parts.append((f"\n{_short_project(row.path)}", "dim"))
+        parts.append((f"\n{short_project(row.path)}", "dim"))
         text.update(Content.assemble(*_safe_parts(parts)))
 
     @on(DataTable.RowHighlighted, "#sessions")
@@ -628,7 +671,7 @@ class BrowseScreen(Screen[None]):
         index = event.option_index
         if 0 <= index < len(self.hits):
             hit = self.hits[index]
-            self._show_preview(self._row_for(hit.path))
+            self._show_preview(self._row_for(hit.session_path))
 
     def _row_for(self, path: str) -> SessionRow | None:
         """Any indexed session (shown or narrowed away) by its path."""
@@ -675,13 +718,14 @@ class BrowseScreen(Screen[None]):
     def full_text(self, query: str) -> None:
         started = time.perf_counter()
         try:
-            hits = self.index.search(query)
+            hits = self.index.search(query, HITS_SHOWN)
+            total = self.index.hit_count(query) if len(hits) == HITS_SHOWN else len(hits)
         except IndexClosed:
             return
         self.last_search_s = time.perf_counter() - started
-        self.app.call_from_thread(self._show_hits, hits, query)
+        self.app.call_from_thread(self._show_hits, hits, query, total)
 
-    def _show_hits(self, hits: list[Hit], query: str) -> None:
+    def _show_hits(self, hits: list[Hit], query: str, total: int = 0) -> None:
         self.post_message(DiskNotes())  # damage the search met, rebuilt: said once
         if query != self.search_text:
             return  # typed on since
@@ -691,10 +735,14 @@ class BrowseScreen(Screen[None]):
         options.clear_options()
         if hits:
             options.add_options([Option(hit_content(h)) for h in hits])
-            options.border_title = plural(len(hits), "text match", "text matches")
+            found = plural(total, "text match", "text matches", grouped=True)
+            options.border_title = found if total <= len(hits) else \
+                f"the best {len(hits):,} of {found} (type more words to narrow)"
             options.add_class("-shown")
+            options.highlighted = 0  # the first hit selected: enter opens it
         else:
             options.remove_class("-shown")
+        self._say_empty()
 
     @on(Input.Submitted, "#search")
     def _to_results(self) -> None:
@@ -738,6 +786,7 @@ class BrowseScreen(Screen[None]):
 
     def action_toggle_preview(self) -> None:
         self.toggle_class("-no-preview")
+        self.call_after_refresh(self._refit)
 
     @on(DataTable.HeaderSelected, "#sessions")
     def _header(self, event: DataTable.HeaderSelected) -> None:
@@ -755,9 +804,10 @@ class BrowseScreen(Screen[None]):
     def _open_hit(self, event: OptionList.OptionSelected) -> None:
         if 0 <= event.option_index < len(self.hits):
             hit = self.hits[event.option_index]
-            row = self._row_for(hit.path)
+            row = self._row_for(hit.session_path)
             live = row.is_live(time.time(), LIVE_WINDOW_S) if row else False
-            self.post_message(OpenSession(Path(hit.path), line=hit.line, follow=live))
+            self.post_message(OpenSession(Path(hit.session_path), line=hit.line, follow=live,
+                                          agent=hit.agent))
 
     def open(self, row: SessionRow, line: int | None = None) -> None:
         """Open ``row`` in the viewer (following it when it is live)."""

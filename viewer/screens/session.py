@@ -70,11 +70,12 @@ class SessionScreen(Screen[None]):
     class Dirty(Message):
         """The panels need a redraw (follow state or cursor changed)."""
 
-    def __init__(self, shown: ShownSession, agent_id: str = MAIN) -> None:
+    def __init__(self, shown: ShownSession, agent_id: str = MAIN, *, line: int | None = None) -> None:
         super().__init__()
         self.shown = shown
         """The session drawn (the live one, or a replay at its frame)."""
         self.agent_id = agent_id
+        self._start_line = line
         self._view: TranscriptView | None = None
 
     @property
@@ -97,6 +98,8 @@ class SessionScreen(Screen[None]):
         self._view.time_of = self.shown.item_time
         self._view.focus()
         self.refresh_panels()
+        if self._start_line is not None:
+            self.go_to_line(self._start_line)
         if not pricing.loaded():  # estimates wait for the price table: read behind the screen
             self.run_worker(self._load_prices, thread=True, exit_on_error=False, group="prices")
 
