@@ -1,0 +1,231 @@
+"""What a session needs from you now: its live state, one rule for every surface.
+
+Two steps, so that what needs a clock is kept apart from what the fold knows:
+
+- :func:`live_facts` reads a folded session (and the time of its lines) into
+  :class:`LiveFacts`: what it was doing at the end of what was read, since
+  when, with which call. The index stores them with each session's row.
+- :func:`live_state` adds the clock — ``now`` and when the file last grew —
+  and says :data:`LiveKind`: ``working`` (with what: ``Bash: npm test · 45s``),
+  ``needs_approval``, ``needs_you``, ``rate_limited``, ``compacting`` or
+  ``ended``, with the time it began.
+
+A transcript on disk cannot tell a slow tool from a permission prompt: a call
+with no result, in a file that has not grown for :data:`APPROVAL_AFTER_S`
+(no progress rows either), reads ``needs_approval`` and says so with a
+question mark (``waiting on Bash (approval?)``). The CLI's stdout says it
+exactly (a pending ``can_use_tool`` control request). Pure: no Textual, no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Literal, NamedTuple, assert_never
+
+import msgspec
+
+from .fold import SUBAGENT_TOOLS, Session
+from .format import clip, plural, short_age
+from .queries import canonical_tool
+from .state import ToolCall
+from .tools import tool_summary
+
+__all__ = ["APPROVAL_AFTER_S", "ATTENTION", "HORIZON_S", "LiveFacts", "LiveKind", "LiveState",
+           "NEVER_ASK", "Phase", "WORDS", "live_facts", "live_state"]
+
+LiveKind = Literal["working", "needs_approval", "needs_you", "rate_limited", "compacting", "ended"]
+"""A session's live state (:func:`live_state`)."""
+
+ATTENTION: tuple[LiveKind, ...] = ("needs_approval", "needs_you", "rate_limited", "working",
+                                   "compacting", "ended")
+"""The order live sessions are listed in: the ones that need you first."""
+
+WORDS: dict[LiveKind, str] = {
+    "working": "working", "needs_approval": "needs approval", "needs_you": "needs you",
+    "rate_limited": "rate limited", "compacting": "compacting", "ended": "ended",
+}
+"""Each state as every screen says it."""
+
+Phase = Literal["generating", "thinking", "tool", "approval", "turn_over", "compacting",
+                "rate_limited", "exited"]
+"""What the fold says the session was doing when what was read ends:
+``tool`` a call has no result yet, ``approval`` the CLI asked the host for
+permission (stdout only), ``turn_over`` the model waits for a prompt,
+``exited`` the user typed ``/exit``."""
+
+HORIZON_S = 15 * 60.0
+"""A session whose files have not grown for this long has ended, whatever it
+last said (``cctv sessions --live``'s default ``--within``)."""
+
+APPROVAL_AFTER_S = 5.0
+"""A call with no result in a file quiet this long reads ``needs_approval``."""
+
+NEVER_ASK = SUBAGENT_TOOLS | {"Read", "Glob", "Grep", "LS", "NotebookRead", "TodoWrite",
+                              "BashOutput", "TaskOutput"}
+"""Tools the CLI runs without asking (read-only ones, its own to-do list, a
+sub-agent, whose own calls ask): a quiet one is a slow one."""
+
+_DOING_WIDTH = 48
+"""Characters of a call's summary kept in an activity (``Bash: npm test``)."""
+
+
+class LiveFacts(msgspec.Struct, frozen=True, kw_only=True):
+    """The part of a live state that needs no clock (:func:`live_facts`)."""
+
+    phase: Phase
+    since: float | None = None
+    """When the phase began (epoch seconds), when the input tells."""
+    tool: str | None = None
+    """The call without a result: its tool (the innermost, a sub-agent's own call
+    when one runs)."""
+    doing: str | None = None
+    """That call as one line: ``Bash: npm test``."""
+    call_at: float | None = None
+    """When that call was made."""
+    call_elapsed: float | None = None
+    """How long the CLI said the call had run (heartbeats, progress rows)."""
+    may_ask: bool = False
+    """The call is one the CLI may ask permission for: not a read-only tool
+    (:data:`NEVER_ASK`), not a sub-agent's (whose own file shows its progress)."""
+    background: int = 0
+    """Background tasks still running."""
+    resets_at: float | None = None
+    """When a rate limit that stopped the session lifts."""
+    streamed: bool = False
+    """Read from the CLI's stdout (stream-json): a permission prompt shows as
+    one, so a quiet call is only a slow one."""
+
+
+class LiveState(NamedTuple):
+    """A session's live state at one moment (:func:`live_state`)."""
+
+    kind: LiveKind
+    since: float | None
+    """When it began (epoch seconds; ``None``: unknown)."""
+    activity: str
+    """What it is doing or waiting on: ``Bash: npm test · 45s``, ``waiting on Bash
+    (approval?)``, ``resets 15:00``; ``""`` when there is nothing to add."""
+
+    @property
+    def words(self) -> str:
+        return WORDS[self.kind]
+
+    @property
+    def needs_you(self) -> bool:
+        """Waiting on you: a prompt or a permission."""
+        return self.kind in ("needs_you", "needs_approval")
+
+    def label(self, now: float) -> str:
+        """One line for a row: ``needs you · 2m``, ``working · Bash: npm test · 45s``."""
+        if self.kind == "working" and self.activity:
+            return f"{self.words} · {self.activity}"
+        age = f" · {short_age(now - self.since)}" if self.since is not None else ""
+        more = f" · {self.activity}" if self.activity else ""
+        return f"{self.words}{age}{more}"
+
+
+def live_facts(session: Session, time_of: Callable[[int], float | None]) -> LiveFacts:
+    """What ``session`` was doing when its input ends; ``time_of(line)``: the
+    time (epoch seconds) of a line of its main file, ``None`` when unknown."""
+    streamed = session.format == "stream-json"
+    background = sum(1 for t in session.running_tasks if t.backgrounded)
+    turn = session.current_turn or (session.turns[-1] if session.turns else None)
+    if session.exited:
+        return LiveFacts(phase="exited", since=time_of(turn.line_no) if turn else None,
+                         streamed=streamed)
+    limit = session.rate_limit_state
+    if limit.status == "rejected":
+        return LiveFacts(phase="rate_limited", since=time_of(session.lines),
+                         resets_at=limit.resets_at, streamed=streamed)
+    activity = session.activity
+    match activity.kind:
+        case "compacting":
+            return LiveFacts(phase="compacting", since=time_of(session.lines), streamed=streamed)
+        case "idle" | "background":
+            return LiveFacts(phase="turn_over", since=time_of(_turn_end(session)),
+                             background=background, streamed=streamed)
+        case "requesting" | "thinking":
+            phase: Phase = "thinking" if activity.kind == "thinking" else "generating"
+            return LiveFacts(phase=phase, since=time_of(turn.line_no) if turn else None,
+                             background=background, streamed=streamed)
+        case "running" | "awaiting_permission":
+            call = session.calls[activity.call_id] if activity.call_id else None
+            return _call_facts(session, call, activity.kind == "awaiting_permission",
+                               time_of, background, streamed)
+        case _:
+            assert_never(activity.kind)
+
+
+def _call_facts(session: Session, call: ToolCall | None, asked: bool,
+                time_of: Callable[[int], float | None], background: int,
+                streamed: bool) -> LiveFacts:
+    """The facts of a turn waiting on ``call`` (``asked``: the CLI asked the host)."""
+    if call is None:
+        return LiveFacts(phase="generating", streamed=streamed, background=background)
+    turn = session.current_turn
+    since = time_of(turn.line_no) if turn is not None and not asked else time_of(call.line_no)
+    return LiveFacts(
+        phase="approval" if asked else "tool", since=since, tool=call.name,
+        doing=clip(tool_summary(canonical_tool(call)), _DOING_WIDTH, one_line=True),
+        call_at=call.started_at if call.started_at is not None else time_of(call.line_no),
+        call_elapsed=call.elapsed,
+        may_ask=call.name not in NEVER_ASK and call.subagent is None,
+        background=background, streamed=streamed)
+
+
+def _turn_end(session: Session) -> int:
+    """The line the latest turn ended at: its result or ``turn_duration``, else
+    the last item of the main transcript."""
+    turn = session.turns[-1] if session.turns else None
+    if turn is not None and turn.end_line is not None:
+        return turn.end_line
+    items = session.main.items
+    return items[-1].line_no if items else session.lines
+
+
+def live_state(facts: LiveFacts, now: float, grew_at: float, *, horizon: float = HORIZON_S,
+               closed: bool = False) -> LiveState:
+    """The live state at ``now`` of a session whose files last grew at
+    ``grew_at``; ``closed``: its output has ended (a stream's command exited).
+
+    ``ended`` once the user typed ``/exit``, once a closed stream's turn is
+    over, or past ``horizon`` seconds of quiet."""
+    quiet = now - grew_at
+    since = facts.since if facts.since is not None else grew_at
+    if facts.phase == "exited":
+        return LiveState("ended", since, "/exit")
+    if quiet > horizon:
+        return LiveState("ended", grew_at, f"quiet for {short_age(quiet)}")
+    if closed and facts.phase in ("turn_over", "rate_limited"):
+        return LiveState("ended", grew_at, "output closed")
+    match facts.phase:
+        case "rate_limited":
+            if facts.resets_at is None or now < facts.resets_at:
+                until = f"resets in {short_age(facts.resets_at - now)}" \
+                    if facts.resets_at is not None else ""
+                return LiveState("rate_limited", since, until)
+            return LiveState("needs_you", facts.resets_at, "rate limit lifted")
+        case "turn_over":
+            more = f"{plural(facts.background, 'background task')} running" \
+                if facts.background else ""
+            return LiveState("needs_you", since, more)
+        case "compacting":
+            return LiveState("compacting", since, "")
+        case "generating" | "thinking":
+            return LiveState("working", since, f"{facts.phase} · {short_age(now - since)}")
+        case "approval":
+            return LiveState("needs_approval", since, f"waiting on {facts.tool} (approval)")
+        case "tool":
+            if not facts.streamed and facts.may_ask and quiet > APPROVAL_AFTER_S:
+                return LiveState("needs_approval", grew_at, f"waiting on {facts.tool} (approval?)")
+            return LiveState("working", since, _running(facts, now))
+        case "exited":
+            raise AssertionError("handled above")
+        case _:
+            assert_never(facts.phase)
+
+
+def _running(facts: LiveFacts, now: float) -> str:
+    """``Bash: npm test · 45s``: the call and how long it has run."""
+    ran = now - facts.call_at if facts.call_at is not None else facts.call_elapsed
+    return f"{facts.doing} · {short_age(ran)}" if ran is not None else facts.doing or ""
