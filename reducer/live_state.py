@@ -2,7 +2,7 @@
 
 Two steps, so that what needs a clock is kept apart from what the fold knows:
 
-- :func:`live_facts` reads a folded session (and the time of its lines) into
+- :func:`reducer.live_facts.live_facts` reads a folded session (and the time of its lines) into
   :class:`LiveFacts`: what it was doing at the end of what was read, since
   when, with which call. The index stores them with each session's row.
 - :func:`live_state` adds the clock — ``now`` and when the file last grew —
@@ -14,24 +14,20 @@ A transcript on disk cannot tell a slow tool from a permission prompt: a call
 with no result, in a file that has not grown for :data:`APPROVAL_AFTER_S`
 (no progress rows either), reads ``needs_approval`` and says so with a
 question mark (``waiting on Bash (approval?)``). The CLI's stdout says it
-exactly (a pending ``can_use_tool`` control request). Pure: no Textual, no I/O.
+exactly (a pending ``can_use_tool`` control request). Pure: no Textual, no
+I/O; light (the browser's first screen reads the states without the fold).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Literal, NamedTuple, assert_never
 
 import msgspec
 
-from .fold import SUBAGENT_TOOLS, Session
-from .format import clip, plural, short_age
-from .queries import canonical_tool
-from .state import ToolCall
-from .tools import tool_summary
+from .format import plural, short_age
 
-__all__ = ["APPROVAL_AFTER_S", "ATTENTION", "HORIZON_S", "LiveFacts", "LiveKind", "LiveState",
-           "NEVER_ASK", "Phase", "WORDS", "live_facts", "live_state"]
+__all__ = ["APPROVAL_AFTER_S", "ATTENTION", "GLYPHS", "HORIZON_S", "LiveFacts", "LiveKind", "LiveState",
+           "Phase", "WORDS", "live_state"]
 
 LiveKind = Literal["working", "needs_approval", "needs_you", "rate_limited", "compacting", "ended"]
 """A session's live state (:func:`live_state`)."""
@@ -45,6 +41,12 @@ WORDS: dict[LiveKind, str] = {
     "rate_limited": "rate limited", "compacting": "compacting", "ended": "ended",
 }
 """Each state as every screen says it."""
+
+GLYPHS: dict[LiveKind, str] = {
+    "working": "◐", "needs_approval": "?", "needs_you": "◆", "rate_limited": "⏸",
+    "compacting": "◑", "ended": "■",
+}
+"""Each state's mark, before its words."""
 
 Phase = Literal["generating", "thinking", "tool", "approval", "turn_over", "compacting",
                 "rate_limited", "exited"]
@@ -60,21 +62,17 @@ last said (``cctv sessions --live``'s default ``--within``)."""
 APPROVAL_AFTER_S = 5.0
 """A call with no result in a file quiet this long reads ``needs_approval``."""
 
-NEVER_ASK = SUBAGENT_TOOLS | {"Read", "Glob", "Grep", "LS", "NotebookRead", "TodoWrite",
-                              "BashOutput", "TaskOutput"}
-"""Tools the CLI runs without asking (read-only ones, its own to-do list, a
-sub-agent, whose own calls ask): a quiet one is a slow one."""
-
-_DOING_WIDTH = 48
-"""Characters of a call's summary kept in an activity (``Bash: npm test``)."""
-
-
 class LiveFacts(msgspec.Struct, frozen=True, kw_only=True):
-    """The part of a live state that needs no clock (:func:`live_facts`)."""
+    """The part of a live state that needs no clock (:func:`reducer.live_facts.live_facts`)."""
 
     phase: Phase
     since: float | None = None
-    """When the phase began (epoch seconds), when the input tells."""
+    """When the phase began (epoch seconds, on the file's own clock), when the input tells."""
+    last_at: float | None = None
+    """The time of the last line read, on the same clock: :func:`live_state`
+    measures :attr:`since` and :attr:`call_at` back from when the file last
+    grew by their distance from it (a copied or replayed file keeps its old
+    timestamps; a machine's clock may be off)."""
     tool: str | None = None
     """The call without a result: its tool (the innermost, a sub-agent's own call
     when one runs)."""
@@ -86,7 +84,7 @@ class LiveFacts(msgspec.Struct, frozen=True, kw_only=True):
     """How long the CLI said the call had run (heartbeats, progress rows)."""
     may_ask: bool = False
     """The call is one the CLI may ask permission for: not a read-only tool
-    (:data:`NEVER_ASK`), not a sub-agent's (whose own file shows its progress)."""
+    (:data:`reducer.live_facts.NEVER_ASK`), not a sub-agent's (whose own file shows its progress)."""
     background: int = 0
     """Background tasks still running."""
     resets_at: float | None = None
@@ -111,6 +109,16 @@ class LiveState(NamedTuple):
         return WORDS[self.kind]
 
     @property
+    def glyph(self) -> str:
+        return GLYPHS[self.kind]
+
+    @property
+    def rank(self) -> tuple[int, float]:
+        """The sort key of "the ones that need you first" (:data:`ATTENTION`),
+        the longest waiting first within a state."""
+        return ATTENTION.index(self.kind), self.since if self.since is not None else 0.0
+
+    @property
     def needs_you(self) -> bool:
         """Waiting on you: a prompt or a permission."""
         return self.kind in ("needs_you", "needs_approval")
@@ -124,65 +132,6 @@ class LiveState(NamedTuple):
         return f"{self.words}{age}{more}"
 
 
-def live_facts(session: Session, time_of: Callable[[int], float | None]) -> LiveFacts:
-    """What ``session`` was doing when its input ends; ``time_of(line)``: the
-    time (epoch seconds) of a line of its main file, ``None`` when unknown."""
-    streamed = session.format == "stream-json"
-    background = sum(1 for t in session.running_tasks if t.backgrounded)
-    turn = session.current_turn or (session.turns[-1] if session.turns else None)
-    if session.exited:
-        return LiveFacts(phase="exited", since=time_of(turn.line_no) if turn else None,
-                         streamed=streamed)
-    limit = session.rate_limit_state
-    if limit.status == "rejected":
-        return LiveFacts(phase="rate_limited", since=time_of(session.lines),
-                         resets_at=limit.resets_at, streamed=streamed)
-    activity = session.activity
-    match activity.kind:
-        case "compacting":
-            return LiveFacts(phase="compacting", since=time_of(session.lines), streamed=streamed)
-        case "idle" | "background":
-            return LiveFacts(phase="turn_over", since=time_of(_turn_end(session)),
-                             background=background, streamed=streamed)
-        case "requesting" | "thinking":
-            phase: Phase = "thinking" if activity.kind == "thinking" else "generating"
-            return LiveFacts(phase=phase, since=time_of(turn.line_no) if turn else None,
-                             background=background, streamed=streamed)
-        case "running" | "awaiting_permission":
-            call = session.calls[activity.call_id] if activity.call_id else None
-            return _call_facts(session, call, activity.kind == "awaiting_permission",
-                               time_of, background, streamed)
-        case _:
-            assert_never(activity.kind)
-
-
-def _call_facts(session: Session, call: ToolCall | None, asked: bool,
-                time_of: Callable[[int], float | None], background: int,
-                streamed: bool) -> LiveFacts:
-    """The facts of a turn waiting on ``call`` (``asked``: the CLI asked the host)."""
-    if call is None:
-        return LiveFacts(phase="generating", streamed=streamed, background=background)
-    turn = session.current_turn
-    since = time_of(turn.line_no) if turn is not None and not asked else time_of(call.line_no)
-    return LiveFacts(
-        phase="approval" if asked else "tool", since=since, tool=call.name,
-        doing=clip(tool_summary(canonical_tool(call)), _DOING_WIDTH, one_line=True),
-        call_at=call.started_at if call.started_at is not None else time_of(call.line_no),
-        call_elapsed=call.elapsed,
-        may_ask=call.name not in NEVER_ASK and call.subagent is None,
-        background=background, streamed=streamed)
-
-
-def _turn_end(session: Session) -> int:
-    """The line the latest turn ended at: its result or ``turn_duration``, else
-    the last item of the main transcript."""
-    turn = session.turns[-1] if session.turns else None
-    if turn is not None and turn.end_line is not None:
-        return turn.end_line
-    items = session.main.items
-    return items[-1].line_no if items else session.lines
-
-
 def live_state(facts: LiveFacts, now: float, grew_at: float, *, horizon: float = HORIZON_S,
                closed: bool = False) -> LiveState:
     """The live state at ``now`` of a session whose files last grew at
@@ -191,7 +140,8 @@ def live_state(facts: LiveFacts, now: float, grew_at: float, *, horizon: float =
     ``ended`` once the user typed ``/exit``, once a closed stream's turn is
     over, or past ``horizon`` seconds of quiet."""
     quiet = now - grew_at
-    since = facts.since if facts.since is not None else grew_at
+    shift = grew_at - facts.last_at if facts.last_at is not None else 0.0
+    since = min(facts.since + shift, grew_at) if facts.since is not None else grew_at
     if facts.phase == "exited":
         return LiveState("ended", since, "/exit")
     if quiet > horizon:
@@ -218,7 +168,7 @@ def live_state(facts: LiveFacts, now: float, grew_at: float, *, horizon: float =
         case "tool":
             if not facts.streamed and facts.may_ask and quiet > APPROVAL_AFTER_S:
                 return LiveState("needs_approval", grew_at, f"waiting on {facts.tool} (approval?)")
-            return LiveState("working", since, _running(facts, now))
+            return LiveState("working", since, _running(facts, now - shift))
         case "exited":
             raise AssertionError("handled above")
         case _:
@@ -226,6 +176,7 @@ def live_state(facts: LiveFacts, now: float, grew_at: float, *, horizon: float =
 
 
 def _running(facts: LiveFacts, now: float) -> str:
-    """``Bash: npm test · 45s``: the call and how long it has run."""
+    """``Bash: npm test · 45s``: the call and how long it has run by ``now``
+    (on the file's clock)."""
     ran = now - facts.call_at if facts.call_at is not None else facts.call_elapsed
     return f"{facts.doing} · {short_age(ran)}" if ran is not None else facts.doing or ""

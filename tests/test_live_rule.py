@@ -15,13 +15,13 @@ import pytest
 from cctv.reducer.feed import Feed
 from cctv.reducer.item_time import ItemTimes
 from cctv.reducer.lines import LineSplitter
+from cctv.reducer.live_facts import live_facts
 from cctv.reducer.live_state import (
     APPROVAL_AFTER_S,
     HORIZON_S,
     LiveFacts,
     LiveKind,
     LiveState,
-    live_facts,
     live_state,
 )
 

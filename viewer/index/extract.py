@@ -23,6 +23,8 @@ from cctv.reducer.feed import Feed
 from cctv.reducer.format import clip
 from cctv.reducer.lines import LineSplitter, RawLine
 from cctv.reducer.fold import Session
+from cctv.reducer.item_time import ItemTimes
+from cctv.reducer.live_facts import live_facts
 from cctv.reducer.state import MAIN, Item, PromptItem, TextItem, ToolItem
 from cctv.reducer.summary import prompt_count
 from cctv.reducer.timestamps import parse_timestamp
@@ -292,6 +294,9 @@ class SessionRead:
             tasks=[{"description": t.description or t.task_type or t.task_id, "status": t.status}
                    for t in session.tasks.values()][:50],
             format=session.format,
+            live_facts=live_facts(session, ItemTimes(feed).at_line),
+            context_pct=round(100 * (session.context_tokens or 0) / session.context_window)
+            if session.context_window else None,
         )
         return Extracted(row=row, texts=texts, indexed_bytes=self.end, lines=len(entries),
                          tail=tail_digest(self.marks))

@@ -9,6 +9,8 @@ from typing import Any
 
 import msgspec
 
+from cctv.reducer.live_state import HORIZON_S, LiveFacts, LiveState, live_state
+
 from .scan import open_regular
 
 __all__ = ["Extracted", "HEAD_BYTES", "SessionRow", "TAIL_BYTES", "TextRow", "activity_order",
@@ -63,6 +65,15 @@ class SessionRow(msgspec.Struct, kw_only=True):
     last_reply: str | None = None
     tasks: list[dict[str, str]] = msgspec.field(default_factory=list)
     format: str = "transcript"
+    live_facts: LiveFacts | None = None
+    """What the session was doing when the read stopped (:meth:`state` adds the clock)."""
+    context_pct: int | None = None
+    """The main loop's context as a share of the model's window, when the window is known."""
+
+    def state(self, now: float, horizon: float = HORIZON_S) -> LiveState | None:
+        """Its live state at ``now`` (``None``: read before live states were kept)."""
+        return live_state(self.live_facts, now, self.mtime, horizon=horizon) \
+            if self.live_facts else None
 
     def is_live(self, now: float, window_s: float) -> bool:
         """Written to within the last ``window_s`` seconds."""
