@@ -37,9 +37,10 @@ def live_facts(session: Session, time_of: Callable[[int], float | None]) -> Live
                      background=sum(1 for t in session.running_tasks if t.backgrounded))
     if session.exited:
         return replace(base, phase="exited", since=started)
-    limit = session.rate_limit_state
-    if limit.status == "rejected":
-        return replace(base, phase="rate_limited", since=last_at, resets_at=limit.resets_at)
+    limited = session.limited_line
+    if limited is not None and (turn is None or limited >= turn.line_no):
+        return replace(base, phase="rate_limited", since=time_of(limited),
+                       resets_at=session.rate_limit_state.resets_at)
     activity = session.activity
     match activity.kind:
         case "compacting":

@@ -170,3 +170,25 @@ def test_facts_survive_the_index() -> None:
     facts = [f for _, f, _ in steps(TOOLS)]
     for f in facts:
         assert msgspec.msgpack.decode(msgspec.msgpack.encode(f), type=LiveFacts) == f
+
+
+def test_a_rate_limit_on_disk_holds_until_its_reset_or_the_next_prompt() -> None:
+    """On disk the CLI writes a rate-limit error as an assistant row of its own
+    (``error: rate_limit``, ``isApiErrorMessage``, model ``<synthetic>``); no
+    vendored transcript has one, so the first reply of a real one is made into it."""
+    lines = TOOLS.read_bytes().splitlines(True)
+    at = next(i for i, line in enumerate(lines) if b'"type":"assistant"' in line)
+    row = msgspec.json.decode(lines[at])
+    resets = 1_900_000_000
+    row.update(error="rate_limit", isApiErrorMessage=True)
+    row["message"].update(model="<synthetic>", content=[
+        {"type": "text", "text": f"Claude AI usage limit reached|{resets}"}])
+    limited = [*lines[:at], msgspec.json.encode(row) + b"\n"]
+    n, facts, when = list(steps(TOOLS, limited))[-1]
+    assert facts.phase == "rate_limited" and facts.resets_at == resets
+    assert live_state(facts, when + 60, when) == LiveState("rate_limited", when,
+                                                           f"resets in {(resets - when - 60) // 86400:.0f}d")
+    # the next prompt: the model is asked again
+    prompt = next(line for line in lines if b'"type":"user"' in line)
+    again = list(steps(TOOLS, [*limited, prompt]))[-1][1]
+    assert again.phase == "generating"
