@@ -27,7 +27,7 @@ import msgspec
 from .format import plural, short_age
 
 __all__ = ["APPROVAL_AFTER_S", "ATTENTION", "GLYPHS", "HORIZON_S", "LiveFacts", "LiveKind", "LiveState",
-           "Phase", "WORDS", "live_state"]
+           "Phase", "WORDS", "changes_at", "live_state"]
 
 LiveKind = Literal["working", "needs_approval", "needs_you", "rate_limited", "compacting", "ended"]
 """A session's live state (:func:`live_state`)."""
@@ -180,3 +180,17 @@ def _running(facts: LiveFacts, now: float) -> str:
     (on the file's clock)."""
     ran = now - facts.call_at if facts.call_at is not None else facts.call_elapsed
     return f"{facts.doing} · {short_age(ran)}" if ran is not None else facts.doing or ""
+
+
+def changes_at(facts: LiveFacts, grew_at: float, now: float, *,
+               horizon: float = HORIZON_S) -> float | None:
+    """When the state :func:`live_state` gives will change with nothing more
+    written (a quiet call turns into a possible prompt, a rate limit lifts, the
+    horizon passes), if after ``now``: the one time a watcher must look again."""
+    times = [grew_at + horizon]
+    if facts.phase == "tool" and facts.may_ask and not facts.streamed:
+        times.append(grew_at + APPROVAL_AFTER_S)
+    if facts.phase == "rate_limited" and facts.resets_at is not None:
+        times.append(facts.resets_at)
+    later = [t for t in times if t > now]
+    return min(later) if later else None

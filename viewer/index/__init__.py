@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TypeVar
 
@@ -59,11 +59,14 @@ class SessionIndex:
         """Every indexed session, newest activity first."""
         return self._surviving(self.store.rows, refill=True)
 
-    def refresh(self, progress: Progress | None = None) -> RefreshReport:
-        """Read what changed in the projects folder. An index file that fails
-        (damaged, full, read-only, locked past the busy timeout) is rebuilt or
-        replaced by one in memory, and the refresh starts again: never an error."""
-        return self._surviving(lambda: refresh(self.store, self.root, progress, self.workers))
+    def refresh(self, progress: Progress | None = None,
+                only: Iterable[Path] | None = None) -> RefreshReport:
+        """Read what changed in the projects folder (``only``: in these session
+        files). An index file that fails (damaged, full, read-only, locked past
+        the busy timeout) is rebuilt or replaced by one in memory, and the
+        refresh starts again: never an error."""
+        return self._surviving(lambda: refresh(self.store, self.root, progress, self.workers,
+                                               only))
 
     def search(self, text: str, limit: int = 200) -> list[Hit]:
         """Full-text hits across every session's prompts, replies and tool inputs."""

@@ -19,12 +19,12 @@ import contextlib
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .rows import Extracted, read_marks, tail_digest
-from .scan import SessionFile, scan
+from .scan import SessionFile, scan, session_file
 from .store import IndexStore, StoredState
 
 __all__ = ["Progress", "RefreshReport", "refresh", "POOL_MIN_FILES", "POOL_MIN_BYTES"]
@@ -107,13 +107,20 @@ def _run(job: _Job, keep: bool = False) -> Extracted:
 
 
 def refresh(store: IndexStore, root: Path, progress: Progress | None = None,
-            workers: int | None = None) -> RefreshReport:
-    """Update ``store`` from the files under ``root``; never raises over a file's content."""
+            workers: int | None = None, only: Iterable[Path] | None = None) -> RefreshReport:
+    """Update ``store`` from the files under ``root`` (``only``: from these
+    session files alone, which file events named); never raises over a file's content."""
     started = time.perf_counter()
     report = RefreshReport()
-    files = scan(root, report.skipped)
+    states = store.states()
+    if only is None:
+        files = scan(root, report.skipped)
+    else:
+        named = {str(p) for p in only}
+        files = [f for p in only if (f := session_file(p)) is not None]
+        states = {p: s for p, s in states.items() if p in named}
     report.files = len(files)
-    jobs, gone = plan(files, store.states())
+    jobs, gone = plan(files, states)
     if gone:
         store.forget(gone)
         report.removed = len(gone)
