@@ -21,8 +21,9 @@ from watchfiles import Change, awatch
 from cctv.reducer.live_state import HORIZON_S, LiveState, changes_at
 
 from .index.rows import SessionRow
+from .index.scan import SessionFile, scan, session_file
 
-__all__ = ["DEBOUNCE_MS", "LiveBoard", "Transition", "session_of", "watch_sessions"]
+__all__ = ["DEBOUNCE_MS", "LiveBoard", "RowReader", "Transition", "session_of", "watch_sessions"]
 
 DEBOUNCE_MS = 200
 """How long file events are gathered before a batch is reported."""
@@ -110,6 +111,42 @@ class LiveBoard:
                 return row, state
         return None
 
+
+
+class RowReader:
+    """Rows of session files read without an index (``cctv tail``): each file
+    read on from where its last read stopped while it stays live."""
+
+    def __init__(self) -> None:
+        self._lines: dict[str, int] = {}
+        """Path → lines of it read so far (their texts are not wanted again)."""
+
+    def recent(self, root: Path, now: float, horizon: float) -> list[SessionRow]:
+        """The rows of the sessions under ``root`` written to within ``horizon`` seconds."""
+        return self._read([f for f in scan(root) if now - _grew_at(f) < horizon])
+
+    def read(self, paths: Iterable[Path]) -> list[SessionRow]:
+        """The rows of these session files as they are now (a gone one has none)."""
+        return self._read([f for p in paths if (f := session_file(p)) is not None])
+
+    def _read(self, files: list[SessionFile]) -> list[SessionRow]:
+        from .index.extract import extract  # the decoder and the fold: only once a file is read
+
+        rows = []
+        for f in files:
+            try:
+                got = extract(f.path, f.project_dir, f.size, _grew_at(f),
+                              self._lines.get(f.path, 0), keep=True)
+            except Exception:  # noqa: BLE001 - a file that cannot be read has no state
+                continue
+            self._lines[f.path] = got.lines
+            rows.append(got.row)
+        return rows
+
+
+def _grew_at(f: SessionFile) -> float:
+    """When the session or one of its sub-agents' files last changed."""
+    return max(f.mtime_ns, f.sub_mtime_ns) / 1e9
 
 
 def session_of(path: Path, root: Path) -> Path | None:

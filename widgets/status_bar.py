@@ -104,7 +104,7 @@ def status_parts(session: Session, *, source: str, following: bool, ended: str |
                  now: float | None = None,
                  loading: tuple[int, int] | None = None, filtered: str = "",
                  source_state: tuple[str, str] | None = None,
-                 settled: bool = False) -> list[_Part]:
+                 settled: bool = False, elsewhere: str | None = None) -> list[_Part]:
     """The fields of the bar, in display order, each with its priority;
     ``filtered`` says what the view hides (``"only errors"``), ``""`` for nothing;
     ``source_state`` is what the source says now (text, level); ``settled``: the
@@ -163,6 +163,9 @@ def status_parts(session: Session, *, source: str, following: bool, ended: str |
         short = text.split(" · ")[0].split(" (")[0]
         parts.append(_Part(85, 88, Content.styled(text, style),
                            short=Content.styled(short, style) if short != text else None))
+    if elsewhere:
+        parts.append(_Part(3, 92, Content.styled(visible(elsewhere, oneline=True),
+                                                 "bold $text-warning")))
     if source:
         source = visible(source, oneline=True)
         parts.append(_Part(90, 30, Content.styled(source, "$text-muted"), source=source))
@@ -232,7 +235,7 @@ class StatusBar(Static):
                      ended: str | None = None, now: float | None = None,
                      loading: tuple[int, int] | None = None, filtered: str = "",
                      source_state: tuple[str, str] | None = None,
-                     settled: bool = False) -> None:
+                     settled: bool = False, elsewhere: str | None = None) -> None:
         """Re-draw from ``session``.
 
         ``source`` labels the input (a path, ``"stdin"``, ``"cmd: …"``);
@@ -243,10 +246,12 @@ class StatusBar(Static):
         ``filtered`` says what the transcript's filter hides; ``source_state`` is
         what the source says now (text, level: information, warning or error),
         e.g. ``("deleted · waiting for it to come back", "warning")``;
-        ``settled``: the input has not grown for long (see :func:`status_parts`)."""
+        ``settled``: the input has not grown for long (see :func:`status_parts`);
+        ``elsewhere``: what another live session asks of you."""
         self._parts = status_parts(session, source=source, following=following, ended=ended,
                                    now=now, loading=loading, filtered=filtered,
-                                   source_state=source_state, settled=settled)
+                                   source_state=source_state, settled=settled,
+                                   elsewhere=elsewhere)
         self._draw()
 
     @property

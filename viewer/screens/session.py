@@ -73,6 +73,9 @@ class SessionScreen(Screen[None]):
         self.shown = shown
         """The session drawn (the live one, or a replay at its frame)."""
         self.agent_id = agent_id
+        self.elsewhere: str | None = None
+        """What another live session asks of you, set by the app (``cctv tail``:
+        "◆ Fix the tests: needs you · J to switch")."""
         self._view: TranscriptView | None = None
 
     @property
@@ -144,6 +147,7 @@ class SessionScreen(Screen[None]):
             filtered=self._view.filter.describe(),
             source_state=self._verdict() or shown.source_state.status(ticks),
             settled=shown.source_state.settled(ticks),
+            elsewhere=self.elsewhere,
         )
         if self.show_tasks:
             tasks.update_state(self.session, now=now)
