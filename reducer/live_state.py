@@ -102,7 +102,13 @@ class LiveState(NamedTuple):
     """When it began (epoch seconds; ``None``: unknown)."""
     activity: str
     """What it is doing or waiting on: ``Bash: npm test · 45s``, ``waiting on Bash
-    (approval?)``, ``resets 15:00``; ``""`` when there is nothing to add."""
+    (approval?)``, ``resets in 2h``; ``""`` when there is nothing to add."""
+    tool: str | None = None
+    """The tool it runs or waits on."""
+    tool_since: float | None = None
+    """When that call was made (on the clock of :attr:`since`)."""
+    guessed: bool = False
+    """A transcript on disk: the prompt is a guess (a quiet call)."""
 
     @property
     def words(self) -> str:
@@ -124,7 +130,19 @@ class LiveState(NamedTuple):
         return self.kind in ("needs_you", "needs_approval")
 
     def label(self, now: float) -> str:
-        """One line for a row: ``needs you · 2m``, ``working · Bash: npm test · 45s``."""
+        """A row's few words: ``needs you · 2m``, ``working · Bash 45s``,
+        ``needs approval · Bash? 10s`` (``?``: a guess, see :attr:`guessed`)."""
+        if self.tool is not None:
+            start = self.tool_since if self.tool_since is not None else self.since
+            age = f" {short_age(now - start)}" if start is not None else ""
+            return f"{self.words} · {self.tool}{'?' if self.guessed else ''}{age}"
+        return f"{self.words} · {short_age(now - self.since)}" if self.since is not None \
+            else self.words
+
+    def describe(self, now: float) -> str:
+        """One full line: ``needs you · 2m · 1 background task running``,
+        ``working · Bash: npm test · 45s``, ``needs approval · 10s · waiting on
+        Bash (approval?)``."""
         if self.kind == "working" and self.activity:
             return f"{self.words} · {self.activity}"
         age = f" · {short_age(now - self.since)}" if self.since is not None else ""
@@ -164,11 +182,14 @@ def live_state(facts: LiveFacts, now: float, grew_at: float, *, horizon: float =
         case "generating" | "thinking":
             return LiveState("working", since, f"{facts.phase} · {short_age(now - since)}")
         case "approval":
-            return LiveState("needs_approval", since, f"waiting on {facts.tool} (approval)")
+            return LiveState("needs_approval", since, f"waiting on {facts.tool} (approval)",
+                             facts.tool, since)
         case "tool":
             if not facts.streamed and facts.may_ask and quiet > APPROVAL_AFTER_S:
-                return LiveState("needs_approval", grew_at, f"waiting on {facts.tool} (approval?)")
-            return LiveState("working", since, _running(facts, now - shift))
+                return LiveState("needs_approval", grew_at, f"waiting on {facts.tool} (approval?)",
+                                 facts.tool, grew_at, guessed=True)
+            call_at = facts.call_at + shift if facts.call_at is not None else None
+            return LiveState("working", since, _running(facts, now - shift), facts.tool, call_at)
         case "exited":
             raise AssertionError("handled above")
         case _:

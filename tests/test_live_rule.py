@@ -20,7 +20,6 @@ from cctv.reducer.live_state import (
     APPROVAL_AFTER_S,
     HORIZON_S,
     LiveFacts,
-    LiveKind,
     LiveState,
     live_state,
 )
@@ -57,7 +56,7 @@ def labels(path: Path, quiet: float, lines: list[bytes] | None = None) -> dict[i
     """The row's words after each line whose words changed."""
     out, previous = {}, None
     for n, state in states(path, quiet, lines).items():
-        label = state.label(state.since + quiet if state.since is not None else 0)
+        label = state.describe(state.since + quiet if state.since is not None else 0)
         if label != previous:
             out[n] = label
             previous = label
@@ -157,12 +156,16 @@ def test_a_closed_stream_whose_turn_is_over_has_ended() -> None:
     assert live_state(facts, facts.since + 1, facts.since, closed=True).kind == "ended"
 
 
-@pytest.mark.parametrize("kind, words", [
-    ("needs_you", "needs you · 2m"), ("needs_approval", "needs approval · 2m · waiting on Bash"),
-])
-def test_labels(kind: LiveKind, words: str) -> None:
-    activity = "waiting on Bash" if kind == "needs_approval" else ""
-    assert LiveState(kind, 1000.0, activity).label(1125.0) == words
+def test_labels_short_for_a_row_and_full_for_a_line() -> None:
+    waiting = LiveState("needs_you", 1000.0, "")
+    assert waiting.label(1125.0) == waiting.describe(1125.0) == "needs you · 2m"
+    asked = LiveState("needs_approval", 1000.0, "waiting on Bash (approval?)", "Bash", 1000.0,
+                      guessed=True)
+    assert asked.label(1010.0) == "needs approval · Bash? 10s"
+    assert asked.describe(1010.0) == "needs approval · 10s · waiting on Bash (approval?)"
+    working = LiveState("working", 900.0, "Bash: npm test · 45s", "Bash", 955.0)
+    assert working.label(1000.0) == "working · Bash 45s"
+    assert working.describe(1000.0) == "working · Bash: npm test · 45s"
 
 
 def test_facts_survive_the_index() -> None:

@@ -16,8 +16,6 @@ from collections.abc import AsyncIterator, Iterable
 from pathlib import Path
 from typing import NamedTuple
 
-from watchfiles import Change, awatch
-
 from cctv.reducer.live_state import HORIZON_S, LiveState, changes_at
 
 from .index.rows import SessionRow
@@ -52,13 +50,20 @@ class LiveBoard:
         self.states: dict[str, LiveState] = {}
         """Path → its state as last said (live sessions only)."""
 
-    def update(self, rows: Iterable[SessionRow], now: float) -> list[Transition]:
-        """Take ``rows`` (read again, or new); the sessions whose state changed."""
+    def update(self, rows: Iterable[SessionRow], now: float, *,
+               complete: bool = False) -> list[Transition]:
+        """Take ``rows`` (read again, or new; ``complete``: every session there
+        is, the others are gone); the sessions whose state changed."""
+        given = set()
         for row in rows:
+            given.add(row.path)
             if now - row.mtime < self.horizon and row.live_facts is not None:
                 self.rows[row.path] = row
             else:
                 self.rows.pop(row.path, None)
+        if complete:
+            for path in [p for p in self.rows if p not in given]:
+                self.forget(path)
         return self.retime(now)
 
     def forget(self, path: str) -> None:
@@ -170,6 +175,7 @@ def session_of(path: Path, root: Path) -> Path | None:
 async def watch_sessions(root: Path, *, debounce_ms: int = DEBOUNCE_MS) -> AsyncIterator[set[Path]]:
     """The session files under ``root`` that changed, a batch per burst of
     file events (``watchfiles``; idle between them)."""
+    from watchfiles import Change, awatch  # after the browser's first screen
 
     def wanted(_change: Change, path: str) -> bool:
         return path.endswith(".jsonl")

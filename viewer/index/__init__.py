@@ -15,6 +15,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TypeVar
 
+from cctv.reducer.live_state import HORIZON_S
+
 from .rows import SessionRow, activity_order
 from .refresh import Progress, RefreshReport, refresh
 from .scan import resolve_root
@@ -26,8 +28,8 @@ __all__ = ["Hit", "IndexClosed", "LIVE_WINDOW_S", "MARKS", "SessionIndex", "Sess
 
 T = TypeVar("T")
 
-LIVE_WINDOW_S = 300.0
-"""A session written to within this many seconds is marked live."""
+LIVE_WINDOW_S = HORIZON_S
+"""A session written to within this many seconds is live (the live states' horizon)."""
 
 
 class SessionIndex:

@@ -74,7 +74,7 @@ def _live_json(row: SessionRow, state: LiveState, now: float) -> dict[str, Any]:
 def _print_live(rows: list[tuple[SessionRow, LiveState]], now: float, out: TextIO) -> None:
     for row, state in rows:
         title = " ".join(row.title.split())
-        print(visible(f"{state.glyph} {state.label(now):40}  {row.project}  {title}"
+        print(visible(f"{state.glyph} {state.describe(now):40}  {row.project}  {title}"
                       f"  [{row.session_id}]", oneline=True), file=out)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import os
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -30,16 +31,19 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Input, OptionList, ProgressBar, Static
+from textual.widgets.data_table import ColumnKey
 from textual.widgets.option_list import Option
 from textual.worker import Worker, WorkerState
 
 from cctv.reducer.format import clip, compact_count, format_cost, format_duration, human_bytes, plural, tilde
+from cctv.reducer.live_state import HORIZON_S, LiveState
 from cctv.widgets.home import home
 from cctv.widgets.safe_text import content, visible
 from cctv.widgets.status_glyphs import STATUSES
 
 from ..index import (LIVE_WINDOW_S, MARKS, Hit, IndexClosed, SessionIndex, SessionRow,
                      activity_order)
+from ..live_board import LiveBoard, Transition, watch_sessions
 from ..messages import DiskNotes, OpenSession
 
 if TYPE_CHECKING:
@@ -56,7 +60,12 @@ FILL_CHUNK = 2000
 its screen anew (its drawing caches last until the next change), which costs
 as much as adding a few thousand rows: few big chunks, not many small ones."""
 REFRESH_EVERY_S = 5.0
+"""How often the folder is scanned when its file events cannot be watched."""
 TITLE_WIDTH = 48
+STATE_WIDTH = 30
+"""The widest the state column grows (it is one cell wide while no row is live)."""
+AGES_EVERY_S = 15.0
+"""How often the ages of live rows (``needs you · 2m``) are redrawn while some are live."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +84,26 @@ def _when(stamp: str | None) -> str:
     return stamp.replace("T", " ")[:16] if stamp else ""
 
 
+def _state(r: SessionRow, now: float) -> LiveState | None:
+    """A row's live state, when it is live (written within the horizon and not ended)."""
+    if now - r.mtime >= HORIZON_S:
+        return None
+    state = r.state(now)
+    return state if state is not None and state.kind != "ended" else None
+
+
+def _state_cell(r: SessionRow, now: float) -> str:
+    """``◆ needs you · 2m``, ``◐ working · Bash: npm test · 45s``; ``" "`` when not live."""
+    state = _state(r, now)
+    return clip(f"{state.glyph} {state.label(now)}", STATE_WIDTH, one_line=True) if state else " "
+
+
+def _state_order(r: SessionRow) -> tuple[int, float]:
+    """Sorted by state: the live ones, attention first (a reversed sort), then the rest by time."""
+    state = _state(r, time.time())
+    return (-state.rank[0], -state.rank[1]) if state is not None else (-99, r.mtime)
+
+
 def _cost(r: SessionRow) -> str:
     if r.cost_usd is not None:
         return format_cost(r.cost_usd)
@@ -82,8 +111,7 @@ def _cost(r: SessionRow) -> str:
 
 
 COLUMNS: tuple[Column, ...] = (
-    Column("live", "", lambda r, now: "●" if r.is_live(now, LIVE_WINDOW_S) else " ",
-           lambda r: r.mtime, 1),
+    Column("live", "", lambda r, now: _state_cell(r, now), _state_order, 1),
     Column("title", "Title", lambda r, now: clip(r.title, TITLE_WIDTH, one_line=True),
            lambda r: r.title.lower(), TITLE_WIDTH),
     Column("project", "Project", lambda r, now: clip(_short_project(r.project), 28, tail=True),
@@ -238,6 +266,7 @@ class BrowseScreen(Screen[None]):
     | s / S | Sort by the next column / reverse the order |
     | g | Group by project, or not |
     | p | Show or hide the preview |
+    | l | Only the live sessions, the ones that need you first, or every session |
     """
 
     CSS_PATH = "browse.tcss"
@@ -252,6 +281,10 @@ class BrowseScreen(Screen[None]):
         ("Group by project", "g — one heading per project, or one list", "screen.toggle_group"),
         ("Toggle the preview", "p — show or hide the selected session's preview",
          "screen.toggle_preview"),
+        ("Only live sessions", "l — the sessions written to lately, the ones that need you first",
+         "screen.toggle_live"),
+        ("Bell when a session needs you: on or off", "the terminal bell beside the notification "
+         "(CCTV_NO_BELL=1 turns it off from the start)", "screen.toggle_bell"),
     )
     """The command palette's commands on this screen (instead of a session's)."""
 
@@ -262,6 +295,7 @@ class BrowseScreen(Screen[None]):
         Binding("S", "sort_reverse", "Reverse", id="browse.reverse", show=False),
         Binding("g", "toggle_group", "Group", id="browse.group"),
         Binding("p", "toggle_preview", "Preview", id="browse.preview"),
+        Binding("l", "toggle_live", "Live", id="browse.live", show=False),
         Binding("tab", "focus_next_list", "Hits", show=False, priority=False),
     ]
 
@@ -286,10 +320,20 @@ class BrowseScreen(Screen[None]):
         self._search_timer: Timer | None = None
         self._by_path: dict[str, SessionRow] = {}
         """The rows shown, by path."""
-        self._live: dict[str, bool] = {}
-        """Whether each shown row's marker says live."""
+        self._live: dict[str, str] = {}
+        """What each shown row's state cell says (``" "``: not live)."""
+        self.board = LiveBoard()
+        """The live sessions and their states, kept from file events."""
+        self.live_only = False
+        """Only the live sessions are listed (``l``), the ones that need you first."""
+        self.bell = not os.environ.get("CCTV_NO_BELL")
+        """Ring the terminal bell when a session starts needing you."""
+        self._pending: set[Path] = set()
+        """Session files named by file events, to read at the next refresh."""
+        self._refreshing = False
+        self._live_timer: Timer | None = None
         self._all_by_path: dict[str, SessionRow] = {}
-        self._cell_cache: dict[str, tuple[SessionRow, bool, list[Any]]] = {}
+        self._cell_cache: dict[str, tuple[SessionRow, str, list[Any]]] = {}
         self._fill_generation = 0
         self.last_search_s: float | None = None
         self._told: set[str] = set()
@@ -329,7 +373,6 @@ class BrowseScreen(Screen[None]):
         if self.app.return_code is not None:
             return  # quitting already: a refresh thread would hold the exit up
         self.refresh_index()
-        self.set_interval(REFRESH_EVERY_S, self.refresh_index)
 
     def on_unmount(self) -> None:
         self.index.close()
@@ -350,13 +393,39 @@ class BrowseScreen(Screen[None]):
 
     def _where(self, extra: str = "") -> Content:
         count = len(self.rows) if hasattr(self, "rows") else 0
+        live = self.board.counts() if hasattr(self, "board") else ""
         return content(f"{plural(count, 'session')} under "
-                       f"{_short_project(str(self.root))}" + (f" · {extra}" if extra else ""))
+                       f"{_short_project(str(self.root))}" + (f" · {live}" if live else "")
+                       + (f" · {extra}" if extra else ""))
 
     # --- the index -----------------------------------------------------------------
 
+    @work(exclusive=True, group="watch", exit_on_error=False)
+    async def watch_folder(self) -> None:
+        """Read the session files that file events name, as they are written;
+        nothing runs between events. Where events cannot be watched, the
+        folder is scanned every few seconds instead."""
+        try:
+            async for paths in watch_sessions(self.root):
+                self._pending |= paths
+                if not self._refreshing:
+                    self.refresh_index(self._take_pending())
+        except Exception as exc:  # noqa: BLE001 - no inotify, too many watches, …
+            self.notify(f"cannot watch {self.root} ({type(exc).__name__}: {exc}): "
+                        f"looking every {REFRESH_EVERY_S:.0f} s", severity="warning", timeout=10)
+            self.set_interval(REFRESH_EVERY_S, self.refresh_index)
+
+    def _take_pending(self) -> set[Path]:
+        paths, self._pending = self._pending, set()
+        return paths
+
+    def refresh_index(self, only: set[Path] | None = None) -> None:
+        """Bring the index up to date (``only``: these session files) in a thread."""
+        self._refreshing = True
+        self._refresh_in_thread(only)
+
     @work(thread=True, exclusive=True, group="index", exit_on_error=False)
-    def refresh_index(self) -> None:
+    def _refresh_in_thread(self, only: set[Path] | None) -> None:
         """Bring the index up to date in a thread; the list follows when it is."""
         last = [0.0]
 
@@ -367,7 +436,7 @@ class BrowseScreen(Screen[None]):
                 self.app.call_from_thread(self._progress, done, total)
 
         try:
-            report = self.index.refresh(progress)
+            report = self.index.refresh(progress, only)
             rows = self.index.rows()
         except IndexClosed:
             return  # the screen went away (the app quit) mid-refresh: nothing to show
@@ -384,11 +453,17 @@ class BrowseScreen(Screen[None]):
             bar.display = False
 
     def _refreshed(self, rows: list[SessionRow], changed: int, passed: list[str]) -> None:
+        self._refreshing = False
+        if self._pending:  # written to while this refresh ran
+            self.refresh_index(self._take_pending())
         self.post_message(DiskNotes())
         self._tell_passed(passed)
         self.query_one("#progress").display = False
         first = not self.refreshed
         self.refreshed = True
+        if first:  # from here on, what is written is read as it is written
+            self.watch_folder()
+        moves = self.board.update(rows, time.time(), complete=True)
         # the first refresh of an empty folder brings the examples
         if changed or (first and not rows) or rows != self.rows:
             self.rows = rows
@@ -396,8 +471,49 @@ class BrowseScreen(Screen[None]):
             self._rebuild()
         elif rows:
             self._relabel_live()
+        self._live_moved([] if first else moves)
         if self.search_text:
             self._schedule_search()
+
+    # --- live sessions ---------------------------------------------------------------
+
+    def _live_moved(self, moves: list[Transition]) -> None:
+        """Sessions changed state: a notification (and the bell) for each that
+        started needing you; the counts; the next time to look again."""
+        for move in moves:
+            row = self.board.rows.get(move.path)
+            if move.calls_you and row is not None:
+                self.notify(f"{clip(row.title, 60, one_line=True)}: {move.after.describe(time.time())}",
+                            title=move.after.words, severity="warning", timeout=10)
+                if self.bell:
+                    self.app.bell()
+        if self.live_only and moves:
+            self._rebuild()
+        self.query_one("#where", Static).update(self._where(self._sort_note()))
+        if self._live_timer is not None:
+            self._live_timer.stop()
+        now = time.time()
+        due = self.board.due(now)
+        if self.board.states:  # their ages move on
+            due = min(due or now + AGES_EVERY_S, now + AGES_EVERY_S)
+        self._live_timer = None if due is None else \
+            self.set_timer(max(due - now, 0.05), self._live_tick)
+
+    def _live_tick(self) -> None:
+        """Time passed with nothing written: states that change by themselves, and ages."""
+        moves = self.board.retime(time.time())
+        self._relabel_live()
+        self._live_moved(moves)
+
+    def action_toggle_live(self) -> None:
+        """``l``: only the live sessions, the one that waited on you longest
+        selected; or every session again."""
+        self.live_only = not self.live_only
+        self._rebuild(keep_selection=not self.live_only)
+
+    def action_toggle_bell(self) -> None:
+        self.bell = not self.bell
+        self.notify(f"bell when a session needs you: {'on' if self.bell else 'off'}", timeout=4)
 
     def _tell_passed(self, passed: list[str]) -> None:
         """Say once what the index passed over (a folder it cannot read, a FIFO
@@ -415,6 +531,9 @@ class BrowseScreen(Screen[None]):
 
     def _ordered(self) -> list[SessionRow]:
         rows = narrow(self.rows, self.search_text)
+        if self.live_only:
+            states = self.board.states
+            return sorted((r for r in rows if r.path in states), key=lambda r: states[r.path].rank)
         if not self.search_text.strip():
             column = _BY_KEY[self.sort_key]
             rows = sorted(rows, key=column.sort, reverse=self.sort_reverse)
@@ -443,7 +562,8 @@ class BrowseScreen(Screen[None]):
             empty.display = False
         self.shown = rows
         self._by_path = {r.path: r for r in rows}
-        self._live = {r.path: r.is_live(now, LIVE_WINDOW_S) for r in rows}
+        self._live = {r.path: _state_cell(r, now) for r in rows}
+        self._fit_state_column(table)
         table.clear()
         self._fill_generation += 1
         entries = _Peekable(self._entries(rows, now))
@@ -480,7 +600,7 @@ class BrowseScreen(Screen[None]):
 
     def _cells_of(self, row: SessionRow, now: float) -> list[Any]:
         """A row's cells, made once per row and live state (typing only re-adds them)."""
-        live = self._live.get(row.path, False)
+        live = self._live.get(row.path, " ")
         cached = self._cell_cache.get(row.path)
         if cached is not None and cached[0] is row and cached[1] == live:
             return cached[2]
@@ -509,18 +629,30 @@ class BrowseScreen(Screen[None]):
             self.call_after_refresh(self._fill_more, table, entries, generation)
 
     def _relabel_live(self) -> None:
-        """Redraw the live marker of the rows whose state changed (time passes)."""
+        """Redraw the state cell of the rows whose state changed (time passes)."""
         if self.showing_examples:
             return
         table = self.query_one("#sessions", DataTable)
         now = time.time()
         for row in self.shown:
-            live = row.is_live(now, LIVE_WINDOW_S)
-            if live != self._live.get(row.path, False):
+            live = _state_cell(row, now)
+            if live != self._live.get(row.path, " "):
                 self._live[row.path] = live
-                table.update_cell(row.path, "live", "●" if live else " ")
+                if row.path in table.rows:
+                    table.update_cell(row.path, "live", Cell(live))
+        self._fit_state_column(table)
+
+    def _fit_state_column(self, table: DataTable) -> None:
+        """The state column as wide as its longest text: one cell while no row is live."""
+        width = max((cell_len(text) for text in self._live.values()), default=1)
+        column = table.columns.get(ColumnKey("live"))
+        if column is not None and column.width != width:
+            column.width = width
+            table.refresh()
 
     def _sort_note(self) -> str:
+        if self.live_only:
+            return "live sessions, the ones that need you first (l: every session)"
         if self.search_text.strip():
             return f"matching {self.search_text!r}"
         label = _BY_KEY[self.sort_key].label or "live"
@@ -725,7 +857,7 @@ class BrowseScreen(Screen[None]):
             self.post_message(OpenSession(Path(hit.path), line=hit.line, follow=live))
 
     def open(self, row: SessionRow, line: int | None = None) -> None:
-        """Open ``row`` in the viewer (following it when it is live)."""
+        """Open ``row`` in the viewer (a live one followed, from its end)."""
         live = not self.showing_examples and row.is_live(time.time(), LIVE_WINDOW_S)
         self.post_message(OpenSession(Path(row.path), line=line, follow=live))
 
