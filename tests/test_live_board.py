@@ -58,6 +58,23 @@ def test_who_needs_you_is_said_once_per_change(projects: Path) -> None:
     assert board.update(rows_of(index, w), time.time()) == []
 
 
+def test_a_refresh_of_named_files_reads_those_alone_and_reports_their_rows(projects: Path) -> None:
+    index = SessionIndex(projects)
+    one, two = Writer(projects, TOOLS), Writer(projects, INTERACTIVE)
+    one.upto(5)
+    two.upto(5)
+    report = index.refresh()
+    assert sorted(r.path for r in report.rows) == sorted([str(one.path), str(two.path)])
+    one.upto(9)
+    two.upto(9)
+    report = index.refresh(only=[one.path])
+    assert [r.path for r in report.rows] == [str(one.path)] and report.gone == []
+    one.path.unlink()
+    report = index.refresh(only=[one.path])
+    assert report.rows == [] and report.gone == [str(one.path)]
+    assert [r.path for r in index.rows()] == [str(two.path)]
+
+
 def test_the_longest_waiting_comes_first(projects: Path) -> None:
     index = SessionIndex(projects)
     board = LiveBoard()

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .rows import Extracted, read_marks, tail_digest
+from .rows import Extracted, SessionRow, read_marks, tail_digest
 from .scan import SessionFile, scan, session_file
 from .store import IndexStore, StoredState
 
@@ -51,6 +51,10 @@ class RefreshReport:
     skipped: list[str] = field(default_factory=list)
     """What the scan passed over, a line each: a folder that cannot be read, a
     ``*.jsonl`` that is a FIFO, a device or a socket."""
+    rows: list[SessionRow] = field(default_factory=list)
+    """The rows of the sessions read (new or changed)."""
+    gone: list[str] = field(default_factory=list)
+    """The paths of the sessions no longer there."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +128,7 @@ def refresh(store: IndexStore, root: Path, progress: Progress | None = None,
     if gone:
         store.forget(gone)
         report.removed = len(gone)
+        report.gone = gone
     total = sum(j.file.size for j in jobs)
     done = 0
     if progress is not None:
@@ -133,6 +138,7 @@ def refresh(store: IndexStore, root: Path, progress: Progress | None = None,
         nonlocal done
         store.store(job.file.size, job.file.mtime_ns, job.file.sub_sig, result, job.appended)
         report.read += 1
+        report.rows.append(result.row)
         report.appended += job.appended
         done += job.file.size
         if progress is not None:

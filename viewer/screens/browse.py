@@ -437,6 +437,10 @@ class BrowseScreen(Screen[None]):
 
         try:
             report = self.index.refresh(progress, only)
+            if only is not None:  # the rows read are all that changed
+                self.app.call_from_thread(self._refreshed_some, report.rows, report.gone,
+                                          report.skipped + report.errors)
+                return
             rows = self.index.rows()
         except IndexClosed:
             return  # the screen went away (the app quit) mid-refresh: nothing to show
@@ -452,12 +456,56 @@ class BrowseScreen(Screen[None]):
         else:
             bar.display = False
 
-    def _refreshed(self, rows: list[SessionRow], changed: int, passed: list[str]) -> None:
+    def _refreshed_some(self, rows: list[SessionRow], gone: list[str], passed: list[str]) -> None:
+        """The sessions that file events named were read: ``rows`` changed,
+        ``gone`` went. Their cells are redrawn in place when the list keeps its
+        order; else the list is made again."""
+        self._refresh_done(passed)
+        changed = {r.path: r for r in rows}
+        dropped = set(gone)
+        merged = [changed.pop(r.path, r) for r in self.rows if r.path not in dropped]
+        self.rows = merged + list(changed.values())
+        self._all_by_path = {}
+        for path in gone:
+            self.board.forget(path)
+        moves = self.board.update(rows, time.time())
+        shown = [r.path for r in self.shown]
+        if self.showing_examples or [r.path for r in self._ordered()] != shown:
+            self._rebuild()
+        else:
+            self._redraw_rows(rows)
+        self._live_moved(moves)
+        if self.search_text:
+            self._schedule_search()
+
+    def _redraw_rows(self, rows: list[SessionRow]) -> None:
+        """Draw these rows' cells again where they are (and the preview, if it is one of them)."""
+        table = self.query_one("#sessions", DataTable)
+        now = time.time()
+        selected = self.selected_row
+        at = {r.path: i for i, r in enumerate(self.shown)}
+        for row in rows:
+            if row.path not in table.rows or row.path not in at:
+                continue
+            self.shown[at[row.path]] = row
+            self._by_path[row.path] = row
+            self._live[row.path] = _state_cell(row, now)
+            for column, cell in zip(COLUMNS, self._cells_of(row, now)):
+                table.update_cell(row.path, column.key, cell)
+        self._fit_state_column(table)
+        if selected is not None and any(r.path == selected.path for r in rows):
+            self._show_preview(self._by_path.get(selected.path))
+
+    def _refresh_done(self, passed: list[str]) -> None:
+        """A refresh ended: the next one if files were named meanwhile; what it passed over."""
         self._refreshing = False
         if self._pending:  # written to while this refresh ran
             self.refresh_index(self._take_pending())
         self.post_message(DiskNotes())
         self._tell_passed(passed)
+
+    def _refreshed(self, rows: list[SessionRow], changed: int, passed: list[str]) -> None:
+        self._refresh_done(passed)
         self.query_one("#progress").display = False
         first = not self.refreshed
         self.refreshed = True
