@@ -20,7 +20,8 @@ from datetime import tzinfo
 
 from .filters import ViewFilter
 from .item_time import format_clock
-from .format import compact_count, format_cost, format_duration, plural
+from .facts import call_duration, session_facts
+from .format import WORDS, compact_count, format_cost, format_duration, plural, title_text
 from .safe import escaped
 from .fold import Session
 from .state import (
@@ -38,8 +39,8 @@ from .state import (
     ToolItem,
     TurnFooterItem,
 )
-from .tools import Bash, tool_from_use, tool_summary
-from .turn_footer import turn_footer
+from .tools import Bash, tool_from_use, tool_parts, tool_summary
+from .turn_footer import turn_failure, turn_footer
 from .queries import bash_result, input_json, result_text
 
 __all__ = ["export_markdown", "MAX_DEPTH"]
@@ -217,13 +218,14 @@ class _Writer:
     def tool(self, item: ToolItem, depth: int) -> str:
         call = item.call
         tool = tool_from_use(call.name, call.input)
-        summary = tool_summary(tool)
-        if summary.startswith(call.name):  # "Glob: **/*.py": the name is already the head
-            summary = summary[len(call.name):].lstrip(": ")
+        name, summary = tool_parts(tool)
+        if name != call.name:  # a command's call: the whole summary follows its name
+            summary = tool_summary(tool)
         status = call.status  # the six call statuses are their own words (widgets.status_glyphs)
         extra = ""
-        if call.elapsed:
-            extra = f" · {format_duration(call.elapsed)}"
+        took = call_duration(call)
+        if took:
+            extra = f" · {format_duration(took)}"
         if call.background:
             extra += " · background"
         head = f"**{_md(call.name)}**" + (f" {_inline(summary)}" if summary else "")
@@ -258,7 +260,7 @@ class _Writer:
             return "sub-agent: (no transcript)"
         label = agent.description or agent.subagent_type or agent.id
         kind = agent.subagent_type or "agent"
-        head = f"sub-agent {kind}: {label} · {agent.tool_calls} tool calls · {agent.status}"
+        head = f"sub-agent {kind}: {label} · {plural(agent.tool_calls, WORDS['tool_calls'])} · {agent.status}"
         if depth + 1 > MAX_DEPTH:
             return f"{_html(head)} (nested too deep to write out)"
         blocks = self.agent(agent.id, depth + 1)
@@ -266,9 +268,10 @@ class _Writer:
 
     def footer(self, item: TurnFooterItem) -> str:
         t = item.turn_ref
-        parts = turn_footer(t, api_time=False, calls="tool call")
-        if t.is_error or (t.subtype and t.subtype != "success"):
-            parts.append(f"failed: {t.subtype or 'error'}")
+        parts = turn_footer(t, api_time=False, calls=WORDS["tool_calls"])
+        failure = turn_failure(t)
+        if failure is not None:
+            parts.append(f"failed: {failure}")
         out = f"*{_md(' · '.join(parts))}*"
         for err in t.errors:
             out += "\n\n" + _fence(err)
@@ -280,8 +283,8 @@ def _indent(text: str) -> str:
 
 
 def _header(session: Session, agent_id: str, view_filter: ViewFilter) -> list[str]:
-    title = session.title or "Claude Code session"
-    lines = [f"# {_md(title)}", ""]
+    figures = session_facts(session)
+    lines = [f"# {_md(title_text(figures.title))}", ""]
     facts: list[str] = []
     if session.session_id:
         facts.append(f"session {_inline(session.session_id)}")
@@ -291,13 +294,16 @@ def _header(session: Session, agent_id: str, view_filter: ViewFilter) -> list[st
         facts.append(_inline(session.cwd))
     if session.git_branch:
         facts.append(f"branch {_inline(session.git_branch)}")
-    turns = len(session.turns)
-    facts.append(plural(turns, "turn"))
-    if session.cost_usd:
-        facts.append(format_cost(session.cost_usd))
-    usage = session.usage
-    facts.append(f"in {compact_count(usage.input_tokens + usage.cache_creation_input_tokens + usage.cache_read_input_tokens)}"
-                 f" out {compact_count(usage.output_tokens)} tokens")
+    facts += [figures.state, plural(figures.turns, WORDS["turns"]),
+              plural(figures.prompts, WORDS["prompts"]),
+              plural(figures.tool_calls.total, WORDS["tool_calls"])]
+    if figures.subagents:
+        facts.append(plural(figures.subagents, WORDS["subagents"]))
+    if figures.cost_usd is not None:
+        facts.append(format_cost(figures.cost_usd))
+    used = figures.tokens
+    facts.append(f"{WORDS['in']} {compact_count(used.total_in)}"
+                 f" {WORDS['out']} {compact_count(used.output)} tokens")
     lines.append(" · ".join(facts))
     if agent_id != MAIN:
         agent = session.agents.get(agent_id)

@@ -20,7 +20,7 @@ from .state import (
 )
 from .queries import is_error_item
 
-__all__ = ["KINDS", "ViewFilter", "PRESETS", "next_preset", "parse_hide"]
+__all__ = ["KINDS", "ViewFilter", "PRESETS", "PRESET_SHORT_NAMES", "next_preset", "parse_hide"]
 
 KINDS: dict[str, str] = {
     "hooks": "hook runs and stop-hook summaries",
@@ -89,6 +89,11 @@ class ViewFilter:
         """Only the calls of tool ``name`` (``None``: every item again)."""
         return replace(self, only_tool=name)
 
+    @property
+    def narrowed(self) -> bool:
+        """Only some items are shown (one tool's calls, or errors): :meth:`describe` starts ``only``."""
+        return bool(self.only_tool or self.only_errors)
+
     def describe(self) -> str:
         """A few words for the status bar: ``"only errors · hiding hooks, thinking"``;
         ``""`` when nothing is filtered."""
@@ -109,6 +114,8 @@ PRESETS: tuple[tuple[str, ViewFilter], ...] = (
     ("only errors", ViewFilter(only_errors=True)),
 )
 """The filters ``f`` cycles through, in order, with their names."""
+PRESET_SHORT_NAMES: tuple[str, ...] = tuple(name.partition(":")[0] for name, _ in PRESETS)
+"""Each preset's name up to its colon: ``everything``, ``quiet``, ``only errors``."""
 
 
 def next_preset(current: ViewFilter) -> tuple[str, ViewFilter]:

@@ -10,7 +10,8 @@ functions; no Textual, no Rich, no environment (the home directory is passed in)
 from __future__ import annotations
 
 __all__ = ["human_bytes", "compact_count", "exact_count", "format_duration", "format_cost",
-           "short_path", "tilde", "plural", "clip", "short_id", "short_age"]
+           "short_path", "tilde", "plural", "clip", "short_id", "short_age", "title_text",
+           "WORDS"]
 
 
 def exact_count(n: int | float | None) -> str:
@@ -142,3 +143,26 @@ def short_age(seconds: float) -> str:
     if s < 86400:
         return f"{s // 3600}h"
     return f"{s // 86400}d"
+
+
+def title_text(title: str | None) -> str:
+    """A session's title as drawn: ``(untitled)`` when it has none (its
+    figures, and every JSON, say ``None``)."""
+    return title or "(untitled)"
+
+
+WORDS: dict[str, str] = {
+    "turns": "turn",
+    "prompts": "prompt",
+    "tool_calls": "tool call",
+    "subagents": "sub-agent",
+    "tasks": "task",
+    "in": "in",
+    "uncached": "uncached",
+    "cache read": "cache read",
+    "cache write": "cache write",
+    "out": "out",
+}
+"""The word each figure is labelled with on every screen (a count's word in
+the singular, for :func:`plural`). The README's ``cctv summary
+--json`` table says what each one counts; a test holds the two together."""

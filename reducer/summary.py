@@ -5,65 +5,32 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from .format import exact_count, format_cost
+from .facts import TaskFacts, session_facts
+from .format import WORDS as W, exact_count, format_cost, plural, title_text
 from .safe import visible
 from .fold import Session
-from .state import MAIN, ActivityKind, TextItem
 
-__all__ = ["summarize", "format_summary", "final_status"]
-
-
-_AFTERWORDS = frozenset({"system", "harness", "info", "command output"})
-"""Notices the CLI writes after the model's last word: they do not reopen a turn."""
+__all__ = ["summarize", "format_summary"]
 
 
-def final_status(session: Session) -> ActivityKind:
-    """What the session was doing when its input ended.
-
-    A turn that ended (a ``result``, a ``turn_duration``, a final assistant
-    message with a stop reason) is ``idle``; so is one whose last entry is the
-    model's text of a CLI that writes no stop reason (1.0.x) or the output of a
-    local command. ``background`` when a background task still runs; else what
-    :attr:`Session.activity` says (``requesting``, ``running``: the input was cut
-    mid-turn)."""
-    kind = session.activity.kind
-    if kind == "requesting":
-        turn = session.turns[-1] if session.turns else None
-        items = (i for i in reversed(session.main.items) if not i.hidden
-                 and i.kind not in ("hook", "stop_summary"))
-        last = next(items, None)
-        if last is not None and last.kind == "notice" and turn is not None and turn.answered:
-            # after the model's answer, the CLI's own rows (a hook result, ! bash output)
-            last = next((i for i in items if i.kind != "notice"
-                         or i.category not in _AFTERWORDS), None)
-        if turn is None or turn.closed or (
-                isinstance(last, TextItem) and not last.streaming) or (
-                last is not None and last.kind == "notice" and last.category == "harness"
-                and not turn.answered):
-            kind = "idle"
-    if kind == "idle" and any(t.running and t.backgrounded for t in session.tasks.values()):
-        return "background"
-    return kind
-
-
-def prompt_count(session: Session) -> int:
-    """Human prompts, slash commands included: the one count the summary, the
-    session index and the browser show (a stream-json prompt is not echoed on
-    stdout, but each one ends in a result)."""
-    return sum(1 for t in session.turns if t.started_by in ("prompt", "command")
-               or t.started_by is None and t.subtype is not None)
+def _task(entry: TaskFacts) -> dict[str, Any]:
+    return {"task_id": entry.task_id, "agent_id": entry.agent_id, "kind": entry.kind,
+            "task_type": entry.task_type, "description": entry.description,
+            "status": entry.status, "state": entry.state, "backgrounded": entry.backgrounded,
+            "tool_use_id": entry.tool_use_id,
+            "duration_s": None if entry.duration_s is None else round(entry.duration_s, 3)}
 
 
 def summarize(session: Session) -> dict[str, Any]:
-    """The documented ``cctv summary --json`` object."""
-    calls = session.calls.values()
-    by_name = Counter(c.name for c in calls)
-    cost = session.cost_usd
+    """The documented ``cctv summary --json`` object: the session's figures
+    (:func:`reducer.facts.session_facts`) and what was read."""
+    facts = session_facts(session)
+    figures = facts.as_json()
     return {
         "format": session.format,
         "session_id": session.session_id,
         "session_ids": list(session.session_ids),
-        "title": session.title,
+        "title": figures.pop("title"),
         "cli_version": session.cli_version,
         "model": session.model,
         "cwd": session.cwd,
@@ -72,30 +39,8 @@ def summarize(session: Session) -> dict[str, Any]:
         "malformed_count": session.malformed_count,
         "unknown": [{"line": n, "kind": k} for n, k in session.unknown],
         "kinds": dict(sorted(session.kinds.items())),
-        "status": final_status(session),
-        "turns": session.model_turns,
-        "prompts": prompt_count(session),
-        "tool_calls": {
-            "total": len(session.calls),
-            "failed": sum(1 for c in calls if c.status == "failed"),
-            "denied": sum(1 for c in calls if c.status == "denied"),
-            "interrupted": sum(1 for c in calls if c.status == "interrupted"),
-            "unpaired": sum(1 for c in calls if c.result_line_no is None),
-            "by_name": dict(sorted(by_name.items())),
-        },
-        "tasks": [
-            {
-                "task_id": t.task_id,
-                "task_type": t.task_type,
-                "description": t.description,
-                "status": t.status,
-                "state": t.state,
-                "backgrounded": t.backgrounded,
-                "tool_use_id": t.tool_use_id,
-            }
-            for t in session.tasks.values()
-        ],
-        "subagents": sum(1 for a in session.agents if a != MAIN),
+        **figures,
+        "tasks": [_task(entry) for entry in facts.tasks],
         "heartbeats": session.heartbeats,
         "hooks": {
             "runs": len(session.hooks),
@@ -110,8 +55,6 @@ def summarize(session: Session) -> dict[str, Any]:
         ],
         "failed_compactions": [c.error for c in session.compactions if c.failed],
         "permission_denials": len(session.permission_denials),
-        "cost_usd": None if cost is None else round(cost, 6),
-        "usage": session.usage.as_dict(),
         "is_error": session.is_error,
         "api_retries": session.api_retries,
         "rate_limit": (session.rate_limit_state.as_dict()
@@ -127,26 +70,29 @@ def format_summary(data: dict[str, Any]) -> str:
     tasks = data["tasks"]
     running = sum(1 for t in tasks if t["status"] in ("pending", "running"))
     usage = data["usage"]
+    fresh, read, write = (usage["input_tokens"], usage["cache_read_input_tokens"],
+                          usage["cache_creation_input_tokens"])
     cost = data["cost_usd"]
     lines = [
-        f"{data['title'] or '(untitled)'}",
+        title_text(data["title"]),
         f"  session  {data['session_id'] or '?'}  ({data['format']}, CLI {data['cli_version'] or '?'},"
         f" model {data['model'] or '?'})",
         f"  lines    {exact_count(data['lines'])}  malformed {exact_count(data.get('malformed_count', len(data['malformed'])))}"
         f"  unknown kinds {len(data['unknown'])}",
         f"  status   {data.get('status') or '?'}",
-        f"  turns    {data['turns']} ({data.get('prompts', 0)} prompts)"
+        f"  turns    {data['turns']} ({plural(data.get('prompts', 0), W['prompts'])})"
         f"  cost {'–' if cost is None else format_cost(cost)}"
-        f"  tokens in {exact_count(usage['input_tokens'])} out {exact_count(usage['output_tokens'])}"
-        f" cache r/w {exact_count(usage['cache_read_input_tokens'])}"
-        f"/{exact_count(usage['cache_creation_input_tokens'])}"
         + ("  ERROR" if data["is_error"] else ""),
-        f"  tools    {tc['total']} calls ({tc['failed']} failed, {tc['denied']} denied,"
-        f" {tc['unpaired']} without result){': ' + names if names else ''}",
-        f"  agents   {data['subagents']} sub-agents  tasks {len(tasks)} ({running} running)"
+        f"  tokens   {W['in']} {exact_count(fresh + read + write)}"
+        f" ({W['uncached']} {exact_count(fresh)}, {W['cache read']} {exact_count(read)},"
+        f" {W['cache write']} {exact_count(write)})  {W['out']} {exact_count(usage['output_tokens'])}",
+        f"  tools    {plural(tc['total'], W['tool_calls'])} ({tc['failed']} failed, {tc['denied']} denied,"
+        f" {tc['interrupted']} interrupted, {tc['unpaired']} without result)"
+        f"{': ' + names if names else ''}",
+        f"  agents   {plural(data['subagents'], W['subagents'])}  {plural(len(tasks), W['tasks'])} ({running} running)"
         f"  heartbeats {data['heartbeats']}",
-        f"  hooks    {data['hooks']['runs']} runs ({data['hooks']['failed']} failed),"
-        f" {data['hooks']['stop_summaries']} stop summaries"
+        f"  hooks    {plural(data['hooks']['runs'], 'run')} ({data['hooks']['failed']} failed),"
+        f" {plural(data['hooks']['stop_summaries'], 'stop summary', 'stop summaries')}"
         f"  thinking {exact_count(data['thinking_tokens'])} tok",
     ]
     comps = data["compactions"]
@@ -161,7 +107,7 @@ def format_summary(data: dict[str, Any]) -> str:
         lines.append(f"  compact  {len(data['failed_compactions'])} failed")
     retries, limit = data.get("api_retries", 0), data.get("rate_limit")
     if retries or limit:
-        text = f"  api      {retries} retries"
+        text = f"  api      {plural(retries, 'retry', 'retries')}"
         if limit:
             util = limit["utilization"]
             text += (f"  rate limit {limit['status'] or '?'} ({limit['type'] or '?'}"
@@ -170,10 +116,10 @@ def format_summary(data: dict[str, Any]) -> str:
                      + ")")
         lines.append(text)
     if data["permission_denials"]:
-        lines.append(f"  denied   {data['permission_denials']} permission denials")
+        lines.append(f"  denied   {plural(data['permission_denials'], 'permission denial')}")
     for m in data["malformed"][:20]:
         lines.append(f"  line {m['line']}: {m['reason']}")
     total = data.get("malformed_count", len(data["malformed"]))
     if total > 20:
-        lines.append(f"  … and {exact_count(total - 20)} more malformed lines")
+        lines.append(f"  … and {plural(total - 20, 'more malformed line', 'more malformed lines', grouped=True)}")
     return visible("\n".join(lines))

@@ -44,6 +44,7 @@ __all__ = [
     "edit_hunks",
     "tool_from_use",
     "tool_summary",
+    "tool_parts",
     "tool_to_use",
 ]
 
@@ -195,13 +196,22 @@ def _raw_hint(input: object) -> str:
 
 def tool_summary(tool: Tool) -> str:
     """A one-line human summary, e.g. ``Bash: ls -la``, ``Edit a/b.py``, ``Read f.py:10-60``."""
-    return _summary(tool).translate(_FLAT)
+    name, sep, detail = _parts(tool)
+    return (f"{name}{sep}{detail}" if detail else name).translate(_FLAT)
 
 
-def _summary(tool: Tool) -> str:
+def tool_parts(tool: Tool) -> tuple[str, str]:
+    """:func:`tool_summary` in two: the tool's name and what follows it
+    (``("Bash", "ls -la")``; ``""`` when the name is all there is)."""
+    name, _sep, detail = _parts(tool)
+    return name.translate(_FLAT), detail.translate(_FLAT)
+
+
+def _parts(tool: Tool) -> tuple[str, str, str]:
+    """The name, the separator after it and the detail of :func:`tool_summary`."""
     match tool:
         case Bash(command=command):
-            return f"Bash: {_one_line(command)}"
+            return "Bash", ": ", _one_line(command)
         case Read(file_path=path, offset=offset, limit=limit, pages=pages):
             where = path
             if offset is not UNSET or limit is not UNSET:
@@ -210,19 +220,18 @@ def _summary(tool: Tool) -> str:
                 where = f"{path}:{start}-{end}"
             if pages is not UNSET:
                 where = f"{where} pages {pages}"
-            return f"Read {where}"
+            return "Read", " ", where
         case Write(file_path=path, content=content):
             n = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
-            return f"Write {path} ({plural(n, 'line')})"
+            return "Write", " ", f"{path} ({plural(n, 'line')})"
         case Edit(file_path=path, replace_all=replace_all):
-            return f"Edit {path}" + (" (all)" if replace_all is True else "")
+            return "Edit", " ", path + (" (all)" if replace_all is True else "")
         case MultiEdit(file_path=path, edits=edits):
-            return f"MultiEdit {path} ({plural(len(edits), 'edit')})"
+            return "MultiEdit", " ", f"{path} ({plural(len(edits), 'edit')})"
         case Command(command=command, args=args):
-            return command if args is UNSET or not args.strip() else f"{command} {_one_line(args)}"
+            return command, " ", "" if args is UNSET or not args.strip() else _one_line(args)
         case Raw(name=name, input=input):
-            hint = _raw_hint(input)
-            return f"{name}: {hint}" if hint else name
+            return name, ": ", _raw_hint(input)
     raise TypeError(f"not a Tool: {tool!r}")
 
 

@@ -18,6 +18,7 @@ import pytest
 from textual.widgets import DataTable, Input, OptionList, Static
 from textual.widgets.data_table import ColumnKey
 
+from cctv.reducer.format import title_text
 from cctv.viewer.app import BrowseOptions, CctvApp
 from cctv.viewer.paths import demo_path
 from cctv.viewer.index import SessionRow
@@ -118,7 +119,7 @@ async def test_grouping_and_sorting(projects: Path) -> None:
         table.post_message(DataTable.HeaderSelected(table, ColumnKey("title"), 1,
                                                     table.columns[ColumnKey("title")].label))
         await pilot.pause()
-        titles = [screen._by_path[k].title.lower() for k in table_rows(app)]
+        titles = [title_text(screen._by_path[k].title).lower() for k in table_rows(app)]
         assert screen.sort_key == "title" and titles == sorted(titles)
 
 
@@ -402,9 +403,9 @@ def test_a_cell_draws_as_the_rich_text_it_stands_for(text: str) -> None:
 def _row(title: str, project: str = "/home/ada/src/demo") -> SessionRow:
     return SessionRow(session_id=title[:8], path=f"/p/{title[:8]}.jsonl", project=project,
                       project_dir="p", title=title, first_prompt=title, git_branch=None,
-                      started=None, last_activity=None, duration_s=None, prompts=1,
-                      tool_calls=0, cost_usd=None, input_tokens=0, output_tokens=0, model=None,
-                      bytes=0, subagents=0)
+                      started=None, last_activity=None, duration_s=None, status="idle", turns=1,
+                      prompts=1, tool_calls=0, cost_usd=None, input_tokens=0, output_tokens=0,
+                      cache_read_tokens=0, cache_write_tokens=0, model=None, bytes=0, subagents=0)
 
 
 LONG = ("Hey Claude, I'd like your help with refactoring the timeline filtering so that we "

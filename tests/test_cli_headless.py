@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import os
 import shutil
 import subprocess
@@ -138,10 +139,12 @@ def test_summary_json_values(capsys, reference: Path) -> None:
     assert d["tasks"] == [
         {"task_id": "b0q8m16pb", "task_type": "local_bash",
          "description": "Run a short job in the background", "status": "done",
-         "state": "completed", "backgrounded": True, "tool_use_id": "toolu_01G6thRvt0rXtpg0Dj7BVl43"},
+         "state": "completed", "backgrounded": True, "tool_use_id": "toolu_01G6thRvt0rXtpg0Dj7BVl43",
+         "agent_id": None, "kind": "shell", "duration_s": None},
         {"task_id": "bx04gjnra", "task_type": "local_bash", "description": "Run the app",
          "status": "done", "state": "completed", "backgrounded": False,
-         "tool_use_id": "toolu_01X8w3Zd2Kg1UQdO5P8LJ4N1"},
+         "tool_use_id": "toolu_01X8w3Zd2Kg1UQdO5P8LJ4N1", "agent_id": None, "kind": "shell",
+         "duration_s": 5.04},
     ]
     assert d["hooks"] == {"runs": 0, "failed": 0, "stop_summaries": 0}
     assert d["usage"] == {"input_tokens": 3600, "output_tokens": 140,
@@ -182,6 +185,18 @@ def test_summary_text(capsys, reference: Path) -> None:
     assert "stream-json" in out and "2.1.328" in out
     assert "$0.0172" in out and "Bash 2" in out
     assert len(out.splitlines()) < 20
+
+
+def test_summary_counts_one_of_a_thing_in_the_singular(capsys, reference: Path) -> None:
+    # 05_subagent: one prompt, one sub-agent, one task; 07_hooks: one tool call. They
+    # read "(1 prompts)", "1 sub-agents", "1 calls"
+    code, out, _ = run(capsys, "summary", str(reference / STREAM / "05_subagent.jsonl"))
+    assert code == 0
+    assert "  turns    1 (1 prompt)  cost $0.0287" in out
+    assert "  agents   1 sub-agent  1 task (0 running)" in out
+    code, out, _ = run(capsys, "summary", str(reference / STREAM / "07_hooks.jsonl"))
+    assert "  tools    1 tool call (0 failed, 0 denied, 0 interrupted, 0 without result): Bash 1" in out
+    assert not re.search(r"\b1 [a-z-]+s\b", out.replace("0 runs", ""))
 
 
 def test_summary_of_malformed_file_lists_the_lines(capsys, dirty: Path) -> None:

@@ -10,6 +10,7 @@ import msgspec
 from rich.console import Console
 
 from cctv.reducer.decode import decode_line
+from cctv.reducer.export_md import export_markdown
 from cctv.reducer.fold import Session
 from cctv.reducer.state import MAIN, HookItem, Item, PromptItem, TurnFooterItem
 from cctv.reducer.summary import summarize
@@ -283,6 +284,9 @@ def test_an_api_error_is_drawn_once() -> None:
         f"✗ [api error] API error: rate_limit {RATE_LIMITED}"]
     footer = drawn(s, s.main.items[-1])
     assert footer.startswith("── turn 1 ·") and footer.rstrip("─ ").endswith("✗ failed · API error 429")
+    # the export said "failed: success" (the result's subtype) of the same turn
+    exported = [line for line in export_markdown(s).splitlines() if line.startswith("*turn 1 ")]
+    assert len(exported) == 1 and exported[0].endswith(" · failed: API error 429*")
     disk = rows("captures/projects/-home-ada-src-demo/8e4b2dbb-330b-4d03-a3ef-8b4c8ce07f1e.jsonl")
     s = fold_rows([_api_error(r) if r.get("type") == "assistant" else r for r in disk])
     assert len(_lines_saying(s, "Rate limit reached")) == 1

@@ -80,7 +80,8 @@ def test_background_bash_alive_at_result() -> None:
     assert s.status == "idle" and s.activity.text == "running in background"
     assert summarize(s)["tasks"] == [{
         "task_id": task_id, "task_type": "local_bash", "description": "Sleep 30 seconds then echo",
-        "status": "running", "state": None, "backgrounded": True, "tool_use_id": call_id}]
+        "status": "running", "state": None, "backgrounded": True, "tool_use_id": call_id,
+        "agent_id": None, "kind": "shell", "duration_s": None}]
 
     s = fold_until(path, 18)  # the roster empties first; the task itself is not over yet
     assert s.roster == [] and not s.tasks[task_id].in_roster

@@ -36,9 +36,9 @@ OLD = 1_700_000_000
 """A fixed modification time for the copied files: nothing is live, output is stable."""
 
 SESSION_KEYS = {"session_id", "path", "project", "project_dir", "title", "first_prompt",
-                "git_branch", "started", "last_activity", "duration_s", "prompts", "tool_calls",
-                "cost_usd", "input_tokens", "output_tokens", "model", "bytes", "subagents",
-                "live"}
+                "git_branch", "started", "last_activity", "duration_s", "status", "turns",
+                "prompts", "tool_calls", "cost_usd", "input_tokens", "output_tokens",
+                "cache_read_tokens", "cache_write_tokens", "model", "bytes", "subagents", "live"}
 HIT_KEYS = {"session_id", "path", "line", "role", "snippet"}
 
 
@@ -103,7 +103,7 @@ def test_every_session_is_a_row_folded_like_the_viewer(projects: Path) -> None:
         assert "/subagents/" not in row.path and not Path(row.path).name.startswith("agent-")
         feed = load_path(row.path)
         session = feed.session
-        assert row.title == (session.title or "(untitled)")
+        assert row.title == session.title
         assert row.tool_calls == len(session.calls)
         assert row.prompts == sum(1 for t in session.turns if t.prompt)
         assert row.output_tokens == session.usage.output_tokens

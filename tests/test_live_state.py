@@ -91,7 +91,7 @@ def test_transient_statuses_go_away_and_silence_is_counted() -> None:
     command = SourceState("command", label="cmd: sleep 30")
     command.apply(S.ProcessStarted(7), now=0.0)
     assert command.status(1.0) is None
-    assert command.status(12.0) == ("waiting for output · 12s", "information")
+    assert command.status(12.0) == ("waiting for output · 12s", "information", "waiting for output")
     assert command.middle(12.0) == "sleep 30\n\nwaiting for output · 12s"
     command.output_seen(12.5)
     assert command.status(13.0) is None

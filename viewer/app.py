@@ -15,7 +15,7 @@ from textual import work
 from textual.binding import Binding
 from textual.timer import Timer
 
-from cctv.reducer.format import clip
+from cctv.reducer.format import clip, title_text
 
 from .messages import CloseSession, OpenSession
 from .viewer_app import ViewerApp
@@ -193,7 +193,7 @@ class CctvApp(ViewerApp["LiveSession"]):
         if row is None or state is None or not state.needs_you or self.calling == current:
             self.calling = None
         else:
-            elsewhere = (f"{state.glyph} {clip(row.title, 32, one_line=True)}: "
+            elsewhere = (f"{state.glyph} {clip(title_text(row.title), 32, one_line=True)}: "
                          f"{state.words} · J to switch")
         self._say_elsewhere(elsewhere)
         if self._others_timer is not None:

@@ -15,6 +15,7 @@ import msgspec
 
 from cctv.reducer.decode import nesting_exceeds, reencode
 from cctv.reducer.frames import MAX_DEPTH, Blank, Entry, Malformed, Unknown
+from cctv.reducer.format import plural
 from cctv.reducer.safe import visible
 from cctv.reducer.summary import format_summary, summarize
 from cctv.reducer.verdict import not_a_session
@@ -126,8 +127,8 @@ def _format_check(r: dict[str, Any]) -> str:
     verdict = "ok" if not r["malformed"] and rt["ok"] else "PROBLEMS"
     lines = [
         f"{r['path']}: {verdict}",
-        f"  format {r['format']}, CLI {r['cli_version'] or '?'}, {r['lines']:,} lines,"
-        f" {r['frames']:,} frames" + (f", {r['blank_lines']} blank" if r["blank_lines"] else ""),
+        f"  format {r['format']}, CLI {r['cli_version'] or '?'}, {plural(r['lines'], 'line', grouped=True)},"
+        f" {plural(r['frames'], 'frame', grouped=True)}" + (f", {r['blank_lines']} blank" if r["blank_lines"] else ""),
         f"  kinds: {kinds}",
         f"  round trip: {rt['identical']:,} identical, {rt['equivalent']:,} equivalent"
         f" (same JSON, other spelling), {len(rt['different'])} different",

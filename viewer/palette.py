@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from textual.app import App
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from cctv.reducer.filters import KINDS, PRESETS, ViewFilter, next_preset
+from cctv.reducer.filters import KINDS, PRESET_SHORT_NAMES, ViewFilter, next_preset
 from cctv.reducer.state import MAIN
 from cctv.widgets.safe_text import content, visible
 
@@ -72,7 +72,7 @@ def _set_filter(app: App, make: Callable[[ViewFilter], ViewFilter]) -> None:
         return
     view.set_filter(make(view.filter))
     described = view.filter.describe()
-    app.notify(f"showing {described}" if described.startswith("only") else
+    app.notify(f"showing {described}" if view.filter.narrowed else
                f"filter: {described}" if described else "showing everything", timeout=3)
 
 
@@ -169,7 +169,7 @@ class CctvCommands(Provider):
         out: list[tuple[str, str, Callable[[], object]]] = []
         name, _preset = next_preset(current)
         out.append(("Filter: cycle common filters",
-                    f"f — next: {name} ({' → '.join(n.split(':')[0] for n, _ in PRESETS)})",
+                    f"f — next: {name} ({' → '.join(PRESET_SHORT_NAMES)})",
                     partial(_set_filter, app, lambda f: next_preset(f)[1])))
         for kind, covers in KINDS.items():
             verb = "Show" if kind in current.hidden else "Hide"

@@ -13,7 +13,7 @@ from __future__ import annotations
 import signal
 import time
 from dataclasses import dataclass
-from typing import Literal, assert_never
+from typing import Literal, NamedTuple, assert_never
 
 from cctv.reducer.format import format_duration
 
@@ -38,9 +38,23 @@ from .sources import (
     WatchFailed,
 )
 
-__all__ = ["SourceState", "Effect", "Level"]
+__all__ = ["SourceState", "SourceNote", "Effect", "Level"]
 
 Level = Literal["information", "warning", "error"]
+
+
+class SourceNote(NamedTuple):
+    """What the source says now, for the status bar."""
+
+    text: str
+    level: Level
+    short: str | None = None
+    """The same, shorter, for a narrow bar (``None``: none shorter)."""
+
+
+def _note(what: str, level: Level, detail: str | None = None) -> SourceNote:
+    """``what · detail``, whose short form is ``what``."""
+    return SourceNote(f"{what} · {detail}", level, what) if detail else SourceNote(what, level)
 
 _Reading = Progress | HistoryRead | Live | WaitingForFile
 _FileChange = Truncated | Replaced | Deleted | Recreated
@@ -53,7 +67,7 @@ SILENT_AFTER_S = 2.0
 """A running command silent this long shows "waiting for output"."""
 SETTLED_AFTER_S = 120.0
 """A followed file that has not grown for this long has settled: its status is
-what the session ended in (:func:`reducer.summary.final_status`), not what its
+what the session ended in (:func:`reducer.facts.final_state`), not what its
 last row would mean mid-turn (CLIs before 2.1 wrote no stop reason, so a
 finished session of theirs would read "requesting" for ever)."""
 
@@ -106,7 +120,7 @@ class SourceState:
         self.empty = False
         """The input was read to its end and held no line (yet)."""
         self.lines_seen = False
-        self._status: tuple[str, Level] | None = None
+        self._status: SourceNote | None = None
         self._status_until: float | None = None
         """When a transient status expires (``None``: it stays)."""
         self._middle: str | None = None
@@ -115,10 +129,12 @@ class SourceState:
         self._grew_at: float | None = None
         """When the input last grew (monotonic seconds; for the history read,
         the file's modification time on that clock)."""
+        self.read_to_end = False
+        """A file not followed was read to its end: it has settled."""
         self._announced_errors: set[str] = set()
         self._restart_note: str | None = None
         """The notice of the last event that started the input over."""
-        self._watch_note: tuple[str, Level] | None = None
+        self._watch_note: SourceNote | None = None
         """Watching for changes failed: shown whenever nothing more pressing is."""
 
     # --- updates ------------------------------------------------------------------------
@@ -133,9 +149,9 @@ class SourceState:
         if self._middle is not None and not self.cannot_start:
             self._middle = None
 
-    def _say(self, text: str, level: Level = "information", *, now: float | None = None,
-             transient: bool = False) -> None:
-        self._status = (text, level)
+    def _say(self, what: str, level: Level = "information", detail: str | None = None, *,
+             now: float | None = None, transient: bool = False) -> None:
+        self._status = _note(what, level, detail)
         self._status_until = now + TRANSIENT_S if transient and now is not None else None
 
     def _quiet(self) -> None:
@@ -164,6 +180,7 @@ class SourceState:
                 self._command(event, now, effect)
             case EndOfInput(stopped=stopped):
                 self.loading = None
+                self.read_to_end = self.kind == "file" and not stopped
                 self.ended = ("stopped" if stopped else
                               "end of file" if self.kind == "file" else "end of input")
                 if self.kind == "pipe" and not self.lines_seen:
@@ -203,27 +220,28 @@ class SourceState:
             case Truncated(size=size, continues=True):
                 effect.notice = (f"the file was truncated to {size:,} bytes (rotated): "
                                  "the lines below are what it holds now", "warning")
-                self._say("truncated · following its new lines", "warning", now=now, transient=True)
+                self._say("truncated", "warning", "following its new lines", now=now, transient=True)
             case Truncated(size=size, continues=False):
                 self.lines_seen = False
                 effect.notice = (f"the file was truncated to {size:,} bytes: read again from the start",
                                  "warning")
-                self._say("truncated · read again from the start", "warning", now=now, transient=True)
+                self._say("truncated", "warning", "read again from the start", now=now,
+                          transient=True)
             case Replaced(continues=continues):
                 if continues:
                     effect.notice = ("the file was replaced by a new one (rotated): "
                                      "the lines below come from the new file", "warning")
-                    self._say("replaced · following the new file", "warning", now=now, transient=True)
+                    self._say("replaced", "warning", "following the new file", now=now,
+                              transient=True)
                 else:
                     self.lines_seen = False
                     effect.notice = ("the file was written anew: read again from the start", "warning")
-                    self._say("rewritten · read again from the start", "warning", now=now,
+                    self._say("rewritten", "warning", "read again from the start", now=now,
                               transient=True)
             case Deleted():
                 effect.notice = ("the file was deleted: waiting for it to come back"
                                  if self.follow else "the file was deleted", "warning")
-                self._say("deleted · waiting for it to come back" if self.follow else "deleted",
-                          "warning")
+                self._say("deleted", "warning", "waiting for it to come back" if self.follow else None)
                 if not self.follow:
                     self.ended = "deleted"
                 elif not self.lines_seen:
@@ -233,7 +251,7 @@ class SourceState:
                     self.lines_seen = False
                 effect.notice = ("the file was created again: following it"
                                  + ("" if continues else " from the start"), "information")
-                self._say("recreated · following again", "information", now=now, transient=True)
+                self._say("recreated", "information", "following again", now=now, transient=True)
                 self._middle = None
             case _:
                 assert_never(event)
@@ -246,11 +264,12 @@ class SourceState:
                 if text not in self._announced_errors:
                     self._announced_errors.add(text)
                     effect.notice = (text, "error")
-                self._say(f"cannot read: {error}" + (" · retrying" if self.follow else ""), "error")
+                self._say(f"cannot read: {error}", "error", "retrying" if self.follow else None)
                 self.ended = None if self.follow and self.kind == "file" else f"cannot read: {error}"
                 self._middle = f"cannot read {path}\n\n{error}"
             case WatchFailed(error=error, poll_s=poll_s):
-                self._watch_note = (f"polling every {poll_s:g} s (watching failed: {error})", "warning")
+                self._watch_note = SourceNote(f"polling every {poll_s:g} s (watching failed: {error})",
+                                              "warning", f"polling every {poll_s:g} s")
                 effect.toast = (f"watching for changes failed ({error}): checking every {poll_s:g} s",
                                 "warning")
             case _:
@@ -271,7 +290,7 @@ class SourceState:
                     self.ended = describe_exit(self.exit_code, self.stopped_by_user)
                     self._quiet()
                 else:
-                    self._say("output closed · the command still runs", "warning")
+                    self._say("output closed", "warning", "the command still runs")
             case CannotStart(command=command, error=error):
                 self.cannot_start = True
                 self.ended = f"cannot start {command}: {error}"
@@ -295,7 +314,7 @@ class SourceState:
             self.ended = text
             self._quiet()
         else:
-            self._say(f"{text} · its output is still open", "warning")
+            self._say(text, "warning", "its output is still open")
         if not self.lines_seen:
             self._middle = f"{self.label.removeprefix('cmd: ')}\n\n{text} without any output"
 
@@ -312,14 +331,20 @@ class SourceState:
     # --- what is shown --------------------------------------------------------------------
 
     def settled(self, now: float) -> bool:
-        """A file read to its end that has not grown for :data:`SETTLED_AFTER_S`."""
+        """A file that says all it will: read to its end without following it
+        (as the browser opens a session that is not live), or followed and not
+        grown for :data:`SETTLED_AFTER_S`. Its status is what the session ended
+        in, however it was opened."""
+        if self.read_to_end:
+            return True
         return (self.kind == "file" and self.loading is None and self._grew_at is not None
                 and now - self._grew_at >= SETTLED_AFTER_S)
 
-    def status(self, now: float) -> tuple[str, Level] | None:
+    def status(self, now: float) -> SourceNote | None:
         """The source's part of the status bar, if it has something to say."""
         if self.running and now - self._last_output >= SILENT_AFTER_S:
-            return (f"waiting for output · {format_duration(now - self._last_output)}", "information")
+            return _note("waiting for output", "information",
+                         format_duration(now - self._last_output))
         if self._status is not None and self._status_until is not None and now > self._status_until:
             self._quiet()
         if self._status is None and self.ended is None:

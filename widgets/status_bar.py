@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from textual.content import Content
 from textual.widgets import Static
 
-from cctv.reducer.format import clip, compact_count, format_cost, format_duration, plural, short_path
+from cctv.reducer.facts import call_duration, cost, final_state, tokens
+from cctv.reducer.format import WORDS, clip, compact_count, format_cost, format_duration, plural, short_path
 from cctv.reducer.fold import Session
 from cctv.reducer.state import Activity
-from cctv.reducer.summary import final_status
 
 from .home import home
 from .safe_text import visible
@@ -43,16 +43,22 @@ class _Part:
     """For the source label: its text, cut in the middle to fit what is left."""
 
 
+def _ended(reason: str | None) -> Content:
+    return Content.assemble((f"{ENDED.glyph} {ENDED.word}", css(ENDED.role, ENDED.bold)),
+                            (f" · {visible(reason, oneline=True)}" if reason else "",
+                             "$text-muted"))
+
+
 def _activity(session: Session, ended: str | None, settled: bool = False) -> Content:
     running = STATUSES["running"]
     if ended is not None:
-        return Content.assemble((f"{ENDED.glyph} {ENDED.word}", css(ENDED.role, ENDED.bold)),
-                                (f" · {visible(ended, oneline=True)}" if ended else "",
-                                 "$text-muted"))
+        return _ended(ended)
     activity = session.activity
-    if settled and activity.kind == "requesting":
-        # the input has long stopped growing: what the session ended in
-        final = final_status(session)
+    if settled or session.exited:
+        # the input has stopped growing (or the user ended the session): what it ended in
+        final = final_state(session)
+        if final == "ended":
+            return _ended(None)
         if final != activity.kind:
             activity = Activity(final)
     kind = activity.kind
@@ -67,7 +73,8 @@ def _activity(session: Session, ended: str | None, settled: bool = False) -> Con
         return Content.styled(f"{running.glyph} compacting", css(running.role, True))
     if kind == "running":
         call = session.calls.get(activity.call_id or "")
-        elapsed = format_duration(call.elapsed) if call is not None and call.elapsed else ""
+        took = call_duration(call) if call is not None else None
+        elapsed = format_duration(took) if took else ""
         return Content.assemble((f"{running.glyph} ", css(running.role, True)),
                                 (text, css(running.role, True)),
                                 (f" {elapsed}" if elapsed else "", css(running.role)))
@@ -103,30 +110,28 @@ _SOURCE_STYLES = {"information": "$text-primary", "warning": "bold $text-warning
 def status_parts(session: Session, *, source: str, following: bool, ended: str | None = None,
                  now: float | None = None,
                  loading: tuple[int, int] | None = None, filtered: str = "",
-                 source_state: tuple[str, str] | None = None,
+                 source_state: tuple[str, str, str | None] | None = None,
                  settled: bool = False, elsewhere: str | None = None) -> list[_Part]:
     """The fields of the bar, in display order, each with its priority;
     ``filtered`` says what the view hides (``"only errors"``), ``""`` for nothing;
-    ``source_state`` is what the source says now (text, level); ``settled``: the
-    input has not grown for long (a session that looks mid-turn shows what it
-    ended in)."""
+    ``source_state`` is what the source says now (text, level, and a shorter
+    form of the text for a narrow bar, ``None``: none); ``settled``: the input
+    has stopped growing (a file read to its end, or not grown for long): the
+    bar shows what the session ended in, as ``cctv summary`` says it."""
     parts: list[_Part] = [
         _Part(0, 100, _activity(session, ended, settled),
               short=Content.styled(f"{ENDED.glyph} {visible(ended, oneline=True)}",
                                    css(ENDED.role, ENDED.bold)) if ended else None),
         _Part(10, 70, Content.styled(_model(session), "bold")),
     ]
-    turns = len(session.turns)
-    parts.append(_Part(20, 50, Content(plural(turns, "turn"))))
-    cost = session.cost_usd  # None: never recorded (not $0)
-    parts.append(_Part(30, 80, Content.styled("–" if cost is None else format_cost(cost),
-                                              "$text-muted" if cost is None else "$text-success")))
-    usage = session.usage
-    tokens_in = (usage.input_tokens + usage.cache_creation_input_tokens
-                 + usage.cache_read_input_tokens)
+    parts.append(_Part(20, 50, Content(plural(session.model_turns, WORDS["turns"]))))
+    usd, _source = cost(session)  # None: never recorded (not $0)
+    parts.append(_Part(30, 80, Content.styled("–" if usd is None else format_cost(usd),
+                                              "$text-muted" if usd is None else "$text-success")))
+    spent = tokens(session)
     parts.append(_Part(40, 40, Content.assemble(
-        ("in ", "$text-muted"), compact_count(tokens_in),
-        (" out ", "$text-muted"), compact_count(usage.output_tokens))))
+        (f"{WORDS['in']} ", "$text-muted"), compact_count(spent.total_in),
+        (f" {WORDS['out']} ", "$text-muted"), compact_count(spent.output))))
     window = session.context_window
     if window:
         used = session.context_tokens or 0
@@ -158,11 +163,10 @@ def status_parts(session: Session, *, source: str, following: bool, ended: str |
                                                   "bold $text-accent"),
                            short=Content.styled("filtered", "bold $text-accent")))
     if source_state is not None:
-        text, level = source_state
+        text, level, short = source_state
         style = _SOURCE_STYLES.get(level, "$text-muted")
-        short = text.split(" · ")[0].split(" (")[0]
         parts.append(_Part(85, 88, Content.styled(text, style),
-                           short=Content.styled(short, style) if short != text else None))
+                           short=Content.styled(short, style) if short else None))
     if elsewhere:
         parts.append(_Part(3, 92, Content.styled(visible(elsewhere, oneline=True),
                                                  "bold $text-warning")))
@@ -234,7 +238,7 @@ class StatusBar(Static):
     def update_state(self, session: Session, *, source: str, following: bool,
                      ended: str | None = None, now: float | None = None,
                      loading: tuple[int, int] | None = None, filtered: str = "",
-                     source_state: tuple[str, str] | None = None,
+                     source_state: tuple[str, str, str | None] | None = None,
                      settled: bool = False, elsewhere: str | None = None) -> None:
         """Re-draw from ``session``.
 
@@ -244,8 +248,9 @@ class StatusBar(Static):
         seconds) is the clock for relative times; ``loading`` is
         ``(bytes_done, bytes_total)`` while the initial read is under way;
         ``filtered`` says what the transcript's filter hides; ``source_state`` is
-        what the source says now (text, level: information, warning or error),
-        e.g. ``("deleted · waiting for it to come back", "warning")``;
+        what the source says now (text, level: information, warning or error,
+        a shorter text or ``None``), e.g. ``("deleted · waiting for it to come
+        back", "warning", "deleted")``;
         ``settled``: the input has not grown for long (see :func:`status_parts`);
         ``elsewhere``: what another live session asks of you."""
         self._parts = status_parts(session, source=source, following=following, ended=ended,

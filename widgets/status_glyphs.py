@@ -72,7 +72,7 @@ LEGEND: list[tuple[str, str, str]] = [
     (NOTICE_GLYPHS["warning"], "a warning notice (an error notice shows ✗)", "$text-warning"),
     (HOOK, "hook run", "$text-secondary"),
     (IDLE.glyph, "status bar: idle (nothing running)", css(IDLE.role)),
-    (ENDED.glyph, "status bar: the source ended", css(ENDED.role, ENDED.bold)),
+    (ENDED.glyph, "status bar: ended (/exit, or the source ended)", css(ENDED.role, ENDED.bold)),
     (FOLLOW, "status bar: following the end", "$text-success"),
     (PAUSED, "status bar: paused where you scrolled (G follows again)", "bold $text-warning"),
     (THINKING, "thinking (with its token count)", "$text-accent"),

@@ -14,7 +14,8 @@ from dataclasses import dataclass, fields, replace
 from typing import Any, assert_never
 
 from cctv.reducer.safe import visible
-from cctv.reducer.fold import SUBAGENT_TOOLS, Session
+from cctv.reducer.facts import agent_entry, agent_task, duration_moves, task_entry, task_owner, tasks_by_call
+from cctv.reducer.fold import Session
 from cctv.reducer.state import (
     MAIN,
     Agent,
@@ -76,6 +77,8 @@ class TaskRow:
     error: str | None = None
     agent_id: str | None = None
     """Set when the row opens a sub-agent transcript."""
+    task_id: str | None = None
+    """The task it shows (a sub-agent's: the task it ran as, if any)."""
     depth: int = 0
     phases: tuple[Phase, ...] = ()
     started_line: int = 0
@@ -83,43 +86,6 @@ class TaskRow:
     @property
     def running(self) -> bool:
         return self.status in ("running", "pending")
-
-
-def _task_kind(session: Session, task: Task) -> str:
-    task_type = (task.task_type or "").lower()
-    call = session.calls.get(task.tool_use_id) if task.tool_use_id else None
-    name = call.name if call is not None else ""
-    if "agent" in task_type or name in SUBAGENT_TOOLS:
-        return "agent"
-    if "workflow" in task_type:
-        return "workflow"
-    if name == "Monitor" or "monitor" in task_type:
-        return "monitor"
-    if "bash" in task_type or "shell" in task_type or name == "Bash":
-        return "shell"
-    return "other"
-
-
-def _elapsed_is_live(task: Task | None) -> bool:
-    """Whether a row's elapsed time is ``now`` minus the task's start (so it moves)."""
-    return task is not None and task.started_at is not None and task.ended_at is None \
-        and task.running
-
-
-def _elapsed(session: Session, task: Task | None, call_id: str | None,
-             now: float | None) -> float | None:
-    if task is not None:
-        if task.started_at is not None:
-            end = task.ended_at if task.ended_at is not None else (
-                now if task.running else None)
-            if end is not None:
-                return max(0.0, end - task.started_at)
-        if task.duration_ms is not None:
-            return task.duration_ms / 1000
-    call = session.calls.get(call_id) if call_id else None
-    if call is not None and call.elapsed:
-        return call.elapsed
-    return None
 
 
 def _phases(task: Task) -> tuple[Phase, ...]:
@@ -145,63 +111,62 @@ def _workflow_agent(agent: WorkflowAgent, depth: int) -> Phase:
 
 def _agent_row(session: Session, agent: Agent, task: Task | None,
                now: float | None) -> TaskRow:
-    call = session.calls.get(agent.id)
+    entry = agent_entry(session, agent, task, now)
     return TaskRow(
-        key=f"agent:{agent.id}",
+        key=entry.key,
         kind="agent",
         kind_label="agent",
-        status=task.status if task is not None else agent.status,
-        state=task.state if task is not None else None,
-        description=agent.description or (task.description if task else "") or agent.id,
-        subagent_type=agent.subagent_type or (task.subagent_type if task else None),
-        elapsed=_elapsed(session, task, agent.id, now),
-        last_tool=agent.last_tool or (task.last_tool if task else None),
-        tokens=(task.total_tokens if task and task.total_tokens is not None
-                else agent.output_tokens or None),
-        tokens_are_output=not (task and task.total_tokens is not None),
-        tool_uses=(task.tool_uses if task and task.tool_uses is not None
-                   else agent.tool_calls or None),
+        status=entry.status,
+        state=entry.state,
+        description=entry.description,
+        subagent_type=entry.subagent_type,
+        elapsed=entry.duration_s,
+        last_tool=entry.last_tool,
+        tokens=entry.tokens,
+        tokens_are_output=entry.tokens_are_output,
+        tool_uses=entry.tool_uses,
         activity=task.activity if task else None,
         summary=task.summary if task else None,
         output_file=task.output_file if task else None,
         error=task.error if task else None,
         agent_id=agent.id,
-        depth=max(0, agent.depth - 1),
-        started_line=(task.started_line if task and task.started_line
-                      else call.line_no if call else 0),
+        task_id=entry.task_id,
+        depth=entry.depth,
+        started_line=entry.started_line,
     )
 
 
 def _task_row(session: Session, task: Task, now: float | None) -> TaskRow:
-    kind = _task_kind(session, task)
+    entry = task_entry(session, task, now)
     return TaskRow(
-        key=f"task:{task.task_id}",
-        kind=kind,
-        kind_label=KIND_LABELS.get(kind, (task.task_type or "task").removeprefix("local_")[:8]),
-        status=task.status,
-        state=task.state,
-        description=task.description or task.task_id,
-        subagent_type=task.subagent_type,
-        elapsed=_elapsed(session, task, task.tool_use_id, now),
-        last_tool=task.last_tool,
-        tokens=task.total_tokens,
-        tool_uses=task.tool_uses,
+        key=entry.key,
+        kind=entry.kind,
+        kind_label=KIND_LABELS.get(entry.kind, (task.task_type or "task").removeprefix("local_")[:8]),
+        status=entry.status,
+        state=entry.state,
+        description=entry.description,
+        subagent_type=entry.subagent_type,
+        elapsed=entry.duration_s,
+        last_tool=entry.last_tool,
+        tokens=entry.tokens,
+        tool_uses=entry.tool_uses,
         activity=task.activity,
         summary=task.summary,
         output_file=task.output_file,
         error=task.error,
+        task_id=task.task_id,
         phases=_phases(task),
-        started_line=task.started_line or 0,
+        started_line=entry.started_line,
     )
 
 
 def task_rows(session: Session, now: float | None = None) -> list[TaskRow]:
     """Every sub-agent and task of ``session`` as rows: running ones first,
     then by kind (agents, workflows, shells, monitors, others), then by start."""
-    return _rows(session, now, _by_call(session))
+    return _rows(session, now, tasks_by_call(session))
 
 
-def _rows(session: Session, now: float | None, by_call: dict[str, Task],
+def _rows(session: Session, now: float | None, by_call: dict[str, str],
           shown: Callable[[TaskRow], TaskRow] | None = None) -> list[TaskRow]:
     shown = shown or _visible_row
     rows: list[TaskRow] = []
@@ -209,7 +174,7 @@ def _rows(session: Session, now: float | None, by_call: dict[str, Task],
     for agent in session.agents.values():
         if agent.id == MAIN:
             continue
-        task = by_call.get(agent.id)
+        task = agent_task(session, agent, by_call)
         if task is not None:
             used.add(task.task_id)
         rows.append(shown(_agent_row(session, agent, task, now)))
@@ -226,15 +191,6 @@ _KIND_RANK = {k: i for i, k in enumerate(KIND_ORDER)}
 def sort_key(row: TaskRow) -> tuple[bool, int, int, str]:
     """Where a row goes: running first, then by kind, then by the line it started at."""
     return (not row.running, _KIND_RANK.get(row.kind, len(KIND_ORDER)), row.started_line, row.key)
-
-
-def _by_call(session: Session) -> dict[str, Task]:
-    """Each call's task (the first one that names it): a sub-agent's row shows it."""
-    by_call: dict[str, Task] = {}
-    for task in session.tasks.values():
-        if task.tool_use_id:
-            by_call.setdefault(task.tool_use_id, task)
-    return by_call
 
 
 class TaskRowCache:
@@ -331,8 +287,9 @@ class TaskRowCache:
                 continue
             if task.tool_use_id:
                 by_call.setdefault(task.tool_use_id, task_id)
-            if by_call.get(task.tool_use_id or "") == task_id and task.tool_use_id in session.agents:
-                agents.add(task.tool_use_id)  # a sub-agent's task shows in its row
+            owner = task_owner(session, task, by_call)
+            if owner is not None:
+                agents.add(owner)  # a sub-agent's task shows in its row
                 moved |= self._drop(f"task:{task_id}")
             else:
                 moved |= self._put(_task_row(session, task, now), task, changed)
@@ -341,8 +298,7 @@ class TaskRowCache:
             agent = session.agents.get(agent_id)
             if agent is None:
                 continue
-            task_id = by_call.get(agent_id)
-            task = session.tasks.get(task_id) if task_id else None
+            task = agent_task(session, agent, by_call)
             if task is not None:
                 moved |= self._drop(f"task:{task.task_id}")
             moved |= self._put(_agent_row(session, agent, task, now), task, changed)
@@ -354,17 +310,12 @@ class TaskRowCache:
                     moved |= self._rebuild_row(session, key, now, changed)
         return changed, moved
 
-    def _task_of(self, session: Session, key: str) -> Task | None:
-        """The task a row shows (a sub-agent's row: the task of its call, if any)."""
-        kind, _, ident = key.partition(":")
-        task_id = self._by_call.get(ident) if kind == "agent" else ident
-        return session.tasks.get(task_id) if task_id else None
-
     def _rebuild_row(self, session: Session, key: str, now: float | None,
                      changed: set[str]) -> bool:
-        task = self._task_of(session, key)
-        if key.startswith("agent:"):
-            agent = session.agents[key.removeprefix("agent:")]
+        row = self._rows[key]
+        task = session.tasks.get(row.task_id) if row.task_id is not None else None
+        if row.agent_id is not None:
+            agent = session.agents[row.agent_id]
             return self._put(_agent_row(session, agent, task, now), task, changed)
         assert task is not None
         return self._put(_task_row(session, task, now), task, changed)
@@ -389,7 +340,7 @@ class TaskRowCache:
             self._running.add(key)
         else:
             self._running.discard(key)
-        if _elapsed_is_live(task):
+        if duration_moves(task):
             self._live.add(key)
         else:
             self._live.discard(key)
@@ -418,14 +369,14 @@ class TaskRowCache:
     def _rebuild(self, session: Session, now: float | None) -> None:
         self._session = session
         self._sizes = (len(session.agents), len(session.tasks))
-        by_call = _by_call(session)
-        self._by_call = {tool_use_id: task.task_id for tool_use_id, task in by_call.items()}
-        self.rows = _rows(session, now, by_call, self._visible)
+        self._by_call = tasks_by_call(session)
+        self.rows = _rows(session, now, self._by_call, self._visible)
         self._keys = [sort_key(row) for row in self.rows]
         self._rows = {row.key: row for row in self.rows}
         self._running = {row.key for row in self.rows if row.running}
         self._now = now
-        self._live = {row.key for row in self.rows if _elapsed_is_live(self._task_of(session, row.key))}
+        self._live = {row.key for row in self.rows
+                      if duration_moves(session.tasks.get(row.task_id) if row.task_id else None)}
         self._dirty_agents = set()
         self._dirty_tasks = set()
 

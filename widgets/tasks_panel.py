@@ -342,7 +342,7 @@ class TasksPanel(Widget):
         old_id = highlighted.id if highlighted is not None else None
         old_index = ol.highlighted
         scroll_y = ol.scroll_y
-        options = [Option(make(), id=oid, disabled=not oid.startswith(("agent:", "task:")))
+        options = [Option(make(), id=oid, disabled=self._cache.row(oid) is None)
                    for oid, _key, make in entries]
         ol.set_options(options)
         self._ids = ids
@@ -368,13 +368,13 @@ class TasksPanel(Widget):
     @on(OptionList.OptionSelected, "#tasks-list")
     def _selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
-        oid = event.option.id or ""
-        if oid.startswith("agent:"):
-            self.post_message(self.OpenAgent(self, oid.removeprefix("agent:")))
-        elif oid.startswith("task:"):
-            row = self._cache.row(oid)
-            if row is not None:
-                self.post_message(self.OpenOutput(self, row))
+        row = self._cache.row(event.option.id or "")
+        if row is None:  # a heading
+            return
+        if row.agent_id is not None:
+            self.post_message(self.OpenAgent(self, row.agent_id))
+        else:
+            self.post_message(self.OpenOutput(self, row))
 
     @on(OptionList.OptionHighlighted, "#tasks-list")
     def _highlighted(self, event: OptionList.OptionHighlighted) -> None:

@@ -192,6 +192,11 @@ class Session:
         return self.parts.tasks.running()
 
     @property
+    def background_running(self) -> bool:
+        """Whether a backgrounded task still runs."""
+        return self.parts.tasks.background_running()
+
+    @property
     def activity(self) -> Activity:
         """What the session is doing now, for a status bar."""
         parts = self.parts

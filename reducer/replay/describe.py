@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from typing import assert_never
 
+from .. import facts
 from ..fold import Session
-from ..format import clip, short_id
+from ..format import clip, format_cost, short_id
 from ..state import (
     MAIN,
     AgentAdded,
@@ -107,7 +108,7 @@ class ChangeDescriber:
             self.sync(session)
 
     def _session_values(self, session: Session) -> None:
-        self._cost = session.cost_usd
+        self._cost, _source = facts.cost(session)
         self._activity = session.activity.text
         self._context = session.context_tokens
 
@@ -234,11 +235,11 @@ class ChangeDescriber:
 
     def _session_text(self, session: Session) -> list[str]:
         out: list[str] = []
-        cost = session.cost_usd  # None: no frame recorded a cost yet
+        cost, _source = facts.cost(session)  # None: no frame recorded a cost yet
         delta = (cost or 0.0) - (self._cost or 0.0)
         if cost is not None and abs(delta) >= 0.00005:
             sign = "+" if delta > 0 else "-"
-            out.append(f"cost {sign}${abs(delta):.4f} (now ${cost:.4f})")
+            out.append(f"cost {sign}{format_cost(abs(delta))} (now {format_cost(cost)})")
         self._cost = cost
         activity = session.activity.text
         if activity != self._activity:

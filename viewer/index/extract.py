@@ -6,8 +6,9 @@ can never show another title or count than the viewer. Runs in worker
 processes during a first indexing: everything here is picklable and imports no
 Textual.
 
-A file caught mid-write is read to its last complete line; the rest is read
-next time, when the line is whole.
+A live file caught mid-write is read to its last complete line; the rest is
+read next time, when the line is whole. A file that is not live is read to its
+end, a last line without a newline included, as the viewer reads it.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from cctv.reducer import frames as F
 from cctv.reducer.feed import Feed
 from cctv.reducer.format import clip
 from cctv.reducer.lines import LineSplitter, RawLine
@@ -26,7 +26,7 @@ from cctv.reducer.fold import Session
 from cctv.reducer.item_time import ItemTimes
 from cctv.reducer.live_facts import live_facts
 from cctv.reducer.state import MAIN, Item, PromptItem, TextItem, ToolItem
-from cctv.reducer.summary import prompt_count
+from cctv.reducer.facts import session_facts
 from cctv.reducer.timestamps import parse_timestamp
 
 from ..discovery import subagent_files
@@ -154,8 +154,6 @@ class SessionRead:
         """:func:`~viewer.index.rows.read_marks` of the main file where its read stopped."""
         self.agents: dict[Path, tuple[str, LineSplitter]] = {}
         """Sub-agent file → (its agent, where its read stopped)."""
-        self.agents_read: set[Path] = set()
-        """The sub-agent files read at least once (the row's count)."""
         self.sound = True
         """False once a sub-agent file could not be read on (it shrank, or its last
         line had to be folded unfinished): the next read starts over."""
@@ -166,7 +164,6 @@ class SessionRead:
         self.entries_seen = 0
         self.first_ts: str | None = None
         self.last_ts: str | None = None
-        self.cost_state = False
         self.items_seen = 0
         self.agent_items_seen: dict[str, int] = {}
         self.first_prompt: str | None = None
@@ -192,6 +189,15 @@ class SessionRead:
         if self.feed.session.format == "transcript":
             self._read_agents()
 
+    def read_last_line(self) -> None:
+        """Fold the main file's last line even though no newline ends it, as the
+        viewer does (a file not written to for long ends so: it was not caught
+        mid-write). Such a read cannot be read on."""
+        last = self.main.flush()
+        if last is not None:
+            self.feed.feed([last])
+            self.sound = False
+
     def _read_agents(self) -> None:
         session = self.feed.session
         for agent_path, meta in subagent_files(self.path):
@@ -215,7 +221,6 @@ class SessionRead:
                            lambda batch, agent=agent: self.feed.feed_agent_file(batch, agent))
             except OSError:
                 continue
-            self.agents_read.add(agent_path)
             if splitter.pending_size:
                 # as the viewer reads it, an unfinished last line is folded (and shown
                 # as such); it cannot be read on once folded
@@ -241,8 +246,6 @@ class SessionRead:
             if ts:
                 self.first_ts = self.first_ts or ts
                 self.last_ts = ts
-            elif isinstance(entry, F.CostState) and entry.totalCostUSD is not None:
-                self.cost_state = True
         self.entries_seen = len(entries)
         items = session.agents[MAIN].items
         texts: list[TextRow] = []
@@ -267,32 +270,35 @@ class SessionRead:
         self.items_seen = len(items)
         texts += _subagent_texts(session, after_line, stamp, self.agent_items_seen)
         start, last = parse_timestamp(self.first_ts), parse_timestamp(self.last_ts)
-        cost_known = session.results > 0 or self.cost_state
-        usage = session.usage
+        facts = session_facts(session)
+        used = facts.tokens
         p = self.path
         row = SessionRow(
             session_id=session.session_id or p.stem,
             path=str(p),
             project=session.cwd or Path(project_dir).name,
             project_dir=project_dir,
-            title=session.title or "(untitled)",
+            title=facts.title,
             first_prompt=clip(self.first_prompt, PREVIEW_LIMIT) if self.first_prompt else None,
             git_branch=session.git_branch,
             started=self.first_ts,
             last_activity=self.last_ts,
             duration_s=round(last - start, 3) if start is not None and last is not None else None,
-            prompts=prompt_count(session),
-            tool_calls=len(session.calls),
-            cost_usd=round(session.cost_usd, 6) if cost_known and session.cost_usd is not None else None,
-            input_tokens=usage.input_tokens,
-            output_tokens=usage.output_tokens,
+            status=facts.state,
+            turns=facts.turns,
+            prompts=facts.prompts,
+            tool_calls=facts.tool_calls.total,
+            cost_usd=facts.cost_usd,
+            input_tokens=used.input,
+            output_tokens=used.output,
+            cache_read_tokens=used.cache_read,
+            cache_write_tokens=used.cache_write,
             model=session.model,
             bytes=size,
-            subagents=len(self.agents_read),
+            subagents=facts.subagents,
             mtime=mtime,
             last_reply=clip(self.last_reply, PREVIEW_LIMIT) if self.last_reply else None,
-            tasks=[{"description": t.description or t.task_type or t.task_id, "status": t.status}
-                   for t in session.tasks.values()][:50],
+            tasks=[{"description": t.description, "status": t.status} for t in facts.tasks][:50],
             format=session.format,
             live_facts=live_facts(session, ItemTimes(feed).at_line),
             context_pct=round(100 * (session.context_tokens or 0) / session.context_window)
@@ -328,6 +334,8 @@ def extract(path: str, project_dir: str, size: int, mtime: float, after_line: in
         read.read_on()
     if keep:
         _keep(path, read)
+    else:  # not live: its last line is read as the viewer reads it
+        read.read_last_line()
     return read.extracted(project_dir, size, mtime, after_line)
 
 

@@ -12,7 +12,7 @@ import time
 from datetime import datetime, timezone
 from typing import Any, TextIO
 
-from cctv.reducer.format import compact_count, format_cost, format_duration
+from cctv.reducer.format import compact_count, format_cost, format_duration, title_text
 from cctv.reducer.live_state import LiveState
 from cctv.reducer.safe import visible
 
@@ -73,7 +73,7 @@ def _live_json(row: SessionRow, state: LiveState, now: float) -> dict[str, Any]:
 
 def _print_live(rows: list[tuple[SessionRow, LiveState]], now: float, out: TextIO) -> None:
     for row, state in rows:
-        title = " ".join(row.title.split())
+        title = " ".join(title_text(row.title).split())
         print(visible(f"{state.glyph} {state.describe(now):40}  {row.project}  {title}"
                       f"  [{row.session_id}]", oneline=True), file=out)
 
@@ -114,8 +114,8 @@ def run_sessions(directory: str | None, as_json: bool, use_index: bool,
     for r in rows:
         live = "●" if r.is_live(now, LIVE_WINDOW_S) else " "
         cost = format_cost(r.cost_usd) if r.cost_usd is not None else \
-            f"{compact_count(r.input_tokens + r.output_tokens)} tok"
-        title = " ".join(r.title.split())
+            f"{compact_count(r.tokens_in + r.output_tokens)} tok"
+        title = " ".join(title_text(r.title).split())
         print(visible(f"{live} {(r.last_activity or '')[:16]:16}  {format_duration(r.duration_s):>7}"
                       f"  {r.prompts:4}p {r.tool_calls:5}t  {cost:>9}  {r.project}  {title}"
                       f"  [{r.session_id}]", oneline=True), file=out)

@@ -46,17 +46,23 @@ class SessionRow(msgspec.Struct, kw_only=True):
     path: str
     project: str
     project_dir: str
-    title: str
+    title: str | None
+    """``None``: the session has none (drawn as ``(untitled)``)."""
     first_prompt: str | None
     git_branch: str | None
     started: str | None
     last_activity: str | None
     duration_s: float | None
+    status: str
+    """What the session was doing when its file ended (``reducer.facts.final_state``)."""
+    turns: int
     prompts: int
     tool_calls: int
     cost_usd: float | None
     input_tokens: int
     output_tokens: int
+    cache_read_tokens: int
+    cache_write_tokens: int
     model: str | None
     bytes: int
     subagents: int
@@ -75,6 +81,11 @@ class SessionRow(msgspec.Struct, kw_only=True):
         return live_state(self.live_facts, now, self.mtime, horizon=horizon) \
             if self.live_facts else None
 
+    @property
+    def tokens_in(self) -> int:
+        """What ``in`` counts on every screen: fresh input, cache reads and cache writes."""
+        return self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
+
     def is_live(self, now: float, window_s: float) -> bool:
         """Written to within the last ``window_s`` seconds."""
         return now - self.mtime < window_s
@@ -86,9 +97,11 @@ class SessionRow(msgspec.Struct, kw_only=True):
             "project_dir": self.project_dir, "title": self.title,
             "first_prompt": self.first_prompt, "git_branch": self.git_branch,
             "started": self.started, "last_activity": self.last_activity,
-            "duration_s": self.duration_s, "prompts": self.prompts,
-            "tool_calls": self.tool_calls, "cost_usd": self.cost_usd,
+            "duration_s": self.duration_s, "status": self.status, "turns": self.turns,
+            "prompts": self.prompts, "tool_calls": self.tool_calls, "cost_usd": self.cost_usd,
             "input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
+            "cache_read_tokens": self.cache_read_tokens,
+            "cache_write_tokens": self.cache_write_tokens,
             "model": self.model, "bytes": self.bytes, "subagents": self.subagents,
             "live": self.is_live(now, window_s),
         }

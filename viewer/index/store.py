@@ -125,7 +125,7 @@ class Hit:
 
     path: str
     session_id: str
-    title: str
+    title: str | None
     line: int
     role: str
     timestamp: str | None

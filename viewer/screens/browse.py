@@ -35,7 +35,8 @@ from textual.widgets.data_table import ColumnKey
 from textual.widgets.option_list import Option
 from textual.worker import Worker, WorkerState
 
-from cctv.reducer.format import clip, compact_count, format_cost, format_duration, human_bytes, plural, tilde
+from cctv.reducer.format import (WORDS, clip, compact_count, format_cost, format_duration, human_bytes, plural,
+                                 tilde, title_text)
 from cctv.reducer.live_state import HORIZON_S, LiveState
 from cctv.widgets.home import home
 from cctv.widgets.safe_text import content, visible
@@ -107,13 +108,13 @@ def _state_order(r: SessionRow) -> tuple[int, float]:
 def _cost(r: SessionRow) -> str:
     if r.cost_usd is not None:
         return format_cost(r.cost_usd)
-    return f"{compact_count(r.input_tokens + r.output_tokens)} tok"
+    return f"{compact_count(r.tokens_in + r.output_tokens)} tok"
 
 
 COLUMNS: tuple[Column, ...] = (
     Column("live", "", lambda r, now: _state_cell(r, now), _state_order, 1),
-    Column("title", "Title", lambda r, now: clip(r.title, TITLE_WIDTH, one_line=True),
-           lambda r: r.title.lower(), TITLE_WIDTH),
+    Column("title", "Title", lambda r, now: clip(title_text(r.title), TITLE_WIDTH, one_line=True),
+           lambda r: title_text(r.title).lower(), TITLE_WIDTH),
     Column("project", "Project", lambda r, now: clip(_short_project(r.project), 28, tail=True),
            lambda r: r.project.lower(), 28),
     Column("branch", "Branch", lambda r, now: clip(r.git_branch or "", 16, one_line=True),
@@ -125,7 +126,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("prompts", "Prompts", lambda r, now: str(r.prompts), lambda r: r.prompts, 7),
     Column("tools", "Tools", lambda r, now: str(r.tool_calls), lambda r: r.tool_calls, 6),
     Column("cost", "Cost/tokens", lambda r, now: _cost(r),
-           lambda r: (r.cost_usd is not None, r.cost_usd or r.input_tokens + r.output_tokens), 11),
+           lambda r: (r.cost_usd is not None, r.cost_usd or r.tokens_in + r.output_tokens), 11),
     Column("model", "Model", lambda r, now: (r.model or "").removeprefix("claude-"),
            lambda r: r.model or "", 18),
     Column("size", "Size", lambda r, now: human_bytes(r.bytes), lambda r: r.bytes, 10),
@@ -223,7 +224,7 @@ def narrow(rows: list[SessionRow], query: str) -> list[SessionRow]:
         return rows
     scored = []
     for row in rows:
-        title, project = _folded(row.title), _folded(row.project)
+        title, project = _folded(title_text(row.title)), _folded(row.project)
         total = 0.0
         for word in words:
             score = max(word_score(word, title), word_score(word, project))
@@ -239,7 +240,7 @@ def narrow(rows: list[SessionRow], query: str) -> list[SessionRow]:
 def hit_content(hit: Hit, width: int = 200) -> Content:
     """A hit as one line: session title, the matching text with its words marked, the time."""
     on, off = MARKS
-    parts: list[str | tuple[str, str]] = [(clip(hit.title, 40, one_line=True), "bold"), "  "]
+    parts: list[str | tuple[str, str]] = [(clip(title_text(hit.title), 40, one_line=True), "bold"), "  "]
     text = hit.snippet[:width]
     while text:
         start = text.find(on)
@@ -531,7 +532,8 @@ class BrowseScreen(Screen[None]):
         for move in moves:
             row = self.board.rows.get(move.path)
             if move.calls_you and row is not None:
-                self.notify(f"{clip(row.title, 60, one_line=True)}: {move.after.describe(time.time())}",
+                self.notify(f"{clip(title_text(row.title), 60, one_line=True)}: "
+                            f"{move.after.describe(time.time())}",
                             title=move.after.words, severity="warning", timeout=10)
                 if self.bell:
                     self.app.bell()
@@ -738,15 +740,16 @@ class BrowseScreen(Screen[None]):
         if row is None:
             text.update("")
             return
-        parts: list[str | tuple[str, str]] = [(row.title, "bold"), "\n"]
+        parts: list[str | tuple[str, str]] = [(title_text(row.title), "bold"), "\n"]
         parts.append((f"{_short_project(row.project)}"
                       + (f"  ⎇ {row.git_branch}" if row.git_branch else ""), "dim"))
         parts.append("\n\n")
-        totals = [plural(row.prompts, "prompt"), plural(row.tool_calls, "tool call"),
-                  _cost(row), f"in {compact_count(row.input_tokens)}"
-                  f" out {compact_count(row.output_tokens)}", human_bytes(row.bytes)]
+        totals = [plural(row.prompts, WORDS["prompts"]), plural(row.tool_calls, WORDS["tool_calls"]),
+                  _cost(row),
+                  f"{WORDS['in']} {compact_count(row.tokens_in)}"
+                  f" {WORDS['out']} {compact_count(row.output_tokens)}", human_bytes(row.bytes)]
         if row.subagents:
-            totals.append(plural(row.subagents, "sub-agent"))
+            totals.append(plural(row.subagents, WORDS["subagents"]))
         if row.duration_s is not None:
             totals.append(format_duration(row.duration_s))
         parts += [(" · ".join(totals), "italic"), "\n\n"]

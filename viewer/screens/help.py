@@ -15,6 +15,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
+from cctv.reducer.format import WORDS
 from cctv.widgets.safe_text import content
 from cctv.widgets.status_glyphs import LEGEND
 
@@ -45,7 +46,11 @@ def _legend() -> Content:
         lines.append(Content.assemble("  ", (glyph, style), "  ", meaning))
     lines.append(Content.assemble(
         ("  status bar  ", "$text-muted"),
-        "activity · model · turns · cost · tokens · context · filter · follow · source"))
+        f"activity · model · {WORDS['turns']}s · cost · {WORDS['in']} / {WORDS['out']} tokens"
+        " · context · filter · follow · source"))
+    lines.append(Content.styled(
+        f"  {WORDS['in']}: every input token the model read, {WORDS['uncached']}, {WORDS['cache read']}"
+        f" and {WORDS['cache write']} (cctv summary says each)", "$text-muted"))
     return Content("\n").join(lines)
 
 

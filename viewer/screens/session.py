@@ -137,29 +137,31 @@ class SessionScreen(Screen[None]):
         shown = self.shown
         now = shown.now()
         ticks = time.monotonic()
+        settled = shown.source_state.settled(ticks)
         status.update_state(
             self.session,
             source=shown.label,
             following=self._view.following,
-            ended=shown.ended,
+            # a settled file reads what its session ended in, not that the read ended
+            ended=None if settled else shown.ended,
             now=now,
             loading=shown.loading,
             filtered=self._view.filter.describe(),
             source_state=self._verdict() or shown.source_state.status(ticks),
-            settled=shown.source_state.settled(ticks),
+            settled=settled,
             elsewhere=self.elsewhere,
         )
         if self.show_tasks:
             tasks.update_state(self.session, now=now)
         self._show_placeholder(shown.source_state.middle(ticks))
 
-    def _verdict(self) -> tuple[str, str] | None:
+    def _verdict(self) -> tuple[str, str, None] | None:
         """One verdict for an input with no frame in it (a binary, an HTML page),
         the same words as ``cctv check`` and ``cctv summary``."""
         if self.agent_id != MAIN:
             return None
         verdict = session_verdict(self.session)
-        return (verdict, "error") if verdict else None
+        return (verdict, "error", None) if verdict else None
 
     def _show_placeholder(self, text: str | None) -> None:
         """Say in the middle of an empty main view what the source is doing."""

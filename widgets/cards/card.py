@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, ClassVar
 
 from rich.style import Style
 
-from cctv.reducer.state import Task, ToolCall
-from cctv.reducer.tools import Tool, tool_summary
+from cctv.reducer.state import ToolCall
+from cctv.reducer.tools import Tool, tool_parts, tool_summary
 from cctv.reducer.images import images_in
 from cctv.reducer.queries import result_text
 
@@ -30,7 +30,7 @@ from .base import FOLD_LINES, Palette, RenderContext, _Body, _count_lines, image
 if TYPE_CHECKING:
     from cctv.reducer.fold import Session
 
-__all__ = ["ToolCard", "register", "card_for", "result_lines", "call_task", "CARDS",
+__all__ = ["ToolCard", "register", "card_for", "result_lines", "CARDS",
            "shown_result", "denial"]
 
 
@@ -50,12 +50,10 @@ class ToolCard:
 
     def summary(self, call: ToolCall, tool: Tool) -> tuple[str, str]:
         """``(name, summary)`` for the header line: the bold name and what follows it."""
-        summary = tool_summary(tool)
-        name = call.name
-        for sep in (": ", " "):
-            if summary.startswith(name + sep):
-                return name, summary[len(name) + len(sep):]
-        return name, "" if summary == name else summary
+        name, detail = tool_parts(tool)
+        if name == call.name:
+            return name, detail
+        return call.name, tool_summary(tool)  # a command's call: the whole summary follows
 
     def body(self, call: ToolCall, tool: Tool, body: _Body, width: int, expanded: bool,
              ctx: RenderContext) -> None:
@@ -86,15 +84,6 @@ def card_for(call: ToolCall, tool: Tool) -> ToolCard:
         if card.claims(call, tool):
             return card
     raise LookupError(f"no card claims {call.name!r}")  # the generic card claims all
-
-
-def call_task(call: ToolCall, session: Session) -> Task | None:
-    """The task a call became: by the id its result named, else (an async sub-agent
-    on disk) by its agent's file id, which is the task id of its notification."""
-    if call.task_id:
-        return session.tasks.get(call.task_id)
-    agent = session.agents.get(call.subagent) if call.subagent else None
-    return session.tasks.get(agent.agent_file_id) if agent and agent.agent_file_id else None
 
 
 def result_lines(body: _Body, call: ToolCall, p: Palette, *, style: Style | str = "") -> None:

@@ -19,7 +19,7 @@ from cctv.reducer.state import (
 )
 
 from cctv.reducer.format import exact_count, format_duration, plural
-from cctv.reducer.turn_footer import turn_footer
+from cctv.reducer.turn_footer import turn_failure, turn_footer
 
 from ..status_glyphs import HOOK, HOOK_RAN, NOTICE_GLYPHS, PROBLEM, STATUSES, UNKNOWN
 from .base import (
@@ -209,36 +209,14 @@ def _notice_h(item: NoticeItem, width: int, expanded: bool, session: Session) ->
 def _footer_label(item: TurnFooterItem) -> tuple[str, str]:
     t = item.turn_ref
     problem = ""
-    outcome = t.outcome
-    if outcome == "interrupted":
+    failure = turn_failure(t)
+    if t.outcome == "interrupted":
         problem = f"{STATUSES['interrupted'].glyph} {STATUSES['interrupted'].word}"
-    elif outcome == "failed" or (t.subtype and t.subtype != "success"):
-        problem = f"{STATUSES['failed'].glyph} {STATUSES['failed'].word} · {_error_class(item)}"  # is_error, whatever the subtype says
+    elif failure is not None:
+        problem = f"{STATUSES['failed'].glyph} {STATUSES['failed'].word} · {clean(failure)}"
     elif t.terminal_reason and t.terminal_reason not in ("completed",):
         problem = f"{PROBLEM} {clean(t.terminal_reason)}"
     return " · ".join(turn_footer(t)), problem
-
-
-_ERROR_CLASSES = {
-    "error_max_turns": "max turns reached",
-    "error_during_execution": "error during execution",
-    "error_max_budget_usd": "budget reached",
-    "error_max_structured_output_retries": "structured output retries exhausted",
-}
-
-
-def _error_class(item: TurnFooterItem) -> str:
-    """Why a turn failed, in words: its result subtype, and the terminal reason
-    when it says more (``error during execution (aborted_streaming)``)."""
-    t = item.turn_ref
-    subtype = t.subtype or "error"
-    if subtype == "success":  # is_error on a "success" result: an API error (its notice says it)
-        return "API error" + (f" {t.api_error_status}" if t.api_error_status else "")
-    label = _ERROR_CLASSES.get(subtype, subtype.replace("_", " "))
-    reason = t.terminal_reason
-    if reason and reason != "completed" and reason.replace("_", " ") not in label:
-        label += f" ({clean(reason)})"
-    return label
 
 
 def _footer(item: TurnFooterItem, width: int, expanded: bool, ctx: RenderContext) -> list[Strip]:

@@ -11,6 +11,7 @@ from rich.text import Text
 from textual.strip import Strip
 
 from cctv.reducer.state import ToolCall, ToolItem
+from cctv.reducer.facts import call_duration
 from cctv.reducer.format import format_duration, plural
 from cctv.reducer.queries import canonical_tool
 
@@ -42,7 +43,7 @@ def _status(call: ToolCall, p: Palette) -> tuple[Text, Style]:
     st, style = STATUSES[key], getattr(p, STATUSES[key].role)
     # a finished call says only its glyph and time; every other status says its word
     text = Text(st.glyph if key == "done" else f"{st.glyph} {st.word}", style)
-    took = call.elapsed if key == "running" or call.duration is None else call.duration
+    took = call_duration(call)
     if took is not None and key in ("running", "done", "failed"):
         text.append(f" {format_duration(took)}", style if key == "running" else p.muted)
     if key == "running" and call.heartbeats:

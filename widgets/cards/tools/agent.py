@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from rich.style import Style
 from rich.text import Text
 
+from cctv.reducer.facts import call_task, task_duration
 from cctv.reducer.fold import SUBAGENT_TOOLS
 from cctv.reducer.state import ToolCall
 from cctv.reducer.tools import Raw, Tool
@@ -15,7 +16,7 @@ from cctv.reducer.format import exact_count, format_duration, plural
 
 from ...status_glyphs import BACKGROUND, STATUSES
 from ..base import RenderContext, _Body, clean
-from ..card import ToolCard, call_task, register, shown_result
+from ..card import ToolCard, register, shown_result
 
 if TYPE_CHECKING:
     from cctv.reducer.fold import Session
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
 def _answer(call: ToolCall, session: Session) -> tuple[str, bool]:
     """What the sub-agent handed back, without the CLI's frame ("" while there is
     none), and whether the call only launched it in the background."""
-    task = call_task(call, session)
+    task = call_task(session, call)
     reply = agent_reply(shown_result(call)) if call.result is not None and call.finished \
         else None
     if reply is not None and reply.answer:
@@ -49,7 +50,7 @@ def _agent_body(call: ToolCall, body: _Body, expanded: bool | int, ctx: RenderCo
     p, session = ctx.palette, ctx.session
     inp = call.input if isinstance(call.input, dict) else {}
     agent = session.agents.get(call.subagent) if call.subagent else None
-    task = call_task(call, session)
+    task = call_task(session, call)
     kind = (agent.subagent_type if agent else None) or inp.get("subagent_type") \
         or (task.subagent_type if task else None) or "agent"
     desc = (agent.description if agent else "") or str(inp.get("description") or "")
@@ -72,10 +73,9 @@ def _agent_body(call: ToolCall, body: _Body, expanded: bool | int, ctx: RenderCo
         line.append(f" · {exact_count(agent.output_tokens)} tok out", p.muted)
     if task is not None and task.total_tokens:
         line.append(f" · {exact_count(task.total_tokens)} tok total", p.muted)
-    if task is not None and task.duration_ms:
-        line.append(f" · {format_duration(task.duration_ms / 1000)}", p.muted)
-    elif call.elapsed is not None and status == "running":
-        line.append(f" · {format_duration(call.elapsed)}", p.muted)
+    took = task_duration(task, call, None) if task is not None else None
+    if took:
+        line.append(f" · {format_duration(took)}", p.muted)
     body.add(line)
     answer, launched = _answer(call, session)
     if launched and not answer:
