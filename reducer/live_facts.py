@@ -1,6 +1,11 @@
 """What the fold says a session is doing when what was read ends: the
 clock-free half of its live state (:mod:`reducer.live_state` adds the clock).
-Pure: no Textual, no I/O."""
+
+It builds on :func:`reducer.facts.final_state` (what a settled file reads on
+every surface) and on the fold's activity: the two differ only while a turn
+looks over but may go on (the model's text is the last row and the CLI wrote
+no stop reason), which :attr:`LiveFacts.settles_to` keeps for when the file
+has settled. Pure: no Textual, no I/O."""
 
 from __future__ import annotations
 
@@ -9,6 +14,7 @@ from typing import assert_never
 
 from msgspec.structs import replace
 
+from .facts import final_state
 from .fold import SUBAGENT_TOOLS, Session
 from .format import clip
 from .live_state import LiveFacts, Phase
@@ -35,7 +41,8 @@ def live_facts(session: Session, time_of: Callable[[int], float | None]) -> Live
     started = time_of(turn.line_no) if turn is not None else None
     base = LiveFacts(phase="turn_over", last_at=last_at, streamed=session.format == "stream-json",
                      background=sum(1 for t in session.running_tasks if t.backgrounded))
-    if session.exited:
+    final = final_state(session)
+    if final == "ended":  # /exit
         return replace(base, phase="exited", since=started)
     limited = session.limited_line
     if limited is not None and (turn is None or limited >= turn.line_no):
@@ -49,7 +56,9 @@ def live_facts(session: Session, time_of: Callable[[int], float | None]) -> Live
             return replace(base, since=time_of(_turn_end(session)))
         case "requesting" | "thinking":
             phase: Phase = "thinking" if activity.kind == "thinking" else "generating"
-            return replace(base, phase=phase, since=started)
+            over = final in ("idle", "background")  # the model's last text, and no stop reason
+            return replace(base, phase=phase, since=started,
+                           settles_to="turn_over" if over else None)
         case "running" | "awaiting_permission":
             call = session.calls.get(activity.call_id or "")
             if call is None:

@@ -26,7 +26,7 @@ import msgspec
 
 from .format import plural, short_age
 
-__all__ = ["APPROVAL_AFTER_S", "ATTENTION", "GLYPHS", "HORIZON_S", "LiveFacts", "LiveKind", "LiveState",
+__all__ = ["APPROVAL_AFTER_S", "ATTENTION", "GLYPHS", "HORIZON_S", "SETTLED_AFTER_S", "LiveFacts", "LiveKind", "LiveState",
            "Phase", "WORDS", "changes_at", "live_state"]
 
 LiveKind = Literal["working", "needs_approval", "needs_you", "rate_limited", "compacting", "ended"]
@@ -58,6 +58,13 @@ permission (stdout only), ``turn_over`` the model waits for a prompt,
 HORIZON_S = 15 * 60.0
 """A session whose files have not grown for this long has ended, whatever it
 last said (``cctv sessions --live``'s default ``--within``)."""
+
+SETTLED_AFTER_S = 120.0
+"""A file that has not grown for this long has settled: its state is what the
+session ended in (:func:`reducer.facts.final_state`), not what its last row
+would mean mid-turn (CLIs before 2.1 wrote no stop reason, so a finished
+session of theirs would read "requesting" for ever); the viewer's status bar
+and the live states both take it."""
 
 APPROVAL_AFTER_S = 5.0
 """A call with no result in a file quiet this long reads ``needs_approval``."""
@@ -92,6 +99,11 @@ class LiveFacts(msgspec.Struct, frozen=True, kw_only=True):
     streamed: bool = False
     """Read from the CLI's stdout (stream-json): a permission prompt shows as
     one, so a quiet call is only a slow one."""
+    settles_to: Phase | None = None
+    """What the session ended in (:func:`reducer.facts.final_state`) when it
+    differs from :attr:`phase`: its turn looks over (the model's last text,
+    from a CLI that writes no stop reason); taken once the file has settled
+    (:data:`SETTLED_AFTER_S`)."""
 
 
 class LiveState(NamedTuple):
@@ -164,9 +176,11 @@ def live_state(facts: LiveFacts, now: float, grew_at: float, *, horizon: float =
         return LiveState("ended", since, "/exit")
     if quiet > horizon:
         return LiveState("ended", grew_at, f"quiet for {short_age(quiet)}")
-    if closed and facts.phase in ("turn_over", "rate_limited"):
+    phase = facts.settles_to if facts.settles_to is not None and quiet >= SETTLED_AFTER_S \
+        else facts.phase
+    if closed and phase in ("turn_over", "rate_limited"):
         return LiveState("ended", grew_at, "output closed")
-    match facts.phase:
+    match phase:
         case "rate_limited":
             if facts.resets_at is None or now < facts.resets_at:
                 until = f"resets in {short_age(facts.resets_at - now)}" \
@@ -180,7 +194,7 @@ def live_state(facts: LiveFacts, now: float, grew_at: float, *, horizon: float =
         case "compacting":
             return LiveState("compacting", since, "")
         case "generating" | "thinking":
-            return LiveState("working", since, f"{facts.phase} · {short_age(now - since)}")
+            return LiveState("working", since, f"{phase} · {short_age(now - since)}")
         case "approval":
             return LiveState("needs_approval", since, f"waiting on {facts.tool} (approval)",
                              facts.tool, since)
@@ -193,7 +207,7 @@ def live_state(facts: LiveFacts, now: float, grew_at: float, *, horizon: float =
         case "exited":
             raise AssertionError("handled above")
         case _:
-            assert_never(facts.phase)
+            assert_never(phase)
 
 
 def _running(facts: LiveFacts, now: float) -> str:
@@ -209,6 +223,8 @@ def changes_at(facts: LiveFacts, grew_at: float, now: float, *,
     written (a quiet call turns into a possible prompt, a rate limit lifts, the
     horizon passes), if after ``now``: the one time a watcher must look again."""
     times = [grew_at + horizon]
+    if facts.settles_to is not None:
+        times.append(grew_at + SETTLED_AFTER_S)
     if facts.phase == "tool" and facts.may_ask and not facts.streamed:
         times.append(grew_at + APPROVAL_AFTER_S)
     if facts.phase == "rate_limited" and facts.resets_at is not None:

@@ -19,6 +19,7 @@ from cctv.reducer.live_facts import live_facts
 from cctv.reducer.live_state import (
     APPROVAL_AFTER_S,
     HORIZON_S,
+    SETTLED_AFTER_S,
     LiveFacts,
     LiveState,
     live_state,
@@ -195,3 +196,30 @@ def test_a_rate_limit_on_disk_holds_until_its_reset_or_the_next_prompt() -> None
     prompt = next(line for line in lines if b'"type":"user"' in line)
     again = list(steps(TOOLS, [*limited, prompt]))[-1][1]
     assert again.phase == "generating"
+
+
+# a settled file: what its live state says, for each final state of reducer.facts
+AGREES = {
+    "ended": {"ended"}, "idle": {"needs_you"}, "background": {"needs_you"},
+    "compacting": {"compacting"}, "requesting": {"working"}, "thinking": {"working"},
+    # a call cut short: on disk it may have been a prompt; on stdout it is one exactly
+    "running": {"working", "needs_approval"}, "awaiting_permission": {"needs_approval"},
+}
+
+
+def test_a_settled_file_reads_as_its_final_state_says(recording: Path) -> None:
+    """One rule: once a file has settled, its live state is what
+    ``reducer.facts.final_state`` says it ended in (every recording)."""
+    from cctv.reducer.facts import final_state
+
+    from conftest import fold_file
+
+    feed = fold_file(recording)
+    facts = live_facts(feed.session, ItemTimes(feed).at_line)
+    grew = 1_800_000_000.0
+    settled = live_state(facts, grew + SETTLED_AFTER_S + 1, grew)
+    final = final_state(feed.session)
+    if feed.session.limited_line is not None:  # a rate limit the CLI said is still on
+        assert settled.kind == "rate_limited"
+    else:
+        assert settled.kind in AGREES[final], (final, settled)
