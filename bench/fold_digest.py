@@ -133,8 +133,8 @@ def digest_file(path: Path, batch_lines: int = 1, ignore: frozenset[str] = froze
 
         load_subagents(feed, path)
     out.append("entries:")
-    walker.walk(feed.entries, out)
-    walker.walk(feed.agent_entries, out)
+    walker.walk(list(feed.entries), out)
+    walker.walk({agent: list(log) for agent, log in feed.agent_entries.items()}, out)
     out.append("\nsession:")
     walker.walk(feed.session, out)
     text = "".join(out)

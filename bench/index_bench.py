@@ -141,6 +141,12 @@ def _run(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, subp
     return time.perf_counter() - t0, res
 
 
+def _cpu_of_children() -> float:
+    """User + system seconds of every waited-for child process so far (its workers included)."""
+    t = os.times()
+    return t.children_user + t.children_system
+
+
 _FLOOR = """
 import sys, msgspec, pathlib
 decode = msgspec.json.decode
@@ -198,17 +204,23 @@ def main(argv: list[str] | None = None) -> int:
     # warm the page cache the same way for everyone
     subprocess.run(f"cat {projects}/*/*.jsonl > /dev/null", shell=True)
 
-    floor, res = _run([py, "-c", _FLOOR, str(projects)])
+    floor, res = _run([py, "-c", _FLOOR, str(projects)])  # one process, one core
     figures["floor_s"] = round(floor, 2)
     figures["lines"] = int(res.stdout or 0)
 
     cache = Path(tempfile.mkdtemp(prefix="cctv-bench-cache-"))
     env = dict(os.environ, XDG_CACHE_HOME=str(cache), PYTHONPATH=str(checkout.import_root(REPO)))
+    cpu0 = _cpu_of_children()
     first, res = _run([py, "-m", "cctv.viewer.cli", "sessions", str(projects), "--json"], env)
+    first_cpu = _cpu_of_children() - cpu0
     assert res.returncode == 0, res.stderr.decode()
     rows = json.loads(res.stdout)
     figures["first_index_s"] = round(first, 2)
     figures["first_vs_floor"] = round(first / floor, 2)
+    # the floor is one process; first indexing runs a worker per core: per core,
+    # its CPU seconds against the floor's wall (one core busy)
+    figures["first_cpu_s"] = round(first_cpu, 2)
+    figures["first_cpu_vs_floor"] = round(first_cpu / floor, 2)
     figures["rows"] = len(rows)
     figures["index_mb"] = round(sum(f.stat().st_size for f in (cache / "cctv").iterdir()) / 1e6, 1)
 
@@ -280,6 +292,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"floor     bare msgspec decode of every line        {figures['floor_s']:>8.2f} s")
     print(f"first     cctv sessions --json, empty cache          {figures['first_index_s']:>8.2f} s"
           f"  = {figures['first_vs_floor']}x floor (goal <= 5x)   index {figures['index_mb']} MB")
+    print(f"          its CPU time, all cores                    {figures['first_cpu_s']:>8.2f} s"
+          f"  = {figures['first_cpu_vs_floor']}x the one-process floor (per core, the honest ratio)")
     print(f"reopen    first screen of the browser (process)      {figures['reopen_first_screen_s']:>8.3f} s"
           f"  (goal < 0.5 s)")
     print(f"reopen    cctv sessions --json (process)             {figures['reopen_sessions_json_s']:>8.3f} s"
@@ -290,7 +304,7 @@ def main(argv: list[str] | None = None) -> int:
     for word, s in searches.items():
         print(f"search    {word!r:22} {s['hits']:>4} hits  in app {s['in_app_ms']:>6.1f} ms (goal < 100)"
               f"  cctv search {s['cli_s']:.3f} s vs grep -rlF {s['grep_rlF_s']:.3f} s"
-              f" = {s['cli_vs_grep']}x (goal < 0.5x)")
+              f" = {s['cli_vs_grep']}x (goal < 0.5x; a prebuilt index against a scan of every file)")
     return 0
 
 

@@ -7,19 +7,21 @@ its :class:`~reducer.fold.Session`.
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from collections.abc import Iterable
 from pathlib import Path
 
 from .collector import collector_paused, promote_to_oldest
 from .decode import decode_line, detect_format
+import msgspec
+
+from .entry_log import EntryLog, Table
 from .frames import Entry, Malformed
 from .giant import GiantLine, fill
 from .lines import LineSplitter, RawLine
 from .fold import Session
 from .state import Change
 
-__all__ = ["Feed", "read_file_lines"]
+__all__ = ["Feed", "FeedState", "read_file_lines"]
 
 _SNIFF_LINES = 20
 
@@ -27,8 +29,14 @@ _BULK_LINES = 500
 """A batch this big is a bulk load: what it made is promoted to the oldest GC generation."""
 
 
-def _line_no(entry: Entry) -> int:
-    return entry.line_no
+class FeedState(msgspec.Struct, frozen=True):
+    """What a :class:`Feed` holds besides its session, as a checkpoint keeps it."""
+
+    format: str | None
+    sniff: list[bytes]
+    malformed_bytes: bytes | None
+    entries: Table
+    """The main source's lines (their places, not the entries)."""
 
 
 class Feed:
@@ -39,22 +47,46 @@ class Feed:
     asked for (the viewer's ``rawstore``), this halves the memory a big
     session takes. A pipe or a command's output must keep them."""
 
-    def __init__(self, *, keep_raw: bool = True, keep_malformed_runs: bool = True) -> None:
+    def __init__(self, *, keep_raw: bool = True, keep_malformed_runs: bool = True,
+                 keep_entries: bool = True, session: Session | None = None) -> None:
         self.keep_raw = keep_raw
         """Whether entries keep the bytes of their line."""
-        self.session = Session()
+        self.keep_entries = keep_entries
+        """Whether decoded entries are held (else only their place: a summary)."""
+        self.session = session if session is not None else Session()
         self.keep_malformed_runs = keep_malformed_runs
         """Keep every line of a run of malformed lines; when false (a live viewer
         fed endless garbage) only the first line of each run is kept, as its row
         (:class:`~reducer.state.ProblemItem`) counts the rest."""
-        self.entries: list[Entry] = []
+        self.entries = EntryLog(keep_entries)
         """Every decoded line of the main source, in order (index = line_no - 1,
         unless runs of malformed lines are collapsed)."""
-        self.agent_entries: dict[str, list[Entry]] = {}
+        self.agent_entries: dict[str, EntryLog] = {}
         """Decoded lines of each sub-agent transcript file, by agent id."""
         self._sniff: list[bytes] = []
         self._malformed_bytes: bytes | None = None
         """The last line, when it was malformed (for collapsing runs)."""
+
+    def state(self) -> FeedState:
+        """What to keep beside the session to go on later (:meth:`resumed`).
+        Only the main source's lines are kept: a checkpoint is taken before
+        any sub-agent file is folded."""
+        assert not self.agent_entries, "a checkpoint is taken before sub-agent files are folded"
+        return FeedState(self.session.format, list(self._sniff), self._malformed_bytes,
+                         self.entries.table())
+
+    @classmethod
+    def resumed(cls, session: Session, state: FeedState, *, keep_raw: bool,
+                keep_entries: bool, keep_malformed_runs: bool = True) -> Feed:
+        """A feed going on from ``session`` and the ``state`` kept with it: the
+        lines it folded are not held (read again through ``entries.reader``)."""
+        feed = cls(keep_raw=keep_raw, keep_entries=keep_entries,
+                   keep_malformed_runs=keep_malformed_runs, session=session)
+        session.format = state.format
+        feed.entries = EntryLog(keep_entries, state.entries)
+        feed._sniff = list(state.sniff)
+        feed._malformed_bytes = state.malformed_bytes
+        return feed
 
     def feed(self, lines: Iterable[RawLine], *, received_at: float | None = None) -> list[Change]:
         """Decode and fold lines of the main source."""
@@ -88,7 +120,9 @@ class Feed:
     def feed_agent_file(self, lines: Iterable[RawLine], agent: str) -> list[Change]:
         """Fold the rows of a sub-agent transcript into the sub-agent ``agent``."""
         changes: list[Change] = []
-        kept = self.agent_entries.setdefault(agent, [])
+        kept = self.agent_entries.get(agent)
+        if kept is None:
+            kept = self.agent_entries[agent] = EntryLog(self.keep_entries)
         start = len(kept)
         with collector_paused() as paused:
             self._decode_and_fold(lines, kept, agent, None, changes)
@@ -96,7 +130,7 @@ class Feed:
                 promote_to_oldest()
         return changes
 
-    def _decode_and_fold(self, lines: Iterable[RawLine], kept: list[Entry], agent: str | None,
+    def _decode_and_fold(self, lines: Iterable[RawLine], kept: EntryLog, agent: str | None,
                          received_at: float | None, changes: list[Change],
                          decode_line=decode_line) -> None:
         """Decode the whole batch, keep it, and only then fold it: two tight loops
@@ -106,10 +140,10 @@ class Feed:
             return
         keep = self.keep_raw
         decoded = [decode_line(data, line_no, offset, keep) for line_no, offset, data in lines]
-        kept += decoded
+        kept.extend(decoded)
         self.session._fold_all(decoded, agent, received_at, changes)
 
-    def _fold_collapsing(self, lines: Iterable[RawLine], kept: list[Entry],
+    def _fold_collapsing(self, lines: Iterable[RawLine], kept: EntryLog,
                          received_at: float | None, changes: list[Change],
                          decode_line=decode_line) -> None:
         """The main source's lines, keeping only the first line of a run of
@@ -140,15 +174,7 @@ class Feed:
         """The decoded line ``line_no`` of the main source, or of the sub-agent
         file of ``agent`` when that agent was read from a file of its own."""
         entries = self.agent_entries.get(agent, self.entries) if agent else self.entries
-        if 1 <= line_no <= len(entries):
-            entry = entries[line_no - 1]
-            if entry.line_no == line_no:
-                return entry
-        # numbering with gaps (collapsed malformed runs): entries are in line order
-        at = bisect_left(entries, line_no, key=_line_no)
-        if at < len(entries) and entries[at].line_no == line_no:
-            return entries[at]
-        return None
+        return entries.find(line_no)
 
 
 def _decode_giant(data: GiantLine, line_no: int, offset: int, keep_raw: bool) -> Entry:

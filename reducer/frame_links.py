@@ -14,9 +14,8 @@ are that agent's transcript. Pure: no Textual, no I/O.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from . import frames as F
+from .entry_log import EntryLog
 
 __all__ = ["FrameLinks", "FrameStepper", "entry_keys"]
 
@@ -77,7 +76,7 @@ class FrameLinks:
 
     __slots__ = ("entries", "_done", "_lines", "_alias")
 
-    def __init__(self, entries: Sequence[F.Entry]) -> None:
+    def __init__(self, entries: EntryLog) -> None:
         self.entries = entries
         self._done = 0
         self._lines: dict[str, list[int]] = {}
@@ -89,8 +88,7 @@ class FrameLinks:
     def _update(self) -> None:
         entries = self.entries
         lines, alias = self._lines, self._alias
-        for i in range(self._done, len(entries)):
-            entry = entries[i]
+        for entry in entries.scan(self._done):
             keys = entry_keys(entry)
             if not keys:
                 continue
@@ -133,7 +131,7 @@ class FrameStepper:
     previous / next-line keys take it. ``chain`` is the set of paired frames
     being stepped through; moving by line starts a new chain from that line."""
 
-    def __init__(self, entries: Sequence[F.Entry], links: FrameLinks, entry: F.Entry,
+    def __init__(self, entries: EntryLog, links: FrameLinks, entry: F.Entry,
                  chain: list[int] | None = None) -> None:
         self.entries = entries
         self.links = links
@@ -141,10 +139,7 @@ class FrameStepper:
         self.chain = chain if chain else links.chain(entry)
 
     def _at(self, line_no: int) -> F.Entry | None:
-        entries = self.entries
-        if 1 <= line_no <= len(entries) and entries[line_no - 1].line_no == line_no:
-            return entries[line_no - 1]
-        return next((e for e in entries if e.line_no == line_no), None)
+        return self.entries.find(line_no)
 
     @property
     def position(self) -> tuple[int, int]:

@@ -10,11 +10,10 @@ row before it (or, for the first rows of a stream, just after it) within
 from __future__ import annotations
 
 import bisect
-from collections.abc import Sequence
 from datetime import datetime, tzinfo
 
+from .entry_log import EntryLog
 from .feed import Feed
-from .frames import Entry
 from .state import Item
 from .timestamps import parse_timestamp
 
@@ -59,7 +58,7 @@ class ItemTimes:
         self.feed = feed
         self.arrivals = arrivals or Arrivals()
 
-    def _entries(self, item: Item) -> Sequence[Entry]:
+    def _entries(self, item: Item) -> EntryLog:
         if item.agent:
             kept = self.feed.agent_entries.get(item.agent)
             if kept is not None:
@@ -83,19 +82,19 @@ class ItemTimes:
         if 1 <= line_no <= len(entries):
             i = line_no - 1
             for j in range(i, max(i - LOOK_BACK, -1), -1):
-                stamp = parse_timestamp(getattr(entries[j], "timestamp", None))
+                stamp = parse_timestamp(entries.timestamp(j))
                 if stamp is not None:
                     return stamp
             # the first rows of a stream (init, early hooks) come just before the first stamp
             for j in range(i + 1, min(i + 1 + LOOK_BACK, len(entries))):
-                stamp = parse_timestamp(getattr(entries[j], "timestamp", None))
+                stamp = parse_timestamp(entries.timestamp(j))
                 if stamp is not None:
                     return stamp
         return None
 
 
-def _stamped(entries: Sequence[Entry], i: int) -> bool:
-    return 0 <= i < len(entries) and getattr(entries[i], "timestamp", None) is not None
+def _stamped(entries: EntryLog, i: int) -> bool:
+    return 0 <= i < len(entries) and entries.timestamp(i) is not None
 
 
 def parse_clock(text: str, reference: float | None, tz: tzinfo | None = None) -> float | None:

@@ -227,17 +227,17 @@ async def test_status_bar_activity_thinking_running_loading():
                           line_of(STREAM / "04_thinking.jsonl",
                                   lambda d: d.get("subtype") == "thinking_tokens")).session
     assert thinking.activity.text == "thinking"
-    app = PanelsApp(thinking, source="stdin", loading=(420, 1000))
+    app = PanelsApp(thinking, source="stdin", loading=(35_200_000, 100_012_133))
     async with app.run_test(size=(120, 24)) as pilot:
         await pilot.pause()
         text = app.query_one(StatusBar).text
         assert f"✻ thinking · {thinking.live_thinking_tokens} tok" in text
-        assert "loading 42%" in text and "stdin" in text
+        assert "reading 35 of 100 MB ███▌░░░░░░" in text and "stdin" in text
         app.session = demo_mid_session().session
         app.loading = None
         app.refresh_panels()
         text = app.query_one(StatusBar).text
-        assert "◐ running Bash" in text and "loading" not in text
+        assert "◐ running Bash" in text and "reading" not in text
 
 
 async def test_status_bar_fits_80_columns_by_dropping_low_priority_parts():

@@ -444,7 +444,7 @@ async def test_follow_mode_appends_scroll_up_and_G() -> None:
         view.apply_changes(feed.feed(lines[90:]))
         await pilot.pause()
         assert view.scroll_y == view.max_scroll_y
-        assert "turn 7" in screen(view)
+        assert "turn 6 · 0.0s" in screen(view)  # /compact is a prompt, not a turn
         # page up stops following too; End resumes
         await pilot.press("pageup")
         assert not view.following

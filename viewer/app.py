@@ -21,6 +21,8 @@ from .messages import CloseSession, OpenSession
 from .viewer_app import ViewerApp
 
 if TYPE_CHECKING:
+    from threading import Thread
+
     from cctv.reducer.feed import Feed
     from cctv.reducer.lines import RawLine
 
@@ -110,6 +112,8 @@ class CctvApp(ViewerApp["LiveSession"]):
         self._slice_started = 0.0
         self.first_paint_at: float | None = None
         """``time.perf_counter()`` when the first folded lines had been painted."""
+        self.checkpoint_writer: Thread | None = None
+        """Waits for the child writing the last checkpoint (see :mod:`viewer.fold_cache`)."""
 
     # --- lifecycle ---------------------------------------------------------------------
 
@@ -272,6 +276,13 @@ class CctvApp(ViewerApp["LiveSession"]):
         from .sources import Lines, is_reset
 
         assert live.source is not None
+        restored = await asyncio.to_thread(live.restored)
+        if restored is not None:  # the fold kept in the cache: only what is new is read
+            gc.freeze()  # as once a history is in: a full collection over it is a visible pause
+            await self._screen_mounted()
+            live = restored
+            self._replace(live)
+            await self._first_screen()
         async with contextlib.aclosing(live.source.events()) as events:
             async for event in events:
                 if isinstance(event, Lines):
@@ -287,6 +298,7 @@ class CctvApp(ViewerApp["LiveSession"]):
                 effect = live.take(event, time.monotonic())
                 if effect.history_in:
                     if not was_live:
+                        self._keep_checkpoint(live)
                         # the history is in: keep the collector off its objects
                         # (a full collection over a big heap is a visible pause)
                         gc.freeze()
@@ -305,6 +317,11 @@ class CctvApp(ViewerApp["LiveSession"]):
         self._go_to_line(live)
         self._dirty = True
         self._flush_panels()
+
+    def _keep_checkpoint(self, live: LiveSession) -> None:
+        """Keep the fold of a big file in the cache, as it is before its
+        sub-agent files are folded into it (a forked child writes it)."""
+        self.checkpoint_writer = live.keep_checkpoint() or self.checkpoint_writer
 
     def _start_subagents(self, live: LiveSession) -> None:
         """For an on-disk session, fold (and follow) its sub-agent files too."""
@@ -330,25 +347,31 @@ class CctvApp(ViewerApp["LiveSession"]):
         """Fold a batch in slices, giving the UI the loop back every
         :data:`FOLD_BUDGET_S` so a big history paints its first screen at once
         and keeps responding to keys while the rest loads."""
-        from .screens.session import SessionScreen
-
         if not self._first_paint:
-            # nothing to show before the main screen exists: let it mount and paint
-            while not (isinstance(self.screen, SessionScreen) and self.screen.is_mounted):
-                await asyncio.sleep(0.01)
+            await self._screen_mounted()
         received = live.lines_arrived(lines)
         clock = time.perf_counter
         for start in range(0, len(lines), FOLD_SLICE):
             self._broadcast(live.fold(lines[start:start + FOLD_SLICE], received))
             if not self._first_paint:
-                self._first_paint = True
-                self._flush_panels()
-                await asyncio.sleep(0.03)
-                self.first_paint_at = clock()
-                self._slice_started = clock()
+                await self._first_screen()
             elif clock() - self._slice_started > FOLD_BUDGET_S:
                 await asyncio.sleep(0.004)
                 self._slice_started = clock()
+
+    async def _screen_mounted(self) -> None:
+        """Nothing is shown before the main screen exists: let it mount."""
+        from .screens.session import SessionScreen
+
+        while not (isinstance(self.screen, SessionScreen) and self.screen.is_mounted):
+            await asyncio.sleep(0.01)
+
+    async def _first_screen(self) -> None:
+        """Something to show is in: let the screen paint it now."""
+        self._first_paint = True
+        self._flush_panels()
+        await asyncio.sleep(0.03)
+        self.first_paint_at = self._slice_started = time.perf_counter()
 
     def fold_now(self, lines: list[RawLine]) -> None:
         """Fold lines synchronously (tests and snapshots)."""

@@ -142,6 +142,16 @@ def _span(text: str) -> float:
     return value
 
 
+def _cache(name: str, args: list[str]) -> int:
+    p = _parser(name, "Show the session checkpoints kept in the cache (reopening a big "
+                      "session restores its fold from one); --clear removes them.")
+    p.add_argument("--clear", action="store_true", help="remove every checkpoint")
+    ns = p.parse_args(args)
+    from .fold_cache import run_cache
+
+    return run_cache(ns.clear, sys.stdout)
+
+
 def _index_command(command: str, rest: list[str]) -> int:
     """``cctv sessions``, ``cctv search`` and ``cctv browse``: the session index."""
     p = _parser(command, COMMANDS[command].help[0].upper() + COMMANDS[command].help[1:] + ".")
@@ -299,6 +309,11 @@ COMMANDS: dict[str, Command] = {
         "cctv export PATH --md [-o FILE]",
         "the session as Markdown (--hide KINDS, --only-errors, --only-tool NAME)",
         _export,
+    ),
+    "cache": Command(
+        "cctv cache [--clear]",
+        "the session checkpoints in the cache: where, how many, how big (--clear: remove them)",
+        _cache,
     ),
 }
 """Every subcommand, in the order ``cctv --help`` lists them."""

@@ -90,7 +90,8 @@ def run_export(path: str, out_file: str | None, *, hide: str = "", only_errors: 
         print(visible(f"cctv export: {exc}", oneline=True), file=err)
         return 2
     try:
-        feed = load_path(Path(path))
+        # the Markdown is made of the fold; times come from the lines' places
+        feed = load_path(Path(path), keep_raw=False, keep_entries=False, checkpoints=True)
     except InputError as exc:
         print(visible(f"cctv: {exc}", oneline=True), file=err)
         return 2

@@ -29,7 +29,7 @@ _ANY = msgspec.json.Decoder()
 
 def check_file(path: Path) -> dict[str, Any]:
     """Decode one file and verify it: counts, problems, and the round trip."""
-    feed = load_path(path, subagents=False)
+    feed = load_path(path, subagents=False, checkpoints=True)
     session = feed.session
     kinds: Counter[str] = Counter()
     identical = equivalent = 0
@@ -146,15 +146,15 @@ def _format_check(r: dict[str, Any]) -> str:
 def run_summary(path: str, as_json: bool, out: TextIO, err: TextIO) -> int:
     """Print the folded state of one session."""
     try:
-        feed = load_path(Path(path), keep_raw=False)  # a summary never shows a line
+        # a summary never shows a line: only the places of lines are kept
+        feed = load_path(Path(path), keep_raw=False, keep_entries=False, checkpoints=True)
     except InputError as exc:
         print(visible(f"cctv: {exc}"), file=err)
         return 2
     data = summarize(feed.session)
-    blank = sum(isinstance(e, Blank) for e in feed.entries)
-    malformed = [(e.line_no, e.reason) for e in feed.entries if isinstance(e, Malformed)]
-    unknown = sum(isinstance(e, Unknown) for e in feed.entries)
-    verdict = not_a_session(len(feed.entries) - blank, len(malformed), unknown, malformed)
+    tally = feed.entries.tally()
+    verdict = not_a_session(len(feed.entries) - tally.blank, len(tally.malformed), tally.unknown,
+                            tally.malformed)
     if as_json:
         print(json.dumps({"verdict": verdict, **data}, indent=2), file=out)
     elif verdict:

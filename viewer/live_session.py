@@ -12,6 +12,9 @@ truncated or written anew), and replaces the old one whole. Plain Python
 from __future__ import annotations
 
 import contextlib
+import os
+import stat
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -74,6 +77,8 @@ class LiveSession(ShownSession):
         self.live = live
         """The history is in: lines now arrive live (and get arrival times)."""
         self.subagents_started = False
+        self.restored_to = 0
+        """Bytes of the file whose fold was restored from its checkpoint (0: none)."""
         self._label = label
 
     def restarted(self) -> LiveSession:
@@ -83,6 +88,57 @@ class LiveSession(ShownSession):
         return LiveSession(self.source, label=self._label, clock=self.clock,
                            goto_line=self.goto_line, source_state=self.source_state,
                            stderr=self.stderr, live=self.live)
+
+    # --- the fold kept in the cache (viewer/fold_cache.py) ---------------------------------
+
+    def restored(self) -> LiveSession | None:
+        """This session from its file's checkpoint, before anything was read
+        (a thread may run it: only the source is touched, to start where the
+        checkpoint stops); ``None`` when there is none to use."""
+        from . import fold_cache
+
+        source = self.source
+        if not isinstance(source, FileTail) or self.feed.keep_raw or self.feed.entries:
+            return None
+        try:
+            st = os.stat(source.path)
+        except OSError:
+            return None
+        if not stat.S_ISREG(st.st_mode) or st.st_size < fold_cache.MIN_BYTES:
+            return None
+        found = fold_cache.load_checkpoint(source.path, st, keep_raw=False, keep_entries=True,
+                                           collapsed=True)
+        if found is None:
+            return None
+        feed, header = found.feed, found.header
+        try:
+            source.resume(header.end, header.lines)
+        except OSError:
+            return None
+        live = LiveSession(source, feed=feed, label=self._label, clock=self.clock,
+                           goto_line=self.goto_line, source_state=self.source_state,
+                           stderr=self.stderr, live=self.live)
+        live.restored_to = header.end
+        live.raw_store.track(source.path)
+        return live
+
+    def keep_checkpoint(self) -> threading.Thread | None:
+        """Once the history is in, before sub-agent files are folded: keep the
+        fold in the cache, when the file is big and enough of it was read since
+        the checkpoint it came from (written by a forked child: the thread
+        that reaps it, to join to wait for it)."""
+        from . import fold_cache
+
+        source = self.source
+        if not isinstance(source, FileTail) or self.feed.keep_raw or self.feed.agent_entries:
+            return None
+        read = source.read_to
+        if read is None:
+            return None
+        end, lines = read
+        if not fold_cache.worth_keeping(self.restored_to, end):
+            return None
+        return fold_cache.save_in_child(source.path, self.feed, end, lines)
 
     def now(self) -> float | None:
         return self.clock() if self.clock is not None else None

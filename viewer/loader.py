@@ -60,18 +60,28 @@ def load_subagents(feed: Feed, path: Path) -> int:
     return count
 
 
-def load_path(path: str | Path, *, subagents: bool = True, keep_raw: bool = True) -> Feed:
+def load_path(path: str | Path, *, subagents: bool = True, keep_raw: bool = True,
+              keep_entries: bool = True, checkpoints: bool = False) -> Feed:
     """Decode and fold a whole file (and, for an on-disk transcript, its
     sub-agent files). Raises :class:`InputError` if the path cannot be read.
 
     ``keep_raw=False`` when nothing will ask for a line's bytes (a summary),
-    or when they will be read back (:class:`viewer.rawstore.RawStore`)."""
+    or when they will be read back (:class:`viewer.rawstore.RawStore`).
+    ``keep_entries=False`` when only the fold is needed (a summary: the
+    lines' places are kept, not their entries). ``checkpoints``: restore
+    the main file's fold from its checkpoint in the cache, and keep one
+    (:mod:`viewer.fold_cache`; the headless commands)."""
     p = Path(path)
     check_readable(p)
-    feed = Feed(keep_raw=keep_raw)
     try:
-        for batch in read_file_lines(p):
-            feed.feed(batch)
+        if checkpoints and stat.S_ISREG(p.stat().st_mode):
+            from .fold_cache import open_feed
+
+            feed = open_feed(p, keep_raw=keep_raw, keep_entries=keep_entries).feed
+        else:
+            feed = Feed(keep_raw=keep_raw, keep_entries=keep_entries)
+            for batch in read_file_lines(p):
+                feed.feed(batch)
     except OSError as exc:
         raise InputError(f"{p}: read failed ({exc.strerror or exc})") from None
     if subagents and feed.session.format == "transcript":

@@ -360,6 +360,38 @@ class FileTail:
 
     # -- public
 
+    def resume(self, offset: int, lines: int) -> None:
+        """Start at ``offset``, after ``lines`` lines (before ``events()``): the
+        fold of what comes before was restored (see :mod:`viewer.fold_cache`).
+        The file's first bytes and those before ``offset`` are its identity,
+        as if they had been read."""
+        with open(self.path, "rb") as fh:
+            head = fh.read(_SIG_BYTES)
+            fh.seek(max(0, offset - _SIG_BYTES))
+            sig = fh.read(min(offset, _SIG_BYTES))
+        nl = head.find(b"\n")
+        self._head = head[: nl + 1] if nl >= 0 else head
+        self._sig = sig
+        self._splitter = LineSplitter(line_no=lines, offset=offset, lend=GIANT_LINE)
+
+    @property
+    def read_to(self) -> tuple[int, int] | None:
+        """(offset, lines): where the complete lines read so far end, and how
+        many; ``None`` when a last line was taken without its newline (shown
+        at idle, or at the end of a file not followed): the lines given out
+        then end where no line does."""
+        splitter = self._splitter
+        end = splitter.offset - splitter.pending_size
+        if self._skip_newline:
+            return None
+        if not splitter.pending_size and end:
+            try:
+                if self._fd is None or os.pread(self._fd, 1, end - 1) != b"\n":
+                    return None
+            except OSError:
+                return None
+        return end, splitter.line_no
+
     async def stop(self) -> None:
         """Stop following; ``events()`` finishes at its next step."""
         self._stopping.set()

@@ -3,8 +3,8 @@
 Everything cctv writes for itself goes through here: the session index (a
 :class:`Database`), crash logs, the files handed to the pager, the editor and
 the image viewer, screenshots and exports that fall back to the cache, a
-command's spilled stderr (each a :class:`CacheArea`) — and the checkpoint cache
-to come. The disk is treated as unreliable: it may be read-only, full, locked
+command's spilled stderr and the folded sessions of :mod:`viewer.fold_cache`
+(each a :class:`CacheArea`). The disk is treated as unreliable: it may be read-only, full, locked
 by another process, damaged, or hold something foreign where cctv's file
 should be. None of that is a crash. Each becomes a :class:`DiskNote`, one line
 saying what happened and what cctv does instead (an index kept in memory, one

@@ -103,6 +103,22 @@ def _rate_limit(session: Session, now: float | None) -> Content | None:
     return Content.styled(f"{PROBLEM} {text}", style)
 
 
+_UNITS = ((1e9, "GB"), (1e6, "MB"), (1e3, "kB"), (1.0, "bytes"))
+_BAR_CELLS = 10
+
+
+def reading_progress(done: int, total: int) -> tuple[str, str]:
+    """``("reading 35 of 100 MB", "███▌░░░░░░")``: how far a history is read,
+    in the unit of its size, and as a bar of :data:`_BAR_CELLS` cells."""
+    done = max(0, min(done, total))
+    scale, unit = next((s, u) for s, u in _UNITS if total >= s or s == 1.0)
+    digits = 0 if total / scale >= 10 or scale == 1.0 else 1
+    text = f"reading {done / scale:.{digits}f} of {total / scale:.{digits}f} {unit}"
+    halves = 0 if total <= 0 else round(2 * _BAR_CELLS * done / total)
+    bar = "█" * (halves // 2) + "▌" * (halves % 2)
+    return text, bar + "░" * (_BAR_CELLS - len(bar))
+
+
 _SOURCE_STYLES = {"information": "$text-primary", "warning": "bold $text-warning",
                   "error": "bold $text-error"}
 
@@ -145,9 +161,10 @@ def status_parts(session: Session, *, source: str, following: bool, ended: str |
     if limit is not None:
         parts.append(_Part(60, 75, limit))
     if loading is not None:
-        done, total = loading
-        pct = 100 if total <= 0 else min(100, int(100 * done / total))
-        parts.append(_Part(70, 95, Content.styled(f"loading {pct}%", "bold $text-warning")))
+        text, bar = reading_progress(*loading)
+        parts.append(_Part(70, 95, Content.assemble((text, "bold $text-warning"), " ",
+                                                    (bar, "$text-warning")),
+                           short=Content.styled(text, "bold $text-warning")))
     if session.is_error and ended is None:
         failed = STATUSES["failed"]
         parts.append(_Part(5, 85, Content.styled(f"{failed.glyph} turn failed",

@@ -34,6 +34,9 @@ NON_PROMPT_MARKERS = (
 _FINAL_STOPS = frozenset({"end_turn", "stop_sequence", "max_tokens", "refusal"})
 _COMMAND_HEADS = ("<command-name>", "<command-message>")
 _OUTPUT_HEADS = ("<local-command-stdout>", "<local-command-stderr>")
+_TYPED_COMMAND = re.compile(r"/[A-Za-z][\w:.-]*(?:\s|$)")
+"""A prompt typed as a slash command (``/compact``, ``/review 12``): a stream's echo
+of it carries no ``<command-name>`` tags. Its turn is numbered once the model answers."""
 _TASK_NOTE = re.compile(r"<(task-id|tool-use-id|output-file|status|summary)>(.*?)</\1>", re.S)
 
 
@@ -202,7 +205,8 @@ class Messages:
             core.notice(MAIN, e.line_no, "harness", _strip_tags(text), level=level)
             return
         self._info.prompt_title(text)
-        turns.open_turn(text, e.line_no, e.uuid, images, started_by="prompt", context=ide)
+        started_by = "command" if _TYPED_COMMAND.match(stripped) else "prompt"
+        turns.open_turn(text, e.line_no, e.uuid, images, started_by=started_by, context=ide)
 
     def _slash_command(self, text: str, stripped: str, line_no: int, uuid: str | None) -> bool:
         """Whether ``text`` (a main-agent row's; ``stripped``: without its leading

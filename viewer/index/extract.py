@@ -14,10 +14,13 @@ end, a last line without a newline included, as the viewer reads it.
 from __future__ import annotations
 
 import os
+import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from cctv.reducer.feed import Feed
 from cctv.reducer.format import clip
@@ -137,6 +140,13 @@ def _read_from(path: Path, splitter: LineSplitter, fold: Callable[[list[RawLine]
                 fold(batch)
 
 
+class MainScan(msgspec.Struct, frozen=True):
+    """The row's scans of a main file's lines, kept with its checkpoint."""
+
+    first_ts: str | None
+    last_ts: str | None
+
+
 class SessionRead:
     """One session file (and its sub-agent files) read so far, to be read on.
 
@@ -168,6 +178,10 @@ class SessionRead:
         self.agent_items_seen: dict[str, int] = {}
         self.first_prompt: str | None = None
         self.last_reply: str | None = None
+        self.restored_to = 0
+        """Bytes of the main file whose fold came from its checkpoint, or went to one."""
+        self.checkpoint_writer: threading.Thread | None = None
+        """Reaps the forked child writing this read's checkpoint (see :mod:`viewer.fold_cache`)."""
 
     @property
     def end(self) -> int:
@@ -182,10 +196,43 @@ class SessionRead:
         except OSError:
             return False
 
+    @classmethod
+    def restored(cls, path: Path) -> SessionRead | None:
+        """A read of a big file going on from its checkpoint (see
+        :mod:`viewer.fold_cache`: unchanged or grown since), or ``None``."""
+        from .. import fold_cache
+
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        if st.st_size < fold_cache.MIN_BYTES:
+            return None
+        found = fold_cache.load_checkpoint(path, st, keep_raw=False, keep_entries=True)
+        if found is None or not isinstance(found.extra, MainScan):
+            return None
+        read = cls(path)
+        read.feed = found.feed
+        read.main = LineSplitter(line_no=found.header.lines, offset=found.header.end)
+        read.restored_to = found.header.end
+        scan = found.extra
+        read.entries_seen = found.header.lines
+        read.first_ts, read.last_ts = scan.first_ts, scan.last_ts
+        return read
+
     def read_on(self) -> None:
-        """Read what the main file and the sub-agent files gained since the last read."""
+        """Read what the main file and the sub-agent files gained since the last read;
+        a big file read far enough leaves its checkpoint (before its sub-agent files)."""
         _read_from(self.path, self.main, self.feed.feed)
         self.marks = read_marks(self.path, self.end)
+        self._scan_entries()
+        if not self.agents and self._worth_keeping():
+            from .. import fold_cache
+
+            self.checkpoint_writer = fold_cache.save_in_child(
+                self.path, self.feed, self.end, self.main.line_no,
+                MainScan(self.first_ts, self.last_ts))
+            self.restored_to = self.end
         if self.feed.session.format == "transcript":
             self._read_agents()
 
@@ -197,6 +244,21 @@ class SessionRead:
         if last is not None:
             self.feed.feed([last])
             self.sound = False
+            self._scan_entries()
+
+    def _worth_keeping(self) -> bool:
+        from .. import fold_cache
+
+        return fold_cache.worth_keeping(self.restored_to, self.end)
+
+    def _scan_entries(self) -> None:
+        """Carry the row's scans of the main file's lines on to the lines read since."""
+        for entry in self.feed.entries.scan(self.entries_seen):
+            ts = getattr(entry, "timestamp", None)
+            if ts:
+                self.first_ts = self.first_ts or ts
+                self.last_ts = ts
+        self.entries_seen = len(self.feed.entries)
 
     def _read_agents(self) -> None:
         session = self.feed.session
@@ -238,15 +300,9 @@ class SessionRead:
 
         def stamp(line_no: int) -> str | None:
             if 1 <= line_no <= len(entries):
-                return getattr(entries[line_no - 1], "timestamp", None)
+                return entries.timestamp(line_no - 1)
             return None
 
-        for entry in entries[self.entries_seen:]:
-            ts = getattr(entry, "timestamp", None)
-            if ts:
-                self.first_ts = self.first_ts or ts
-                self.last_ts = ts
-        self.entries_seen = len(entries)
         items = session.agents[MAIN].items
         texts: list[TextRow] = []
         # all items give texts when every text is asked for; only new ones move the scans
@@ -327,7 +383,7 @@ def extract(path: str, project_dir: str, size: int, mtime: float, after_line: in
                                  and after_line in (0, len(read.feed.entries))):
         read = None  # rewritten, or not where the index's read of it stopped
     if read is None:
-        read = SessionRead(Path(path))
+        read = SessionRead.restored(Path(path)) or SessionRead(Path(path))
     read.read_on()
     if read.misfiled:
         read = SessionRead(Path(path))

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from cctv.reducer.collector import collector_paused, promote_to_oldest
 from cctv.reducer.decode import decode_line, detect_format
+from cctv.reducer.entry_log import EntryLog
 from cctv.reducer.feed import Feed, read_file_lines
 from cctv.reducer.frames import Entry
 from cctv.reducer.lines import LineSplitter
@@ -61,7 +62,7 @@ class Recording:
             if last is not None:
                 entries.append(decode_line(last.data, last.line_no, last.offset))
             if self.agent_files:  # merged by time: the head's frames come out the same
-                frames = merge_frames(self.feed.entries + entries, self.agent_files)
+                frames = merge_frames([*self.feed.entries, *entries], self.agent_files)
             else:
                 frames = self.frames + merge_frames(entries)
             return RestOfRecording(entries, frames, pace(frames), Markers(frames))
@@ -174,7 +175,7 @@ def load_recording(path: str | Path, *, subagents: bool = True,
         # which tool result named which agent file is learnt from every row
         entries, rest_at = _decode_file(p), None
     feed = Feed()
-    feed.entries = entries
+    feed.entries = EntryLog.of(entries)
     feed.session.format = fmt
     size = p.stat().st_size
     files: list[tuple[AgentFile, list[Entry]]] = []
@@ -193,7 +194,7 @@ def load_recording(path: str | Path, *, subagents: bool = True,
             agent = agent_id_for(agent_path, meta, known)
             info = AgentFile(agent, agent_path.stem.removeprefix("agent-"),
                              meta.get("agentType"), str(meta.get("description") or ""))
-            feed.agent_entries.setdefault(agent, []).extend(agent_entries)
+            feed.agent_entries.setdefault(agent, EntryLog()).extend(agent_entries)
             files.append((info, agent_entries))
             size += agent_path.stat().st_size
     frames = merge_frames(entries, files)
