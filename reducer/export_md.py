@@ -21,7 +21,8 @@ from datetime import tzinfo
 from .filters import ViewFilter
 from .item_time import format_clock
 from .facts import call_duration, session_facts
-from .format import WORDS, compact_count, format_cost, format_duration, plural, title_text
+from .costs import Cost, cost_text
+from .format import WORDS, compact_count, format_duration, plural, title_text
 from .safe import escaped
 from .fold import Session
 from .state import (
@@ -300,7 +301,7 @@ def _header(session: Session, agent_id: str, view_filter: ViewFilter) -> list[st
     if figures.subagents:
         facts.append(plural(figures.subagents, WORDS["subagents"]))
     if figures.cost_usd is not None:
-        facts.append(format_cost(figures.cost_usd))
+        facts.append(cost_text(Cost(figures.cost_usd, figures.cost_source)))
     used = figures.tokens
     facts.append(f"{WORDS['in']} {compact_count(used.total_in)}"
                  f" {WORDS['out']} {compact_count(used.output)} tokens")

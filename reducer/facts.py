@@ -10,7 +10,7 @@ screens label them with are :data:`reducer.format.WORDS`.
 :func:`session_facts` makes every figure of a folded session at once (a walk
 over its calls, agents and tasks: for a summary, an index row, an export).
 What a status bar redraws ten times a second has O(1) functions of its own,
-which :func:`session_facts` uses too: :func:`tokens`, :func:`cost` and
+which :func:`session_facts` uses too: :func:`tokens`, :func:`recorded_cost` and
 ``Session.model_turns``; :func:`final_state` is O(1) but for a session that
 looks mid-turn (it then looks back over the items the CLI wrote after the
 model's last word).
@@ -26,12 +26,13 @@ from typing import Any, Literal
 
 import msgspec
 
+from .costs import AgentFigures, CostSource, agent_figures, cost_of
 from .fold import SUBAGENT_TOOLS, Session
 from .state import MAIN, ActivityKind, Agent, CallStatus, Task, TaskStatus, TextItem, ToolCall, Totals
 
 __all__ = [
     "FinalState", "CostSource", "TaskKind", "Tokens", "CallCounts", "TaskFacts", "SessionFacts",
-    "session_facts", "tokens", "cost", "prompt_count", "subagent_count", "call_counts",
+    "session_facts", "tokens", "recorded_cost", "prompt_count", "subagent_count", "call_counts",
     "call_duration", "task_duration", "duration_moves", "final_state", "call_task", "agent_task",
     "task_owner", "tasks_by_call", "task_kind", "agent_entry", "task_entry", "task_list",
 ]
@@ -41,10 +42,6 @@ FinalState = Literal["idle", "background", "requesting", "running", "awaiting_pe
 """What a session was doing when its input ended (:func:`final_state`): an
 :data:`~reducer.state.ActivityKind`, or ``ended`` when the user ended it (``/exit``)."""
 
-CostSource = Literal["recorded"]
-"""Where :attr:`SessionFacts.cost_usd` came from: ``recorded`` by the CLI (a
-``result``'s ``total_cost_usd``, an on-disk ``cost-state`` row). The field is
-``None`` while no cost is known."""
 
 TaskKind = Literal["agent", "workflow", "shell", "monitor", "other"]
 """What a task is: a sub-agent, a workflow, a background shell, a monitor, else ``other``."""
@@ -150,8 +147,14 @@ class SessionFacts(msgspec.Struct, kw_only=True):
     subagents: int
     tasks: list[TaskFacts]
     cost_usd: float | None
+    """Recorded by the CLI, else estimated from the tokens (:mod:`reducer.costs`); ``None``: unknown."""
     cost_source: CostSource | None
+    """``recorded``, ``estimated``, ``mixed``; ``None`` with no cost."""
+    cost_unpriced: str | None
+    """Why the cost leaves tokens out (``no price known for …``), else ``None``."""
     tokens: Tokens
+    agents: list[AgentFigures]
+    """The main loop and each sub-agent: own and subtree cost, tokens, tool calls, time."""
 
     def as_json(self) -> dict[str, Any]:
         """The figures under the keys ``cctv summary --json`` and ``cctv sessions
@@ -165,7 +168,9 @@ class SessionFacts(msgspec.Struct, kw_only=True):
             "subagents": self.subagents,
             "cost_usd": self.cost_usd,
             "cost_source": self.cost_source,
+            "cost_unpriced": self.cost_unpriced,
             "usage": self.tokens.as_usage(),
+            "agents": [a.as_dict() for a in self.agents],
         }
 
 
@@ -179,10 +184,13 @@ def tokens(session: Session) -> Tokens:
     return Tokens.of(session.usage)
 
 
-def cost(session: Session) -> tuple[float | None, CostSource | None]:
-    """The session's cost in USD and where it came from (``None, None``: unknown, not $0)."""
+def recorded_cost(session: Session) -> float | None:
+    """The cost the CLI recorded so far (``None``: none yet, not $0): what
+    replay's inspector follows frame by frame. A screen shows the session's
+    cost (:func:`reducer.costs.cost_of`, estimates included) through a
+    :class:`reducer.costs.CostMemo`."""
     usd = session.cost_usd
-    return (None, None) if usd is None else (round(usd, 6), "recorded")
+    return None if usd is None else round(usd, 6)
 
 
 # --- counts ------------------------------------------------------------------------------------
@@ -454,7 +462,7 @@ def task_list(session: Session, now: float | None = None) -> list[TaskFacts]:
 
 def session_facts(session: Session) -> SessionFacts:
     """Every figure of ``session`` (O(calls + agents + tasks + turns))."""
-    usd, source = cost(session)
+    cost = cost_of(session)
     return SessionFacts(
         title=session.title,
         state=final_state(session),
@@ -463,7 +471,9 @@ def session_facts(session: Session) -> SessionFacts:
         tool_calls=call_counts(session.calls.values()),
         subagents=subagent_count(session),
         tasks=task_list(session),
-        cost_usd=usd,
-        cost_source=source,
+        cost_usd=None if cost.usd is None else round(cost.usd, 6),
+        cost_source=cost.source,
+        cost_unpriced=cost.reason,
         tokens=tokens(session),
+        agents=agent_figures(session),
     )

@@ -287,6 +287,13 @@ def _nested_blocks() -> type[Block]:
 _Block1 = _nested_blocks()
 
 
+class CacheCreation(msgspec.Struct, kw_only=True, gc=False):
+    """A usage's cache writes by how long they are kept (priced differently)."""
+
+    ephemeral_5m_input_tokens: int | None = 0
+    ephemeral_1h_input_tokens: int | None = 0
+
+
 class Usage(msgspec.Struct, kw_only=True, gc=False):
     """Token counters; ``None`` (third-party backends) reads as 0."""
 
@@ -294,6 +301,8 @@ class Usage(msgspec.Struct, kw_only=True, gc=False):
     output_tokens: int | None = 0
     cache_creation_input_tokens: int | None = 0
     cache_read_input_tokens: int | None = 0
+    cache_creation: CacheCreation | None = None
+    """The cache writes split by time kept (CLI 1.0.8x on); absent: all 5-minute ones."""
 
 
 class AssistantMessage(msgspec.Struct, kw_only=True, gc=False):
@@ -685,6 +694,9 @@ class TaskStarted(System, tag="system", kw_only=True, gc=False):
     is_backgrounded: bool | None = None
     workflow_name: str | None = None
     prompt: str | None = None
+    parent_task_id: str | None = None
+    """The task (a sub-agent's) that started this one."""
+    spawn_depth: int | None = None
 
 
 class TaskProgress(System, tag="system", kw_only=True, gc=False):

@@ -21,6 +21,7 @@ __all__ = [
     "HookItem", "StopSummaryItem", "NoticeItem", "TurnFooterItem", "ProblemItem",
     "ToolCall", "HookRun", "Task", "Turn", "Agent", "Totals", "MAIN", "CallStatus", "HookStatus",
     "TaskStatus", "WorkflowPhase", "WorkflowAgent", "Activity", "ActivityKind", "TurnStart", "RateLimit", "TurnOutcome",
+    "Request", "RequestTokens",
 ]
 
 MAIN = ""
@@ -540,6 +541,40 @@ class Turn(msgspec.Struct, eq=False):
         if (self.terminal_reason or "").startswith("aborted"):
             return "interrupted"
         return "failed" if self.is_error else "success"
+
+
+class RequestTokens(NamedTuple):
+    """The tokens one API request was billed for, by price."""
+
+    input: int
+    """Input tokens not read from or written to the cache."""
+    output: int
+    cache_read: int
+    cache_write_5m: int
+    """Cache writes kept 5 minutes (and those of a usage that does not say: the default)."""
+    cache_write_1h: int
+
+    @property
+    def total_input(self) -> int:
+        """Everything the request sent: what a long-context tier is decided on."""
+        return self.input + self.cache_read + self.cache_write_5m + self.cache_write_1h
+
+
+class Request(msgspec.Struct, gc=False):
+    """One API request's tokens, counted once (its message id and request id)
+    wherever its rows appear: main file, sub-agent file, a resumed or forked
+    copy. The latest frame's figures count."""
+
+    agent: str
+    """The agent that made it (:data:`MAIN` or a sub-agent's id)."""
+    model: str
+    at: str | None
+    """When it was made (ISO 8601): the date its price is looked up for."""
+    tokens: RequestTokens
+    turn: int = -1
+    """The main-loop turn it belongs to (``Turn.index``), ``-1`` for none."""
+    after_compaction: bool = False
+    """The main loop's first request after a compaction (its context is the summary)."""
 
 
 class Agent(msgspec.Struct, eq=False):

@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from .context import context_series, context_window
+from .costs import Cost, cost_text
 from .facts import TaskFacts, session_facts
-from .format import WORDS as W, exact_count, format_cost, plural, title_text
+from .format import WORDS as W, clip, exact_count, plural, title_text
 from .safe import visible
 from .fold import Session
 
@@ -26,6 +28,7 @@ def summarize(session: Session) -> dict[str, Any]:
     (:func:`reducer.facts.session_facts`) and what was read."""
     facts = session_facts(session)
     figures = facts.as_json()
+    window = context_window(session)
     return {
         "format": session.format,
         "session_id": session.session_id,
@@ -55,11 +58,28 @@ def summarize(session: Session) -> dict[str, Any]:
         ],
         "failed_compactions": [c.error for c in session.compactions if c.failed],
         "permission_denials": len(session.permission_denials),
+        "context_window": window,
+        "context": [{"turn": p.turn, "tokens": p.tokens,
+                     "share": None if p.share is None else round(p.share, 4),
+                     "compacted": p.compacted} for p in context_series(session, window)],
         "is_error": session.is_error,
         "api_retries": session.api_retries,
         "rate_limit": (session.rate_limit_state.as_dict()
                        if session.rate_limit_state.events else None),
     }
+
+
+def _agent_line(agent: dict[str, Any]) -> str:
+    """A sub-agent of :func:`summarize`'s ``agents``, indented by its depth."""
+    own = cost_text(Cost(agent["cost_usd"], agent["cost_source"]))
+    tree = cost_text(Cost(agent["subtree_cost_usd"], "estimated"))
+    name = agent["agent_type"] or "agent"
+    duration = agent["duration_s"]
+    about = clip(agent["description"], 40, one_line=True)
+    return (f"  {'  ' * agent['depth']}└ {name} “{about}”  {own}"
+            + (f" (with its agents {tree})" if tree != own else "")
+            + f"  {plural(agent['tool_calls'], W['tool_calls'])}"
+            + ("" if duration is None else f"  {duration:.1f}s"))
 
 
 def format_summary(data: dict[str, Any]) -> str:
@@ -72,7 +92,10 @@ def format_summary(data: dict[str, Any]) -> str:
     usage = data["usage"]
     fresh, read, write = (usage["input_tokens"], usage["cache_read_input_tokens"],
                           usage["cache_creation_input_tokens"])
-    cost = data["cost_usd"]
+    shown = cost_text(Cost(data["cost_usd"], data.get("cost_source")))
+    unpriced = data.get("cost_unpriced")
+    if unpriced:
+        shown += f" ({unpriced})" if data["cost_usd"] is None else f" + ? ({unpriced})"
     lines = [
         title_text(data["title"]),
         f"  session  {data['session_id'] or '?'}  ({data['format']}, CLI {data['cli_version'] or '?'},"
@@ -81,7 +104,7 @@ def format_summary(data: dict[str, Any]) -> str:
         f"  unknown kinds {len(data['unknown'])}",
         f"  status   {data.get('status') or '?'}",
         f"  turns    {data['turns']} ({plural(data.get('prompts', 0), W['prompts'])})"
-        f"  cost {'–' if cost is None else format_cost(cost)}"
+        f"  cost {shown}"
         + ("  ERROR" if data["is_error"] else ""),
         f"  tokens   {W['in']} {exact_count(fresh + read + write)}"
         f" ({W['uncached']} {exact_count(fresh)}, {W['cache read']} {exact_count(read)},"
@@ -91,6 +114,7 @@ def format_summary(data: dict[str, Any]) -> str:
         f"{': ' + names if names else ''}",
         f"  agents   {plural(data['subagents'], W['subagents'])}  {plural(len(tasks), W['tasks'])} ({running} running)"
         f"  heartbeats {data['heartbeats']}",
+        *(_agent_line(agent) for agent in data.get("agents", [])[1:]),
         f"  hooks    {plural(data['hooks']['runs'], 'run')} ({data['hooks']['failed']} failed),"
         f" {plural(data['hooks']['stop_summaries'], 'stop summary', 'stop summaries')}"
         f"  thinking {exact_count(data['thinking_tokens'])} tok",

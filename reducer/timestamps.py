@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-__all__ = ["parse_timestamp"]
+__all__ = ["parse_timestamp", "utc_day"]
 
 _UTC = timezone.utc
 
@@ -26,3 +26,10 @@ def parse_timestamp(value: str | None) -> float | None:
     if stamp.tzinfo is None:
         stamp = stamp.replace(tzinfo=_UTC)
     return stamp.timestamp()
+
+
+def utc_day(value: str | None) -> str | None:
+    """The UTC day (``YYYY-MM-DD``) of an ISO 8601 time or date; ``None`` when
+    absent or not ISO."""
+    when = parse_timestamp(value)
+    return None if when is None else datetime.fromtimestamp(when, _UTC).strftime("%Y-%m-%d")

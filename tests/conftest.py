@@ -196,6 +196,16 @@ def _disk_notes_of_this_test_only() -> None:
     forget_notes()
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _price_table_read() -> None:
+    """The price table read once before any test, as a viewer reads it behind
+    its first screen: an estimate is drawn at once whatever test ran before
+    (tests/test_pricing.py checks the "…" shown while it is being read)."""
+    from cctv.reducer import pricing
+
+    pricing.load()
+
+
 @pytest.fixture(scope="session")
 def reference() -> Path:
     return FIXTURES

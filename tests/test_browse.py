@@ -18,7 +18,7 @@ import pytest
 from textual.widgets import DataTable, Input, OptionList, Static
 from textual.widgets.data_table import ColumnKey
 
-from cctv.reducer.format import title_text
+from cctv.reducer.format import format_cost, title_text
 from cctv.viewer.app import BrowseOptions, CctvApp
 from cctv.viewer.paths import demo_path
 from cctv.viewer.index import SessionRow
@@ -452,3 +452,25 @@ def test_narrowing_is_linear_in_the_title() -> None:
     word_score("refactor", Counting(LONG.casefold()))
     word_score("tmln", Counting(LONG.casefold()))
     assert calls < 20 * len(LONG) // 10
+
+
+async def test_the_preview_draws_the_context_per_turn_and_the_header_the_listed_total(
+        projects: Path) -> None:
+    app = browser(projects)
+    async with app.run_test(size=(160, 40)) as pilot:
+        screen = await ready(pilot)
+        where = str(screen.query_one("#where", Static).render())
+        listed = [r for r in screen.shown if r.cost_usd is not None]
+        assert f"~{format_cost(sum(r.cost_usd for r in listed))} in all" in where
+        # a session compacted once: its preview marks the turn after it
+        await pilot.press("slash", *"summarize the readme", "enter")
+        row = screen.selected_row
+        assert row.session_id == "aafe1787-82bf-4f68-ae98-84dbe071fd7f"
+        assert row.compacted == [False, True] and row.context == [1200, 1200]
+        text = str(screen.query_one("#preview-text", Static).render())
+        assert "context per turn · peak 1.2k of 1M (0%) · ▲ 1 compaction" in text
+        assert "\n██\n ▲\n" in text
+        where = str(screen.query_one("#where", Static).render())
+        shown = [r for r in screen.shown if r.cost_usd is not None]
+        assert all(r.cost_source == "recorded" for r in shown)
+        assert f" {format_cost(sum(r.cost_usd for r in shown))} in all" in where and "~$" not in where

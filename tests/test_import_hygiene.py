@@ -35,6 +35,34 @@ def test_reducer_imports_no_ui_library() -> None:
     assert res.returncode == 0, res.stderr
 
 
+def test_the_price_table_is_imported_by_one_module_when_a_price_is_asked() -> None:
+    """genai-prices (and pydantic under it: ~0.15 s) is read by reducer/pricing.py
+    alone, and only once a price is computed: importing every reducer module,
+    and folding a session, load neither."""
+    importers = [(name, line) for top in ("reducer", "widgets", "viewer")
+                 for name, path in _modules(top).items()
+                 for line, module in _imports(path, name.rsplit(".", 1)[0] if path.name != "__init__.py" else name)
+                 if module.split(".")[0] == "genai_prices"]
+    assert importers and {name for name, _ in importers} == {"cctv.reducer.pricing"}
+    modules = sorted(f"cctv.reducer.{m.name}" for m in pkgutil.iter_modules(reducer.__path__))
+    code = (
+        "import importlib, sys\n"
+        f"for name in {modules!r}:\n"
+        "    importlib.import_module(name)\n"
+        "from cctv.viewer.loader import load_path\n"
+        f"session = load_path({str(_FIXTURE)!r}).session\n"
+        "assert session.requests\n"
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('genai_prices', 'pydantic'))\n"
+        "assert not bad, bad\n"
+        "from cctv.reducer.costs import cost_of\n"
+        "session.cost_usd = None  # (a recorded cost needs no price)\n"
+        "cost_of(session)\n"
+        "assert 'genai_prices' in sys.modules\n"
+    )
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+
+
 def _imports(path: Path, package: str) -> Iterator[tuple[int, str]]:
     """Every module ``path`` (a module of ``package``) imports, with its line:
     the top-level, the function-local and the ``TYPE_CHECKING`` imports alike.
@@ -207,9 +235,9 @@ def test_index_commands_import_no_ui_library(tmp_path) -> None:
 
 _SESSION_ONLY = ("cctv.viewer.screens.session", "cctv.widgets.transcript", "cctv.widgets.cards", "cctv.widgets.tasks_panel",
                  "cctv.reducer.feed", "cctv.reducer.fold", "cctv.reducer.decode", "cctv.viewer.sources",
-                 "cctv.viewer.index.extract", "watchfiles", "markdown_it")
+                 "cctv.viewer.index.extract", "watchfiles", "markdown_it", "genai_prices", "pydantic")
 """Modules only a session needs (its screen and widgets, the decoder and the fold,
-the sources): the browser's first screen loads none of them."""
+the sources, the price table): the browser's first screen loads none of them."""
 
 
 def test_the_browser_shows_its_first_screen_without_the_session_machinery(tmp_path) -> None:

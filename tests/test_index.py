@@ -37,7 +37,7 @@ OLD = 1_700_000_000
 
 SESSION_KEYS = {"session_id", "path", "project", "project_dir", "title", "first_prompt",
                 "git_branch", "started", "last_activity", "duration_s", "status", "turns",
-                "prompts", "tool_calls", "cost_usd", "input_tokens", "output_tokens",
+                "prompts", "tool_calls", "cost_usd", "cost_source", "input_tokens", "output_tokens",
                 "cache_read_tokens", "cache_write_tokens", "model", "bytes", "subagents", "live"}
 HIT_KEYS = {"session_id", "path", "line", "role", "snippet"}
 

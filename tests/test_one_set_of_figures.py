@@ -19,7 +19,8 @@ import pytest
 
 from cctv.reducer.export_md import export_markdown
 from cctv.reducer.facts import call_duration
-from cctv.reducer.format import WORDS, compact_count, format_cost, format_duration, plural, title_text
+from cctv.reducer.costs import Cost, cost_text
+from cctv.reducer.format import WORDS, compact_count, format_duration, plural, title_text
 from cctv.reducer.state import TurnFooterItem
 from cctv.reducer.turn_footer import turn_footer
 from cctv.viewer.headless import run_summary
@@ -80,7 +81,8 @@ def test_every_surface_gives_the_same_figures(path: Path) -> None:
     # the status bar of the file, settled
     bar = _bar(session)
     assert plural(turns, WORDS["turns"]) in bar
-    assert ("–" if cost is None else format_cost(cost)) in bar
+    shown = cost_text(Cost(cost, summary["cost_source"]))  # ~ marks an estimate, – unknown
+    assert shown in bar
     assert f"{WORDS['in']} {compact_count(tokens_in)} {WORDS['out']} {compact_count(tokens_out)}" in bar
     state = summary["status"]
     assert _BAR_STATES.get(bar[0], bar[0]) == state if state in ("idle", "ended") \
@@ -106,7 +108,7 @@ def test_every_surface_gives_the_same_figures(path: Path) -> None:
         state, plural(turns, WORDS["turns"]), plural(prompts, WORDS["prompts"]),
         plural(calls, WORDS["tool_calls"])]
     assert (plural(subagents, WORDS["subagents"]) in facts) == bool(subagents)
-    assert (cost is None) or format_cost(cost) in facts
+    assert (cost is None) or shown in facts
     assert facts[-1] == (f"{WORDS['in']} {compact_count(tokens_in)}"
                          f" {WORDS['out']} {compact_count(tokens_out)} tokens")
 

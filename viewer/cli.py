@@ -152,6 +152,34 @@ def _cache(name: str, args: list[str]) -> int:
     return run_cache(ns.clear, sys.stdout)
 
 
+def _usage(name: str, args: list[str]) -> int:
+    """``cctv usage``: what the saved sessions cost, from the index."""
+    from .index.usage_report import BY, run_usage
+
+    p = _parser(name, "What the saved sessions cost, by day, week, project, model or session "
+                      "(from the index; ~ marks an estimate from the tokens).")
+    p.add_argument("dir", nargs="?", metavar="DIR",
+                   help="a projects folder, or a config root holding projects/"
+                        " (default: $CLAUDE_CONFIG_DIR/projects or ~/.claude/projects)")
+    p.add_argument("--by", choices=BY, default="day", help="one line per … (default: day)")
+    p.add_argument("--since", metavar="DATE", type=_date, help="requests made on DATE (YYYY-MM-DD) or later")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--no-index", action="store_true",
+                   help="read the files directly; use and write no index")
+    ns = p.parse_args(args)
+    return run_usage(ns.dir, ns.by, ns.since, ns.json, not ns.no_index, sys.stdout, sys.stderr)
+
+
+def _date(text: str) -> str:
+    """``--since``'s day, as ``YYYY-MM-DD``."""
+    from cctv.reducer.timestamps import utc_day
+
+    day = utc_day(text)
+    if day is None:
+        raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD): {text!r}")
+    return day
+
+
 def _index_command(command: str, rest: list[str]) -> int:
     """``cctv sessions``, ``cctv search`` and ``cctv browse``: the session index."""
     p = _parser(command, COMMANDS[command].help[0].upper() + COMMANDS[command].help[1:] + ".")
@@ -268,6 +296,11 @@ COMMANDS: dict[str, Command] = {
         "cctv search QUERY [DIR] [--json]",
         "full-text search across every saved session's prompts, replies and tools",
         _index_command,
+    ),
+    "usage": Command(
+        "cctv usage [DIR] [--by day|week|project|model|session] [--since DATE] [--json]",
+        "what the saved sessions cost, by day, week, project, model or session",
+        _usage,
     ),
     "tail": Command(
         "cctv tail [PATH] [--follow-newest]",

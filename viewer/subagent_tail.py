@@ -51,8 +51,11 @@ def agent_file_found(session: Session, agent_path: Path, meta: dict[str, Any],
                      agent_id: str) -> list[Change]:
     """Tell ``session`` that ``agent_path`` (with its ``.meta.json``, ``meta``) is the
     transcript of the sub-agent ``agent_id``; returns the change records."""
+    parent, depth = meta.get("parentAgentId"), meta.get("spawnDepth")
     return session.agent_file_found(agent_id, agent_path.stem.removeprefix("agent-"),
-                                    meta.get("agentType"), str(meta.get("description") or ""))
+                                    meta.get("agentType"), str(meta.get("description") or ""),
+                                    parent if isinstance(parent, str) else None,
+                                    depth if type(depth) is int else None)
 
 
 def first_prompt(agent_path: Path) -> str | None:

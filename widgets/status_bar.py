@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from textual.content import Content
 from textual.widgets import Static
 
-from cctv.reducer.facts import call_duration, cost, final_state, tokens
-from cctv.reducer.format import WORDS, clip, compact_count, format_cost, format_duration, plural, short_path
+from cctv.reducer.costs import CostMemo, cost_text
+from cctv.reducer.facts import call_duration, final_state, tokens
+from cctv.reducer.format import WORDS, clip, compact_count, format_duration, plural, short_path
 from cctv.reducer.fold import Session
 from cctv.reducer.state import Activity
 
@@ -123,6 +124,10 @@ _SOURCE_STYLES = {"information": "$text-primary", "warning": "bold $text-warning
                   "error": "bold $text-error"}
 
 
+_COSTS = CostMemo()
+"""The shown session's cost, worked out again only when its requests change."""
+
+
 def status_parts(session: Session, *, source: str, following: bool, ended: str | None = None,
                  now: float | None = None,
                  loading: tuple[int, int] | None = None, filtered: str = "",
@@ -141,9 +146,10 @@ def status_parts(session: Session, *, source: str, following: bool, ended: str |
         _Part(10, 70, Content.styled(_model(session), "bold")),
     ]
     parts.append(_Part(20, 50, Content(plural(session.model_turns, WORDS["turns"]))))
-    usd, _source = cost(session)  # None: never recorded (not $0)
-    parts.append(_Part(30, 80, Content.styled("–" if usd is None else format_cost(usd),
-                                              "$text-muted" if usd is None else "$text-success")))
+    cost = _COSTS.cost(session)  # recorded, else estimated (~$), "–" unknown (never $0)
+    parts.append(_Part(30, 80, Content.styled(
+        cost_text(cost), "$text-success" if cost is not None and cost.usd is not None
+        else "$text-muted")))
     spent = tokens(session)
     parts.append(_Part(40, 40, Content.assemble(
         (f"{WORDS['in']} ", "$text-muted"), compact_count(spent.total_in),

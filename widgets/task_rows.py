@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, fields, replace
 from typing import Any, assert_never
 
+from cctv.reducer.costs import AgentMemo, Cost, cost_text
 from cctv.reducer.safe import visible
 from cctv.reducer.facts import agent_entry, agent_task, duration_moves, task_entry, task_owner, tasks_by_call
 from cctv.reducer.fold import Session
@@ -70,6 +71,8 @@ class TaskRow:
     tokens: int | None = None
     tokens_are_output: bool = False
     tool_uses: int | None = None
+    cost: str = ""
+    """A sub-agent's cost (``~$0.12``; with the agents it started: ``~$0.12 (all ~$0.30)``)."""
     activity: str | None = None
     """What a running task says it is doing (its latest task_progress step)."""
     summary: str | None = None
@@ -109,6 +112,21 @@ def _workflow_agent(agent: WorkflowAgent, depth: int) -> Phase:
                  agent.tokens)
 
 
+_AGENTS = AgentMemo()
+"""Each sub-agent's own and subtree cost, worked out once per change of the session's requests."""
+
+
+def _agent_cost(session: Session, agent_id: str) -> str:
+    """``~$0.12``, and ``(all ~$0.30)`` with the agents it started; ``""``: no cost known."""
+    spent = _AGENTS.figures(session)
+    figures = spent.get(agent_id) if spent is not None else None
+    if figures is None or figures.cost_usd is None:
+        return ""
+    own = cost_text(Cost(figures.cost_usd, figures.cost_source))
+    tree = cost_text(Cost(figures.subtree_cost_usd, "estimated"))
+    return own if tree == own else f"{own} (all {tree})"
+
+
 def _agent_row(session: Session, agent: Agent, task: Task | None,
                now: float | None) -> TaskRow:
     entry = agent_entry(session, agent, task, now)
@@ -125,6 +143,7 @@ def _agent_row(session: Session, agent: Agent, task: Task | None,
         tokens=entry.tokens,
         tokens_are_output=entry.tokens_are_output,
         tool_uses=entry.tool_uses,
+        cost=_agent_cost(session, agent.id),
         activity=task.activity if task else None,
         summary=task.summary if task else None,
         output_file=task.output_file if task else None,

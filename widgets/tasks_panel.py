@@ -46,6 +46,8 @@ def _usage_text(row: TaskRow) -> str:
         parts.append(f"{compact_count(row.tokens)} {'out' if row.tokens_are_output else 'tok'}")
     if row.tool_uses:
         parts.append(plural(row.tool_uses, "tool"))
+    if row.cost:
+        parts.append(row.cost)
     return " · ".join(parts)
 
 
@@ -83,7 +85,8 @@ def render_row(row: TaskRow, width: int) -> Content:
     usage = _usage_text(row)
     lines: list[Content] = []
     if width >= WIDE:
-        kind_w, elapsed_w, tool_w, usage_w = 9, 8, 14, 22
+        kind_w, elapsed_w, tool_w = 9, 8, 14
+        usage_w = 30 if width >= 110 else 22  # (room for a cost beside tokens and tools)
         desc_w = width - 2 - kind_w - elapsed_w - tool_w - usage_w
         desc = Content.assemble(
             _title(row),

@@ -55,6 +55,9 @@ class Core:
         self._inline_rows: dict[str, str] = {}
         """uuid of an inline sidechain row → the sub-agent it belongs to."""
         self._last_inline: str | None = None
+        self._awaited_parents: dict[str, list[str]] = {}
+        """On-disk ``agentId`` of a parent not found yet → the sub-agents whose
+        ``.meta.json`` named it."""
         # the entry being folded (see begin)
         self._now: float | None = None
         self._changes: list[Change] = []
@@ -107,7 +110,8 @@ class Core:
         return agent
 
     def agent_file_found(self, agent_id: str, file_id: str, agent_type: str | None = None,
-                         description: str | None = None) -> list[Change]:
+                         description: str | None = None, parent_file_id: str | None = None,
+                         depth: int | None = None) -> list[Change]:
         """See :meth:`reducer.fold.Session.agent_file_found`."""
         changes: list[Change] = []
         self._changes = changes
@@ -116,9 +120,38 @@ class Core:
         self.agent_file_ids.setdefault(file_id, agent_id)
         agent.subagent_type = agent.subagent_type or agent_type
         agent.description = agent.description or description or ""
+        if parent_file_id:
+            parent = self.agent_file_ids.get(parent_file_id)
+            if parent is None:
+                self._awaited_parents.setdefault(parent_file_id, []).append(agent_id)
+            else:
+                self.nest(agent_id, parent, depth)
+        elif depth is not None:
+            self.nest(agent_id, None, depth)
+        for child in self._awaited_parents.pop(file_id, ()):
+            self.nest(child, agent_id, None)
         self.agent_changed(agent_id)
         self.end()
         return changes
+
+    def nest(self, agent_id: str, parent: str | None, depth: int | None) -> None:
+        """The sub-agent ``agent_id`` was started by the agent ``parent`` (when
+        given) at spawn depth ``depth`` (when given; else one below its parent):
+        what its ``.meta.json`` or its task's start says, over the guess made
+        from the call that started it (a nested agent's file may be read before
+        its parent's)."""
+        agent = self.agents.get(agent_id)
+        if agent is None or agent_id == MAIN or parent == agent_id:
+            return
+        was = (agent.parent, agent.depth)
+        if parent is not None and parent in self.agents:
+            agent.parent = parent
+        if depth is None:
+            depth = self.agents[agent.parent].depth + 1 if agent.parent in self.agents else agent.depth
+        if depth > 0:
+            agent.depth = depth
+        if (agent.parent, agent.depth) != was:
+            self.agent_changed(agent_id)
 
     def agent_call_made(self, call: ToolCall) -> None:
         """An Agent/Task call of the main source: an inline sub-agent

@@ -87,7 +87,8 @@ class Messages:
         # usage: once per (message id, request id), the latest frame's figures
         if msg.usage is not None and msg.id:
             self._usage.assistant(agent, agent_id == MAIN, (msg.id, e.request_id or e.requestId),
-                                  msg.usage)
+                                  msg.usage, msg.model, e.timestamp,
+                                  -1 if turn is None else turn)
         mkey = (agent_id, msg.id)
         streamed = self._streaming.get(mkey)
         api_error = bool(e.error or e.isApiErrorMessage)

@@ -31,6 +31,7 @@ from ..state import (
     CompactionItem,
     HookRun,
     RateLimit,
+    Request,
     Task,
     ToolCall,
     Totals,
@@ -162,6 +163,10 @@ class Session:
     results: int = kept_by("usage")
     is_error: bool = kept_by("usage")
     last_result: F.Result | None = kept_by("usage")
+    requests: dict[tuple[str, str | None], Request] = kept_by("usage")
+    recorded_through: int = kept_by("usage")
+    recorded_at: str | None = kept_by("usage")
+    ledger_version: int = kept_by("usage")
 
     def __init__(self, parts: Parts | None = None) -> None:
         """A session with nothing folded yet, or the one whose state is
@@ -220,11 +225,15 @@ class Session:
     # --- what the reader of the input says ------------------------------------------------
 
     def agent_file_found(self, agent_id: str, file_id: str, agent_type: str | None = None,
-                         description: str | None = None) -> list[Change]:
+                         description: str | None = None, parent_file_id: str | None = None,
+                         depth: int | None = None) -> list[Change]:
         """A transcript file of the sub-agent ``agent_id`` (``agent-<file_id>.jsonl``)
-        was found beside the session, its ``.meta.json`` naming its type and
-        description: the agent (made if new) records them; returns the change records."""
-        return self.parts.core.agent_file_found(agent_id, file_id, agent_type, description)
+        was found beside the session, its ``.meta.json`` naming its type,
+        description, the agent that started it (``parentAgentId``: that
+        agent's file id) and its spawn depth: the agent (made if new) records
+        them; returns the change records."""
+        return self.parts.core.agent_file_found(agent_id, file_id, agent_type, description,
+                                                parent_file_id, depth)
 
     def source_notice(self, text: str, level: str = "info") -> list[Change]:
         """Add a notice from the reader of the input (the file was replaced, the

@@ -148,7 +148,19 @@ class Tasks:
         self._link_call(task, e.tool_use_id)
         if e.prompt:
             self._subagent_prompt(e.tool_use_id, e.prompt, e.line_no)
+        if e.parent_task_id or e.spawn_depth is not None:
+            self._nest(e)
         self._task_changed(task)
+
+    def _nest(self, e: F.TaskStarted) -> None:
+        """A sub-agent's task names the task that started it and its depth."""
+        call = self._calls.get(e.tool_use_id or "")
+        if call is None or not call.subagent:
+            return
+        parent_task = self.tasks.get(e.parent_task_id or "")
+        parent_call = self._calls.get(parent_task.tool_use_id or "") if parent_task else None
+        parent = parent_call.subagent if parent_call is not None else None
+        self._core.nest(call.subagent, parent, e.spawn_depth)
 
     def _subagent_prompt(self, tool_use_id: str | None, prompt: str, line_no: int) -> None:
         """A sub-agent's task started with ``prompt``: the first item of its

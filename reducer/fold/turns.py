@@ -230,6 +230,7 @@ class Turns:
         self._awaiting_summary = True
         if item.post_tokens is not None:
             self._usage.context_tokens = item.post_tokens
+        self._usage.compacted()
         core.session_changed()
 
     def compaction_summary(self, e: F.User, text: str) -> bool:

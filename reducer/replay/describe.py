@@ -108,7 +108,7 @@ class ChangeDescriber:
             self.sync(session)
 
     def _session_values(self, session: Session) -> None:
-        self._cost, _source = facts.cost(session)
+        self._cost = facts.recorded_cost(session)
         self._activity = session.activity.text
         self._context = session.context_tokens
 
@@ -235,7 +235,7 @@ class ChangeDescriber:
 
     def _session_text(self, session: Session) -> list[str]:
         out: list[str] = []
-        cost, _source = facts.cost(session)  # None: no frame recorded a cost yet
+        cost = facts.recorded_cost(session)  # None: no frame recorded a cost yet
         delta = (cost or 0.0) - (self._cost or 0.0)
         if cost is not None and abs(delta) >= 0.00005:
             sign = "+" if delta > 0 else "-"

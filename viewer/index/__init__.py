@@ -74,6 +74,14 @@ class SessionIndex:
         """Full-text hits across every session's prompts, replies and tool inputs."""
         return self._surviving(lambda: self.store.search(text, limit), refill=True)
 
+    def usage(self, by: str, since: str | None) -> list[tuple]:
+        """Requests summed by day, model or session (:meth:`IndexStore.usage`)."""
+        return self._surviving(lambda: self.store.usage(by, since), refill=True)
+
+    def rows_by_id(self) -> dict[int, SessionRow]:
+        """Every indexed session by its id in the index."""
+        return self._surviving(self.store.rows_by_id, refill=True)
+
     def _surviving(self, call: Callable[[], T], *, refill: bool = False) -> T:
         """``call()``; after an error from the index file, the file is rebuilt or
         moved to memory (:meth:`IndexStore.recover`) and ``call()`` made again.

@@ -22,6 +22,8 @@ from typing import Any
 
 import msgspec
 
+from cctv.reducer.context import context_series, context_window
+from cctv.reducer.costs import priced_requests
 from cctv.reducer.feed import Feed
 from cctv.reducer.format import clip
 from cctv.reducer.lines import LineSplitter, RawLine
@@ -30,11 +32,11 @@ from cctv.reducer.item_time import ItemTimes
 from cctv.reducer.live_facts import live_facts
 from cctv.reducer.state import MAIN, Item, PromptItem, TextItem, ToolItem
 from cctv.reducer.facts import session_facts
-from cctv.reducer.timestamps import parse_timestamp
+from cctv.reducer.timestamps import parse_timestamp, utc_day
 
 from ..discovery import subagent_files
 from ..subagent_tail import agent_file_found, agent_id_for
-from .rows import Extracted, SessionRow, TextRow, read_marks, tail_digest
+from .rows import Extracted, SessionRow, TextRow, UsageRow, read_marks, tail_digest
 from .scan import open_regular
 
 __all__ = ["extract", "TEXT_LIMIT"]
@@ -328,6 +330,8 @@ class SessionRead:
         start, last = parse_timestamp(self.first_ts), parse_timestamp(self.last_ts)
         facts = session_facts(session)
         used = facts.tokens
+        window = context_window(session)
+        context = context_series(session, window)
         p = self.path
         row = SessionRow(
             session_id=session.session_id or p.stem,
@@ -345,6 +349,10 @@ class SessionRead:
             prompts=facts.prompts,
             tool_calls=facts.tool_calls.total,
             cost_usd=facts.cost_usd,
+            cost_source=facts.cost_source,
+            context=[p.tokens for p in context],
+            compacted=[p.compacted for p in context],
+            context_window=window,
             input_tokens=used.input,
             output_tokens=used.output,
             cache_read_tokens=used.cache_read,
@@ -361,7 +369,17 @@ class SessionRead:
             if session.context_window else None,
         )
         return Extracted(row=row, texts=texts, indexed_bytes=self.end, lines=len(entries),
-                         tail=tail_digest(self.marks))
+                         tail=tail_digest(self.marks), usage=_usage_rows(session))
+
+
+def _usage_rows(session: Session) -> list[UsageRow]:
+    """Every request of ``session`` with its share of the session's cost."""
+    out = []
+    for p in priced_requests(session):
+        r, t = p.request, p.request.tokens
+        out.append(UsageRow(f"{p.key[0]} {p.key[1] or ''}", utc_day(r.at) or "", r.model, t.input, t.output,
+                            t.cache_read, t.cache_write_5m + t.cache_write_1h, p.usd, p.source))
+    return out
 
 
 KEPT_READS = 4

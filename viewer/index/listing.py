@@ -19,10 +19,11 @@ from cctv.reducer.safe import visible
 from ..storage import take_notes
 from . import LIVE_WINDOW_S, SessionIndex, SessionRow, resolve_root
 
-__all__ = ["run_sessions", "run_search"]
+__all__ = ["open_index", "run_sessions", "run_search"]
 
 
-def _open(directory: str | None, use_index: bool, err: TextIO, *, rows: bool) -> SessionIndex:
+def open_index(directory: str | None, use_index: bool, err: TextIO, *, rows: bool) -> SessionIndex:
+    """The index of ``directory``, refreshed (progress and what was skipped on ``err``)."""
     index = SessionIndex(resolve_root(directory), use_index=use_index, rows=rows)
     progress = None
     if err.isatty():
@@ -89,7 +90,7 @@ def run_sessions(directory: str | None, as_json: bool, use_index: bool,
             print("[]", file=out)
         print(visible(f"cctv: no projects folder at {root}", oneline=True), file=err)
         return 0 if as_json else 1
-    index = _open(directory, use_index, err, rows=True)
+    index = open_index(directory, use_index, err, rows=True)
     rows = index.rows()
     _tell(err)  # damage met by the reading itself
     now = time.time()
@@ -113,7 +114,8 @@ def run_sessions(directory: str | None, as_json: bool, use_index: bool,
         return 0
     for r in rows:
         live = "●" if r.is_live(now, LIVE_WINDOW_S) else " "
-        cost = format_cost(r.cost_usd) if r.cost_usd is not None else \
+        cost = ("" if r.cost_source == "recorded" else "~") + format_cost(r.cost_usd) \
+            if r.cost_usd is not None else \
             f"{compact_count(r.tokens_in + r.output_tokens)} tok"
         title = " ".join(title_text(r.title).split())
         print(visible(f"{live} {(r.last_activity or '')[:16]:16}  {format_duration(r.duration_s):>7}"
@@ -131,7 +133,7 @@ def run_search(query: str, directory: str | None, as_json: bool, use_index: bool
             print("[]", file=out)
         print(visible(f"cctv: no projects folder at {root}", oneline=True), file=err)
         return 1
-    index = _open(directory, use_index, err, rows=False)
+    index = open_index(directory, use_index, err, rows=False)
     hits = index.search(query)
     _tell(err)  # damage met by the search itself
     if as_json:

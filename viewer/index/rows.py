@@ -13,8 +13,8 @@ from cctv.reducer.live_state import HORIZON_S, LiveFacts, LiveState, live_state
 
 from .scan import open_regular
 
-__all__ = ["Extracted", "HEAD_BYTES", "SessionRow", "TAIL_BYTES", "TextRow", "activity_order",
-           "read_marks", "tail_digest"]
+__all__ = ["Extracted", "HEAD_BYTES", "SessionRow", "TAIL_BYTES", "TextRow", "UsageRow",
+           "activity_order", "read_marks", "tail_digest"]
 
 TAIL_BYTES = 256
 """Bytes before the indexed end that must be unchanged for an append to be read as one."""
@@ -59,6 +59,7 @@ class SessionRow(msgspec.Struct, kw_only=True):
     prompts: int
     tool_calls: int
     cost_usd: float | None
+    """Recorded by the CLI, or estimated from the tokens (``cost_source``); ``None``: unknown."""
     input_tokens: int
     output_tokens: int
     cache_read_tokens: int
@@ -75,16 +76,23 @@ class SessionRow(msgspec.Struct, kw_only=True):
     """What the session was doing when the read stopped (:meth:`state` adds the clock)."""
     context_pct: int | None = None
     """The main loop's context as a share of the model's window, when the window is known."""
-
-    def state(self, now: float, horizon: float = HORIZON_S) -> LiveState | None:
-        """Its live state at ``now`` (``None``: read before live states were kept)."""
-        return live_state(self.live_facts, now, self.mtime, horizon=horizon) \
-            if self.live_facts else None
+    cost_source: str | None = None
+    """``recorded``, ``estimated``, ``mixed``, or ``None`` with no cost (see the README)."""
+    context: list[int] = msgspec.field(default_factory=list)
+    """Each main-loop turn's context size (what its last request sent)."""
+    compacted: list[bool] = msgspec.field(default_factory=list)
+    """For each of :attr:`context`: a compaction came before it."""
+    context_window: int | None = None
 
     @property
     def tokens_in(self) -> int:
         """What ``in`` counts on every screen: fresh input, cache reads and cache writes."""
         return self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
+
+    def state(self, now: float, horizon: float = HORIZON_S) -> LiveState | None:
+        """Its live state at ``now`` (``None``: read before live states were kept)."""
+        return live_state(self.live_facts, now, self.mtime, horizon=horizon) \
+            if self.live_facts else None
 
     def is_live(self, now: float, window_s: float) -> bool:
         """Written to within the last ``window_s`` seconds."""
@@ -99,6 +107,7 @@ class SessionRow(msgspec.Struct, kw_only=True):
             "started": self.started, "last_activity": self.last_activity,
             "duration_s": self.duration_s, "status": self.status, "turns": self.turns,
             "prompts": self.prompts, "tool_calls": self.tool_calls, "cost_usd": self.cost_usd,
+            "cost_source": self.cost_source,
             "input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
             "cache_read_tokens": self.cache_read_tokens,
             "cache_write_tokens": self.cache_write_tokens,
@@ -116,6 +125,25 @@ class TextRow(msgspec.Struct, array_like=True):
     body: str
 
 
+class UsageRow(msgspec.Struct, array_like=True):
+    """One API request of a session, for ``cctv usage``: counted once across
+    sessions by its key (a resumed or forked session copies its rows)."""
+
+    key: str
+    """``<message id> <request id>``."""
+    day: str
+    """The UTC day it was made (``YYYY-MM-DD``; ``""`` when its row has no time)."""
+    model: str
+    input: int
+    output: int
+    cache_read: int
+    cache_write: int
+    cost: float | None
+    """Its share of the session's cost (``None``: no price for its model)."""
+    source: str | None
+    """``recorded`` (a share of the CLI's figure) or ``estimated``."""
+
+
 class Extracted(msgspec.Struct, kw_only=True):
     """The result of reading one file: its row, its new texts, where the read stopped."""
 
@@ -127,6 +155,8 @@ class Extracted(msgspec.Struct, kw_only=True):
     """Lines read (texts of lines up to here are in the index)."""
     tail: str
     """:func:`tail_digest` of the bytes just before ``indexed_bytes``."""
+    usage: list[UsageRow] = msgspec.field(default_factory=list)
+    """Every request of the session (all of them, whatever ``after_line``)."""
 
 
 def activity_order(row: SessionRow) -> tuple[str, float, str]:

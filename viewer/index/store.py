@@ -1,8 +1,9 @@
 """The index file: one SQLite database (WAL, FTS5) per projects folder.
 
 Tables: ``sessions`` (one row per session file: what the list shows, plus where
-its read stopped) and ``texts`` (FTS5 over prompts, replies and tool inputs;
-the rowid is ``session id << 32 | n``, so a session's texts are one rowid range).
+its read stopped), ``texts`` (FTS5 over prompts, replies and tool inputs;
+the rowid is ``session id << 32 | n``, so a session's texts are one rowid range)
+and ``usage`` (every API request of a session, for ``cctv usage``).
 
 Never a crash over the file itself (:class:`viewer.storage.Database`): a
 damaged file (its tables not cctv's, a row that does not decode), one written
@@ -33,7 +34,7 @@ from .rows import Extracted, SessionRow, activity_order
 
 __all__ = ["Hit", "IndexClosed", "IndexStore", "StoredState", "index_file"]
 
-SCHEMA = 2
+SCHEMA = 3
 _SHIFT = 32
 _BUSY_MS = 10_000
 _MARK_ON, _MARK_OFF = "\ue000", "\ue001"
@@ -53,6 +54,19 @@ CREATE TABLE IF NOT EXISTS sessions (
     row BLOB NOT NULL,
     raw BLOB
 );
+CREATE TABLE IF NOT EXISTS usage (
+    session INTEGER NOT NULL,
+    key TEXT NOT NULL,
+    day TEXT NOT NULL,
+    model TEXT NOT NULL,
+    input INTEGER NOT NULL,
+    output INTEGER NOT NULL,
+    cache_read INTEGER NOT NULL,
+    cache_write INTEGER NOT NULL,
+    cost REAL,
+    source TEXT
+);
+CREATE INDEX IF NOT EXISTS usage_session ON usage (session);
 CREATE VIRTUAL TABLE IF NOT EXISTS texts USING fts5(
     body, line UNINDEXED, role UNINDEXED, ts UNINDEXED, tokenize = 'unicode61'
 );
@@ -276,6 +290,30 @@ class IndexStore:
                             " ".join(snippet.split())))
         return hits
 
+    @_locked
+    def usage(self, by: str, since: str | None) -> list[tuple[Any, ...]]:
+        """Requests summed by ``by`` (``day``, ``model``, else ``session``: the
+        id of its row here), each request once across sessions (the first session's copy), made on ``since``
+        (``YYYY-MM-DD``) or later: (group, requests, input, output, cache read,
+        cache write, priced cost, requests of recorded cost, requests of estimated
+        cost, unpriced models comma-joined)."""
+        group = {"day": "day", "model": "model", "session": "session"}.get(by, "session")
+        where = "WHERE day >= ?" if since else ""
+        cur = self.db.execute(
+            f"SELECT {group}, count(*), sum(input), sum(output), sum(cache_read), sum(cache_write),"
+            " sum(cost), sum(source = 'recorded'), sum(source = 'estimated'),"
+            " group_concat(DISTINCT CASE WHEN cost IS NULL THEN model END)"
+            " FROM (SELECT min(session) AS session, key, day, model, input, output, cache_read,"
+            f"  cache_write, cost, source FROM usage GROUP BY key) {where} GROUP BY {group}",
+            (since,) if since else ())
+        return cur.fetchall()
+
+    @_locked
+    def rows_by_id(self) -> dict[int, SessionRow]:
+        """Every session row by its id in the index."""
+        return {sid: _row(blob, raw) for sid, blob, raw in
+                self.db.execute("SELECT id, row, raw FROM sessions")}
+
     # --- writing -------------------------------------------------------------------
 
     @_locked
@@ -289,6 +327,7 @@ class IndexStore:
                 if row is None:
                     continue
                 self._drop_texts(row[0])
+                self.db.execute("DELETE FROM usage WHERE session = ?", (row[0],))
                 self.db.execute("DELETE FROM sessions WHERE id = ?", (row[0],))
 
     def _drop_texts(self, sid: int) -> None:
@@ -328,6 +367,11 @@ class IndexStore:
                 "INSERT INTO texts (rowid, body, line, role, ts) VALUES (?, ?, ?, ?, ?)",
                 ((base + count + i, t.body, t.line, t.role, t.timestamp)
                  for i, t in enumerate(result.texts)))
+            db.execute("DELETE FROM usage WHERE session = ?", (sid,))
+            db.executemany(
+                "INSERT INTO usage (session, key, day, model, input, output, cache_read,"
+                " cache_write, cost, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                ((sid, *msgspec.structs.astuple(u)) for u in result.usage))
             db.execute(
                 "UPDATE sessions SET size = ?, mtime_ns = ?, sub_sig = ?, indexed_bytes = ?,"
                 " lines = ?, tail = ?, text_count = ?, row = ?, raw = ? WHERE id = ?",

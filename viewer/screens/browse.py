@@ -35,6 +35,7 @@ from textual.widgets.data_table import ColumnKey
 from textual.widgets.option_list import Option
 from textual.worker import Worker, WorkerState
 
+from cctv.reducer.context import spark
 from cctv.reducer.format import (WORDS, clip, compact_count, format_cost, format_duration, human_bytes, plural,
                                  tilde, title_text)
 from cctv.reducer.live_state import HORIZON_S, LiveState
@@ -105,9 +106,38 @@ def _state_order(r: SessionRow) -> tuple[int, float]:
     return (-state.rank[0], -state.rank[1]) if state is not None else (-99, r.mtime)
 
 
+def _context_lines(row: SessionRow, width: int) -> list[str | tuple[str, str]]:
+    """The preview's context per turn: a line of bars, ▲ under the turns that
+    followed a compaction, the peak and its share of the window."""
+    if not row.context:
+        return []
+    line, under = spark(row.context, row.compacted, width)
+    peak = max(row.context)
+    window = row.context_window
+    about = f"context per turn · peak {compact_count(peak)}" + (
+        f" of {compact_count(window)} ({peak / window:.0%})" if window else "")
+    compactions = sum(row.compacted)
+    if compactions:
+        about += f" · ▲ {plural(compactions, 'compaction')}"
+    out: list[str | tuple[str, str]] = [(about, "bold"), "\n", line, "\n"]
+    if under:
+        out += [(under, "yellow"), "\n"]
+    return [*out, "\n"]
+
+
+def _total(rows: list[SessionRow]) -> str:
+    """What the listed sessions cost together (``~``: some of it estimated)."""
+    known = [r for r in rows if r.cost_usd is not None]
+    if not known:
+        return ""
+    mark = "" if all(r.cost_source == "recorded" for r in known) else "~"
+    return f"{mark}{format_cost(sum(r.cost_usd or 0.0 for r in known))} in all"
+
+
 def _cost(r: SessionRow) -> str:
+    """The session's cost (``~``: estimated from the tokens), else its tokens."""
     if r.cost_usd is not None:
-        return format_cost(r.cost_usd)
+        return ("" if r.cost_source == "recorded" else "~") + format_cost(r.cost_usd)
     return f"{compact_count(r.tokens_in + r.output_tokens)} tok"
 
 
@@ -392,6 +422,12 @@ class BrowseScreen(Screen[None]):
         if self.is_mounted and self.refreshed:
             self.refresh_index()
 
+    def _show_where(self) -> None:
+        """The header: the sessions, the live ones, what those shown cost, the order."""
+        total = "" if self.showing_examples else _total(self.shown)
+        self.query_one("#where", Static).update(
+            self._where(" · ".join(t for t in (total, self._sort_note()) if t)))
+
     def _where(self, extra: str = "") -> Content:
         count = len(self.rows) if hasattr(self, "rows") else 0
         live = self.board.counts() if hasattr(self, "board") else ""
@@ -539,7 +575,7 @@ class BrowseScreen(Screen[None]):
                     self.app.bell()
         if self.live_only and moves:
             self._rebuild()
-        self.query_one("#where", Static).update(self._where(self._sort_note()))
+        self._show_where()
         if self._live_timer is not None:
             self._live_timer.stop()
         now = time.time()
@@ -628,7 +664,7 @@ class BrowseScreen(Screen[None]):
                 label += " ▼" if self.sort_reverse else " ▲"
             table.columns[column.key].label = Text(label)
         table.refresh()
-        self.query_one("#where", Static).update(self._where(self._sort_note()))
+        self._show_where()
         if keep_selection and selected is not None and selected.path in self._by_path:
             table.move_cursor(row=table.get_row_index(selected.path))
         elif rows:
@@ -753,6 +789,7 @@ class BrowseScreen(Screen[None]):
         if row.duration_s is not None:
             totals.append(format_duration(row.duration_s))
         parts += [(" · ".join(totals), "italic"), "\n\n"]
+        parts += _context_lines(row, max(10, text.size.width - 2))
         if row.first_prompt:
             parts += [("First prompt", "bold underline"), "\n", clip(row.first_prompt, 600, one_line=True),
                       "\n\n"]

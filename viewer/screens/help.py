@@ -51,6 +51,10 @@ def _legend() -> Content:
     lines.append(Content.styled(
         f"  {WORDS['in']}: every input token the model read, {WORDS['uncached']}, {WORDS['cache read']}"
         f" and {WORDS['cache write']} (cctv summary says each)", "$text-muted"))
+    lines.append(Content.assemble(
+        ("  ~$1.45  ", "$text-success"),
+        "a cost estimated from the tokens (no cost recorded; $1.45: the CLI's own figure;"
+        " – unknown: no price for the model)"))
     return Content("\n").join(lines)
 
 

@@ -21,6 +21,7 @@ from cctv.reducer.fold import Session
 from cctv.reducer.state import MAIN, Change, NoticeItem
 from cctv.reducer.verdict import session_verdict
 from cctv.widgets.safe_text import content
+from cctv.reducer import pricing
 from cctv.widgets.status_bar import StatusBar
 from cctv.widgets.tasks_panel import TasksPanel
 from cctv.widgets.transcript import TranscriptView
@@ -54,6 +55,7 @@ class SessionScreen(Screen[None]):
         Binding("slash", "search", "Search", key_display="/", id="search"),
         Binding("t", "toggle_tasks", "Tasks", id="tasks"),
         Binding("r", "raw", "Raw", id="raw"),
+        Binding("dollar_sign", "spend", "Cost & agents", show=False, key_display="$", id="spend"),
         Binding("escape", "back", "Back", id="back"),
         Binding("s", "stderr", "Stderr", show=False, id="stderr"),
         Binding("x", "stop_command", "Stop cmd", show=False, id="stop"),
@@ -98,6 +100,12 @@ class SessionScreen(Screen[None]):
         self._view.time_of = self.shown.item_time
         self._view.focus()
         self.refresh_panels()
+        if not pricing.loaded():  # estimates wait for the price table: read behind the screen
+            self.run_worker(self._load_prices, thread=True, exit_on_error=False, group="prices")
+
+    def _load_prices(self) -> None:
+        pricing.load()
+        self.app.call_from_thread(self.refresh_panels)
 
     # --- fed by the app -------------------------------------------------------------------
 
@@ -230,6 +238,12 @@ class SessionScreen(Screen[None]):
             if item.line_no >= line_no and not item.hidden:
                 view.move_cursor(index)
                 return
+
+    def action_spend(self) -> None:
+        """The session's cost, context per turn and agent tree."""
+        from .spend import SpendScreen
+
+        self.app.push_screen(SpendScreen(self.session))
 
     def action_raw(self) -> None:
         from ..rawstore import RawUnavailable

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from rich.style import Style
 from rich.text import Text
 
+from cctv.reducer.costs import AgentMemo, Cost, cost_text
 from cctv.reducer.facts import call_task, task_duration
 from cctv.reducer.fold import SUBAGENT_TOOLS
 from cctv.reducer.state import ToolCall
@@ -20,6 +21,10 @@ from ..card import ToolCard, register, shown_result
 
 if TYPE_CHECKING:
     from cctv.reducer.fold import Session
+
+
+_AGENTS = AgentMemo()
+"""Each sub-agent's own and subtree cost, worked out once per change of the session's requests."""
 
 
 def _answer(call: ToolCall, session: Session) -> tuple[str, bool]:
@@ -73,6 +78,14 @@ def _agent_body(call: ToolCall, body: _Body, expanded: bool | int, ctx: RenderCo
         line.append(f" · {exact_count(agent.output_tokens)} tok out", p.muted)
     if task is not None and task.total_tokens:
         line.append(f" · {exact_count(task.total_tokens)} tok total", p.muted)
+    spent = _AGENTS.figures(session) if call.subagent else None
+    figures = spent.get(call.subagent or "") if spent is not None else None
+    if figures is not None and figures.cost_usd is not None:
+        own = cost_text(Cost(figures.cost_usd, figures.cost_source))
+        line.append(f" · {own}", p.muted)
+        tree = cost_text(Cost(figures.subtree_cost_usd, "estimated"))
+        if tree != own:
+            line.append(f" (with its agents {tree})", p.muted)
     took = task_duration(task, call, None) if task is not None else None
     if took:
         line.append(f" · {format_duration(took)}", p.muted)
