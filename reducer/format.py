@@ -10,7 +10,8 @@ functions; no Textual, no Rich, no environment (the home directory is passed in)
 from __future__ import annotations
 
 __all__ = ["human_bytes", "compact_count", "exact_count", "format_duration", "format_cost",
-           "short_path", "tilde", "plural", "clip", "short_id", "title_text", "WORDS"]
+           "short_path", "tilde", "plural", "clip", "short_id", "short_age", "title_text",
+           "WORDS"]
 
 
 def exact_count(n: int | float | None) -> str:
@@ -130,6 +131,18 @@ def short_path(path: str, width: int, home: str | None = None) -> str:
     keep_head = width - len(name) - 2  # "…" and "/" before the name
     head = path[: keep_head]
     return f"{head}…/{name}"
+
+
+def short_age(seconds: float) -> str:
+    """How long ago, or for how long, in one unit: ``45s``, ``2m``, ``3h``, ``2d``."""
+    s = max(0, int(seconds))
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m"
+    if s < 86400:
+        return f"{s // 3600}h"
+    return f"{s // 86400}d"
 
 
 def title_text(title: str | None) -> str:

@@ -67,8 +67,14 @@ class ItemTimes:
 
     def of(self, item: Item) -> float | None:
         """Epoch seconds of ``item``, or ``None`` when nothing tells."""
-        entries = self._entries(item)
-        line_no = item.line_no
+        return self._at(self._entries(item), item.line_no)
+
+    def at_line(self, line_no: int) -> float | None:
+        """Epoch seconds of line ``line_no`` of the main source, or ``None``."""
+        return self._at(self.feed.entries, line_no)
+
+    def _at(self, entries: EntryLog, line_no: int) -> float | None:
+        """The time of line ``line_no`` of ``entries`` (see the module docstring)."""
         if entries is self.feed.entries:
             arrived = self.arrivals.at(line_no)
             if arrived is not None and not _stamped(entries, line_no - 1):

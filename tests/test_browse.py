@@ -365,7 +365,7 @@ async def test_a_session_written_to_just_now_is_live_and_followed(projects: Path
     async with app.run_test(size=(160, 40)) as pilot:
         screen = await ready(pilot)
         table = screen.query_one("#sessions", DataTable)
-        assert str(table.get_row(str(live))[0]) == "●"
+        assert str(table.get_row(str(live))[0]).startswith("◆ needs you · ")
         others = [k for k in table_rows(app) if k != str(live)]
         assert all(str(table.get_row(k)[0]) == " " for k in others)
         table.move_cursor(row=table.get_row_index(str(live)))

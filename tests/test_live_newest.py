@@ -97,3 +97,26 @@ def test_tail_words(tmp_path: Path, monkeypatch) -> None:
     assert "--follow-newest is for cctv tail without a path" in build_source(
         ["tail", str(later), "--follow-newest"])
     assert os.path.basename(str(source.path)).endswith(".jsonl")
+
+
+async def test_tail_says_when_another_session_starts_needing_you_and_j_switches(tmp_path: Path) -> None:
+    from cctv.widgets.status_bar import StatusBar
+
+    root, old = _projects(tmp_path)
+    other = root / PROJECT.name / "f70c6abd-bc92-44a7-80e8-76abec8cb9d7.jsonl"
+    lines = (PROJECT / other.name).read_bytes().splitlines(True)
+    bash = next(i for i, line in enumerate(lines, 1) if b'"command":"python3 test_utils.py' in line)
+    other.write_bytes(b"".join(lines[:bash]))  # at work: a Bash call
+    app = CctvApp(FileTail(old), clock=None, newest=NewestSession(root, old))
+    async with app.run_test(size=(160, 30)) as pilot:
+        await wait_for(pilot, lambda: app.board is not None and str(other) in app.board.states)
+        assert app.board.states[str(other)].kind == "working"
+        bar = app.screen.query_one(StatusBar)
+        assert "J to switch" not in bar.text
+        with open(other, "ab") as fh:  # the turn ends: it needs you
+            fh.writelines(lines[bash:])
+        await wait_for(pilot, lambda: "needs you · J to switch" in bar.text)
+        assert "◆ Make the greeting in utils.py" in bar.text
+        await pilot.press("J")
+        await wait_for(pilot, lambda: app.shown.feed.session.session_id == other.stem)
+        await wait_for(pilot, lambda: "J to switch" not in app.screen.query_one(StatusBar).text)

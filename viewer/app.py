@@ -13,6 +13,9 @@ from typing import TYPE_CHECKING
 
 from textual import work
 from textual.binding import Binding
+from textual.timer import Timer
+
+from cctv.reducer.format import clip, title_text
 
 from .messages import CloseSession, OpenSession
 from .viewer_app import ViewerApp
@@ -23,6 +26,7 @@ if TYPE_CHECKING:
     from cctv.reducer.feed import Feed
     from cctv.reducer.lines import RawLine
 
+    from .live_board import LiveBoard, Transition
     from .live_session import LiveSession
     from .newest import NewestSession
     from .sources import Source
@@ -63,6 +67,8 @@ class CctvApp(ViewerApp["LiveSession"]):
 
     BINDINGS = [
         Binding("L", "switch_newest", "Switch to the newer session", show=False, id="newest"),
+        Binding("J", "switch_calling", "Switch to the session that needs you", show=False,
+                id="calling"),
     ]
 
     NEWEST_POLL_S = 2.0
@@ -91,6 +97,11 @@ class CctvApp(ViewerApp["LiveSession"]):
         self.follow_newest = follow_newest
         """Switch to a newer session at once instead of offering it."""
         self.offered: Path | None = None
+        self.board: LiveBoard | None = None
+        """For ``cctv tail``: the other live sessions and their states."""
+        self.calling: str | None = None
+        """The path of another live session that started needing you (``J`` switches)."""
+        self._others_timer: Timer | None = None
         self.browse = browse
         """Open on the session browser (``cctv``, ``cctv browse``) instead of one source."""
         self.intro = intro
@@ -130,6 +141,7 @@ class CctvApp(ViewerApp["LiveSession"]):
             self.consume_source(self.shown)
         if self.newest is not None:
             self.set_interval(self.NEWEST_POLL_S, self._check_newest)
+            self.watch_others(self.newest.root)
 
     # --- a newer session (cctv tail) ------------------------------------------------------
 
@@ -146,6 +158,78 @@ class CctvApp(ViewerApp["LiveSession"]):
         self.offered = path
         self.notify(f"a newer session started: {path.parent.name}/{path.name} — press L to switch",
                     title="newer session", timeout=20, markup=False)
+
+    # --- another live session that needs you (cctv tail) -----------------------------------
+
+    @work(exclusive=True, group="others", exit_on_error=False)
+    async def watch_others(self, root: Path) -> None:
+        """Keep the live states of the other sessions under ``root`` from file
+        events: the status bar says when one starts needing you."""
+        from .live_board import LiveBoard, RowReader, watch_sessions
+
+        board = self.board = LiveBoard()
+        reader = RowReader()
+        board.update(await asyncio.to_thread(reader.recent, root, time.time(), board.horizon),
+                     time.time())
+        self._others_changed([])  # what already waits is not news
+        async for paths in watch_sessions(root):
+            rows = await asyncio.to_thread(reader.read, paths)
+            self._others_changed(board.update(rows, time.time()))
+
+    def _retime_others(self) -> None:
+        """The board's due time came: the states that changed with nothing written."""
+        if self.board is not None:
+            self._others_changed(self.board.retime(time.time()))
+
+    def _others_changed(self, changes: list[Transition]) -> None:
+        """Say in the status bar which other session now needs you, and its key;
+        look again at the board's next due time."""
+        board = self.board
+        if board is None:
+            return
+        current = self._followed()
+        for change in changes:
+            if change.calls_you and change.path != current:
+                self.calling = change.path
+        row = board.rows.get(self.calling) if self.calling is not None else None
+        state = board.states.get(self.calling) if self.calling is not None else None
+        elsewhere = None
+        if row is None or state is None or not state.needs_you or self.calling == current:
+            self.calling = None
+        else:
+            elsewhere = (f"{state.glyph} {clip(title_text(row.title), 32, one_line=True)}: "
+                         f"{state.words} · J to switch")
+        self._say_elsewhere(elsewhere)
+        if self._others_timer is not None:
+            self._others_timer.stop()
+        now = time.time()
+        due = board.due(now)
+        self._others_timer = None if due is None else \
+            self.set_timer(max(due - now, 0.05), self._retime_others)
+
+    def _followed(self) -> str | None:
+        """The path of the session file followed now."""
+        source = self.shown.source if self.shown is not None else None
+        path = getattr(source, "path", None)
+        return str(path) if path is not None else None
+
+    def action_switch_calling(self) -> None:
+        """``J``: follow the other session that needs you."""
+        if self.calling is None:
+            self.notify("no other session needs you", severity="warning")
+            return
+        path, self.calling = Path(self.calling), None
+        self._say_elsewhere(None)
+        self.switch_to(path)
+
+    def _say_elsewhere(self, text: str | None) -> None:
+        """Put ``text`` (what another session asks of you) in every session screen's status bar."""
+        from .screens.session import SessionScreen
+
+        for screen in self.screen_stack:
+            if isinstance(screen, SessionScreen) and screen.elsewhere != text:
+                screen.elsewhere = text
+                self._dirty = True
 
     async def action_switch_newest(self) -> None:
         if self.offered is None:

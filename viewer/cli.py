@@ -160,6 +160,23 @@ def _export(name: str, args: list[str]) -> int:
                       out=sys.stdout, err=sys.stderr)
 
 
+_SPAN_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def _span(text: str) -> float:
+    """``--within``'s value: ``90s``, ``15m``, ``2h``, ``1d`` (a bare number: minutes)."""
+    text = text.strip().lower()
+    unit = _SPAN_UNITS.get(text[-1:], 0)
+    number = text[:-1] if unit else text
+    try:
+        value = float(number) * (unit or 60)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a span of time: {text!r} (say 90s, 15m, 2h)") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"not a span of time: {text!r} (say 90s, 15m, 2h)")
+    return value
+
+
 def _cache(name: str, args: list[str]) -> int:
     p = _parser(name, "Show the session checkpoints kept in the cache (reopening a big "
                       "session restores its fold from one); --clear removes them.")
@@ -214,6 +231,12 @@ def _index_command(command: str, rest: list[str]) -> int:
                         " (default: $CLAUDE_CONFIG_DIR/projects or ~/.claude/projects)")
     if command != "browse":
         p.add_argument("--json", action="store_true", help="machine-readable output")
+    if command == "sessions":
+        p.add_argument("--live", action="store_true",
+                       help="only the sessions written to lately, with what each is doing,"
+                            " the ones that need you first")
+        p.add_argument("--within", type=_span, default=None, metavar="SPAN",
+                       help="with --live: written to within SPAN (90s, 15m, 2h; default 15m)")
     p.add_argument("--no-index", action="store_true",
                    help="read the files directly; use and write no index")
     ns = p.parse_args(rest)
@@ -224,7 +247,13 @@ def _index_command(command: str, rest: list[str]) -> int:
     from .index.listing import run_search, run_sessions
 
     if command == "sessions":
-        return run_sessions(ns.dir, ns.json, not ns.no_index, sys.stdout, sys.stderr)
+        if ns.within is not None and not ns.live:
+            p.error("--within goes with --live")
+        from cctv.reducer.live_state import HORIZON_S
+
+        within = (ns.within or HORIZON_S) if ns.live else None
+        return run_sessions(ns.dir, ns.json, not ns.no_index, sys.stdout, sys.stderr,
+                            live_within=within)
     return run_search(ns.query, ns.dir, ns.json, not ns.no_index, sys.stdout, sys.stderr,
                       limit=ns.limit, role=ns.role)
 
@@ -304,7 +333,7 @@ COMMANDS: dict[str, Command] = {
         _index_command,
     ),
     "sessions": Command(
-        "cctv sessions [DIR] [--json]",
+        "cctv sessions [DIR] [--json] [--live [--within 15m]]",
         "list the saved sessions, newest activity first (from the index)",
         _index_command,
     ),

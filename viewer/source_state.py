@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Literal, NamedTuple, assert_never
 
 from cctv.reducer.format import format_duration
+from cctv.reducer.live_state import SETTLED_AFTER_S
 
 from .sources import (
     CannotRead,
@@ -65,11 +66,6 @@ TRANSIENT_S = 10.0
 """How long the status bar shows a one-off event (replaced, recreated, …)."""
 SILENT_AFTER_S = 2.0
 """A running command silent this long shows "waiting for output"."""
-SETTLED_AFTER_S = 120.0
-"""A followed file that has not grown for this long has settled: its status is
-what the session ended in (:func:`reducer.facts.final_state`), not what its
-last row would mean mid-turn (CLIs before 2.1 wrote no stop reason, so a
-finished session of theirs would read "requesting" for ever)."""
 
 
 @dataclass(slots=True)

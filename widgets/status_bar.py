@@ -132,7 +132,7 @@ def status_parts(session: Session, *, source: str, following: bool, ended: str |
                  now: float | None = None,
                  loading: tuple[int, int] | None = None, filtered: str = "",
                  source_state: tuple[str, str, str | None] | None = None,
-                 settled: bool = False) -> list[_Part]:
+                 settled: bool = False, elsewhere: str | None = None) -> list[_Part]:
     """The fields of the bar, in display order, each with its priority;
     ``filtered`` says what the view hides (``"only errors"``), ``""`` for nothing;
     ``source_state`` is what the source says now (text, level, and a shorter
@@ -190,6 +190,9 @@ def status_parts(session: Session, *, source: str, following: bool, ended: str |
         style = _SOURCE_STYLES.get(level, "$text-muted")
         parts.append(_Part(85, 88, Content.styled(text, style),
                            short=Content.styled(short, style) if short else None))
+    if elsewhere:
+        parts.append(_Part(3, 92, Content.styled(visible(elsewhere, oneline=True),
+                                                 "bold $text-warning")))
     if source:
         source = visible(source, oneline=True)
         parts.append(_Part(90, 30, Content.styled(source, "$text-muted"), source=source))
@@ -259,7 +262,7 @@ class StatusBar(Static):
                      ended: str | None = None, now: float | None = None,
                      loading: tuple[int, int] | None = None, filtered: str = "",
                      source_state: tuple[str, str, str | None] | None = None,
-                     settled: bool = False) -> None:
+                     settled: bool = False, elsewhere: str | None = None) -> None:
         """Re-draw from ``session``.
 
         ``source`` labels the input (a path, ``"stdin"``, ``"cmd: …"``);
@@ -271,10 +274,12 @@ class StatusBar(Static):
         what the source says now (text, level: information, warning or error,
         a shorter text or ``None``), e.g. ``("deleted · waiting for it to come
         back", "warning", "deleted")``;
-        ``settled``: the input has not grown for long (see :func:`status_parts`)."""
+        ``settled``: the input has not grown for long (see :func:`status_parts`);
+        ``elsewhere``: what another live session asks of you."""
         self._parts = status_parts(session, source=source, following=following, ended=ended,
                                    now=now, loading=loading, filtered=filtered,
-                                   source_state=source_state, settled=settled)
+                                   source_state=source_state, settled=settled,
+                                   elsewhere=elsewhere)
         self._draw()
 
     @property

@@ -15,6 +15,7 @@ from ..state import MAIN, Item, PromptItem, TextItem, ThinkingItem, ToolCall
 from .calls import Calls
 from .core import Core
 from .info import Info
+from .notices import Notices
 from .tasks import Tasks
 from .turns import Turns
 from .usage import Usage
@@ -44,8 +45,9 @@ class Messages:
     turns, calls, tasks and usage they name."""
 
     def __init__(self, core: Core, info: Info, turns: Turns, usage: Usage, calls: Calls,
-                 tasks: Tasks) -> None:
+                 tasks: Tasks, notices: Notices) -> None:
         self._core = core
+        self._notices = notices
         self._info = info
         self._turns = turns
         self._usage = usage
@@ -134,6 +136,8 @@ class Messages:
             del self._streaming[mkey]
         if api_error:
             text = block_text(msg.content) or str(e.error)
+            if e.error == "rate_limit" and agent_id == MAIN:
+                self._notices.rate_limit_error(e.line_no, text)
             core.notice(agent_id, e.line_no, "api error", f"API error: {e.error or ''} {text}".strip(),
                         level="error")
         if e.aborted:

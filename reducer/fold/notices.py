@@ -21,6 +21,10 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 """Terminal styling the CLI wrote into a message's text (``\x1b[1m…\x1b[22m``)."""
 
 
+_RESET = re.compile(r"\|(\d{9,11})\s*$")
+"""The reset time (epoch seconds) at the end of a rate-limit error's text."""
+
+
 def _num(value: object) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
@@ -37,6 +41,9 @@ class Notices:
         self.rate_limit: dict[str, Any] | None = None
         """The latest ``rate_limit_info`` as the CLI wrote it (see :attr:`rate_limit_state`)."""
         self.rate_limit_state = RateLimit()
+        self.limited_line: int | None = None
+        """The line of the rate limit that stopped the session (a ``rejected``
+        event, an on-disk rate-limit error row); ``None`` once allowed again."""
         self.api_retries = 0
 
     def on_rate_limit(self, e: F.RateLimitEvent, agent: str) -> None:
@@ -54,6 +61,10 @@ class Notices:
         state.overage_status = _str(info.get("overageStatus"))
         state.overage_resets_at = _num(info.get("overageResetsAt"))
         state.events += 1
+        if status == "rejected":
+            self.limited_line = e.line_no
+        elif status:
+            self.limited_line = None
         if status and status != "allowed" and status != prev:
             kind = info.get("rateLimitType") or "rate limit"
             util = info.get("utilization")
@@ -61,6 +72,17 @@ class Notices:
             level = "error" if status == "rejected" else "warning"
             self._core.notice(MAIN, e.line_no, "rate limit", f"rate limit {status}: {kind}{pct}",
                          level=level)
+        self._core.session_changed()
+
+    def rate_limit_error(self, line_no: int, text: str) -> None:
+        """An on-disk assistant row the CLI wrote for a rate-limit error: the
+        limit was hit; its text may end in the reset time (``…|1754020800``)."""
+        state = self.rate_limit_state
+        state.status = "rejected"
+        reset = _RESET.search(text)
+        state.resets_at = float(reset.group(1)) if reset else None
+        state.events += 1
+        self.limited_line = line_no
         self._core.session_changed()
 
     def on_api_retry(self, e: F.ApiRetry, agent: str) -> None:

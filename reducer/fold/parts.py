@@ -66,9 +66,10 @@ def new_parts() -> Parts:
     calls_part = Calls(core, calls, turns, tasks)
     turns_part = Turns(core, turns, info, usage, calls_part)
     tasks_part = Tasks(core, tasks, calls, turns_part)
+    notices = Notices(core)
     return Parts(core, chain, info, usage, calls_part, turns_part, tasks_part,
-                 Hooks(core, tasks_part), Notices(core),
-                 Messages(core, info, turns_part, usage, calls_part, tasks_part))
+                 Hooks(core, tasks_part), notices,
+                 Messages(core, info, turns_part, usage, calls_part, tasks_part, notices))
 
 
 # --- entries of more than one part, or of none: handlers of the parts as a whole --------

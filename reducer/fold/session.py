@@ -151,6 +151,7 @@ class Session:
     rewinds: int = kept_by("chain")
     rate_limit: dict[str, Any] | None = kept_by("notices")
     rate_limit_state: RateLimit = kept_by("notices")
+    limited_line: int | None = kept_by("notices")
     api_retries: int = kept_by("notices")
     # cost and usage
     cost_usd: float | None = kept_by("usage")

@@ -11,9 +11,11 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TypeVar
+
+from cctv.reducer.live_state import HORIZON_S
 
 from .rows import SessionRow, activity_order
 from .refresh import Progress, RefreshReport, refresh
@@ -26,8 +28,8 @@ __all__ = ["Hit", "IndexClosed", "LIVE_WINDOW_S", "MARKS", "SessionIndex", "Sess
 
 T = TypeVar("T")
 
-LIVE_WINDOW_S = 300.0
-"""A session written to within this many seconds is marked live."""
+LIVE_WINDOW_S = HORIZON_S
+"""A session written to within this many seconds is live (the live states' horizon)."""
 
 
 class SessionIndex:
@@ -59,11 +61,14 @@ class SessionIndex:
         """Every indexed session, newest activity first."""
         return self._surviving(self.store.rows, refill=True)
 
-    def refresh(self, progress: Progress | None = None) -> RefreshReport:
-        """Read what changed in the projects folder. An index file that fails
-        (damaged, full, read-only, locked past the busy timeout) is rebuilt or
-        replaced by one in memory, and the refresh starts again: never an error."""
-        return self._surviving(lambda: refresh(self.store, self.root, progress, self.workers))
+    def refresh(self, progress: Progress | None = None,
+                only: Iterable[Path] | None = None) -> RefreshReport:
+        """Read what changed in the projects folder (``only``: in these session
+        files). An index file that fails (damaged, full, read-only, locked past
+        the busy timeout) is rebuilt or replaced by one in memory, and the
+        refresh starts again: never an error."""
+        return self._surviving(lambda: refresh(self.store, self.root, progress, self.workers,
+                                               only))
 
     def empty(self) -> int:
         """Files with no rows: not sessions, not listed."""

@@ -28,6 +28,8 @@ from cctv.reducer.format import clip
 from cctv.reducer.lines import LineSplitter, RawLine
 from cctv.reducer.entry_log import EntryLog
 from cctv.reducer.fold import Session
+from cctv.reducer.item_time import ItemTimes
+from cctv.reducer.live_facts import live_facts
 from cctv.reducer.searchable import searchable
 from cctv.reducer.state import MAIN, Item, PromptItem, TextItem
 from cctv.reducer.facts import session_facts
@@ -258,6 +260,9 @@ class SessionRead:
             last_reply=clip(self.last_reply, PREVIEW_LIMIT) if self.last_reply else None,
             tasks=[{"description": t.description, "status": t.status} for t in facts.tasks][:50],
             format=session.format,
+            live_facts=live_facts(session, ItemTimes(feed).at_line),
+            context_pct=round(100 * (session.context_tokens or 0) / session.context_window)
+            if session.context_window else None,
         )
         return Extracted(row=row, texts=texts, indexed_bytes=self.end, lines=len(entries),
                          tail=tail_digest(self.marks), usage=_usage_rows(session))

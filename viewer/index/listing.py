@@ -10,13 +10,15 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from typing import TextIO
+from datetime import datetime, timezone
+from typing import Any, TextIO
 
 from cctv.reducer.format import compact_count, format_cost, format_duration, plural, title_text
+from cctv.reducer.live_state import LiveState
 from cctv.reducer.safe import visible
 
 from ..storage import take_notes
-from . import LIVE_WINDOW_S, Hit, SessionIndex, resolve_root
+from . import LIVE_WINDOW_S, Hit, SessionIndex, SessionRow, resolve_root
 
 __all__ = ["open_index", "run_sessions", "run_search"]
 
@@ -52,9 +54,41 @@ def _tell(err: TextIO) -> None:
         print(visible(f"cctv: {note}", oneline=True), file=err)
 
 
+def live_rows(rows: list[SessionRow], now: float, within: float) -> list[tuple[SessionRow, LiveState]]:
+    """The sessions written to within ``within`` seconds, each with its live
+    state, the ones that need you first."""
+    out = []
+    for row in rows:
+        state = row.state(now, horizon=within) if now - row.mtime < within else None
+        if state is not None:
+            out.append((row, state))
+    out.sort(key=lambda pair: pair[1].rank)
+    return out
+
+
+def _iso(epoch: float | None) -> str | None:
+    return datetime.fromtimestamp(epoch, timezone.utc).isoformat() if epoch is not None else None
+
+
+def _live_json(row: SessionRow, state: LiveState, now: float) -> dict[str, Any]:
+    """``cctv sessions --live --json``'s object: the usual keys and the state's."""
+    return {**row.as_json(now, LIVE_WINDOW_S), "state": state.kind,
+            "state_since": _iso(state.since), "activity": state.activity,
+            "context_pct": row.context_pct}
+
+
+def _print_live(rows: list[tuple[SessionRow, LiveState]], now: float, out: TextIO) -> None:
+    for row, state in rows:
+        title = " ".join(title_text(row.title).split())
+        print(visible(f"{state.glyph} {state.describe(now):40}  {row.project}  {title}"
+                      f"  [{row.session_id}]", oneline=True), file=out)
+
+
 def run_sessions(directory: str | None, as_json: bool, use_index: bool,
-                 out: TextIO, err: TextIO) -> int:
-    """A line (or a JSON object) per session, newest activity first."""
+                 out: TextIO, err: TextIO, *, live_within: float | None = None) -> int:
+    """A line (or a JSON object) per session, newest activity first; with
+    ``live_within``, only those written to within that many seconds, with their
+    live states, the ones that need you first."""
     root = resolve_root(directory)
     if not root.is_dir():
         if as_json:
@@ -65,6 +99,17 @@ def run_sessions(directory: str | None, as_json: bool, use_index: bool,
     rows = index.rows()
     _tell(err)  # damage met by the reading itself
     now = time.time()
+    if live_within is not None:
+        live = live_rows(rows, now, live_within)
+        if as_json:
+            json.dump([_live_json(r, state, now) for r, state in live], out, indent=2)
+            out.write("\n")
+        elif not live:
+            print(visible(f"no session under {root} was written to in the last "
+                          f"{format_duration(live_within)}", oneline=True), file=err)
+        else:
+            _print_live(live, now, out)
+        return 0
     if as_json:
         json.dump([r.as_json(now, LIVE_WINDOW_S) for r in rows], out, indent=2)
         out.write("\n")

@@ -19,12 +19,12 @@ import contextlib
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .rows import Extracted, read_marks, tail_digest
-from .scan import SessionFile, scan
+from .rows import Extracted, SessionRow, read_marks, tail_digest
+from .scan import SessionFile, scan, session_file
 from .store import IndexStore, StoredState
 
 __all__ = ["Progress", "RefreshReport", "refresh", "POOL_MIN_FILES", "POOL_MIN_BYTES"]
@@ -51,6 +51,10 @@ class RefreshReport:
     skipped: list[str] = field(default_factory=list)
     """What the scan passed over, a line each: a folder that cannot be read, a
     ``*.jsonl`` that is a FIFO, a device or a socket."""
+    rows: list[SessionRow] = field(default_factory=list)
+    """The rows of the sessions read (new or changed)."""
+    gone: list[str] = field(default_factory=list)
+    """The paths of the sessions no longer there."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,16 +111,24 @@ def _run(job: _Job, keep: bool = False) -> Extracted:
 
 
 def refresh(store: IndexStore, root: Path, progress: Progress | None = None,
-            workers: int | None = None) -> RefreshReport:
-    """Update ``store`` from the files under ``root``; never raises over a file's content."""
+            workers: int | None = None, only: Iterable[Path] | None = None) -> RefreshReport:
+    """Update ``store`` from the files under ``root`` (``only``: from these
+    session files alone, which file events named); never raises over a file's content."""
     started = time.perf_counter()
     report = RefreshReport()
-    files = scan(root, report.skipped)
+    states = store.states()
+    if only is None:
+        files = scan(root, report.skipped)
+    else:
+        named = {str(p) for p in only}
+        files = [f for p in only if (f := session_file(p)) is not None]
+        states = {p: s for p, s in states.items() if p in named}
     report.files = len(files)
-    jobs, gone = plan(files, store.states())
+    jobs, gone = plan(files, states)
     if gone:
         store.forget(gone)
         report.removed = len(gone)
+        report.gone = gone
     total = sum(j.file.size for j in jobs)
     done = 0
     if progress is not None:
@@ -126,6 +138,7 @@ def refresh(store: IndexStore, root: Path, progress: Progress | None = None,
         nonlocal done
         store.store(job.file.size, job.file.mtime_ns, job.file.sub_sig, result, job.appended)
         report.read += 1
+        report.rows.append(result.row)
         report.appended += job.appended
         done += job.file.size
         if progress is not None:

@@ -9,6 +9,8 @@ from typing import Any
 
 import msgspec
 
+from cctv.reducer.live_state import HORIZON_S, LiveFacts, LiveState, live_state
+
 from .scan import open_regular
 
 __all__ = ["Extracted", "HEAD_BYTES", "SessionRow", "TAIL_BYTES", "TEXT_LIMIT", "TextRow", "UsageRow",
@@ -73,6 +75,10 @@ class SessionRow(msgspec.Struct, kw_only=True):
     last_reply: str | None = None
     tasks: list[dict[str, str]] = msgspec.field(default_factory=list)
     format: str = "transcript"
+    live_facts: LiveFacts | None = None
+    """What the session was doing when the read stopped (:meth:`state` adds the clock)."""
+    context_pct: int | None = None
+    """The main loop's context as a share of the model's window, when the window is known."""
     cost_source: str | None = None
     """``recorded``, ``estimated``, ``mixed``, or ``None`` with no cost (see the README)."""
     context: list[int] = msgspec.field(default_factory=list)
@@ -85,6 +91,11 @@ class SessionRow(msgspec.Struct, kw_only=True):
     def tokens_in(self) -> int:
         """What ``in`` counts on every screen: fresh input, cache reads and cache writes."""
         return self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
+
+    def state(self, now: float, horizon: float = HORIZON_S) -> LiveState | None:
+        """Its live state at ``now`` (``None``: read before live states were kept)."""
+        return live_state(self.live_facts, now, self.mtime, horizon=horizon) \
+            if self.live_facts else None
 
     def is_live(self, now: float, window_s: float) -> bool:
         """Written to within the last ``window_s`` seconds."""

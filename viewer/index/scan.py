@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 __all__ = ["SessionFile", "default_projects_dir", "file_kind", "open_regular", "resolve_root",
-           "scan", "session_files", "sessions_by_id"]
+           "scan", "session_file", "session_files", "sessions_by_id"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,6 +193,14 @@ def _scan_project(project: str, notes: list[str] | None) -> list[SessionFile]:
         sig, sub_mtime = _signature(stats)
         found.append(SessionFile(entry.path, project, st.st_size, st.st_mtime_ns, sig, sub_mtime))
     return found
+
+
+def session_file(path: Path) -> SessionFile | None:
+    """One session file (``<project>/<session>.jsonl``) with its signature,
+    exactly as :func:`scan` lists it (its project folder is listed again);
+    ``None`` when it is gone or not a regular file."""
+    wanted = str(path)
+    return next((f for f in _scan_project(str(path.parent), None) if f.path == wanted), None)
 
 
 def session_files(root: Path) -> list[Path]:

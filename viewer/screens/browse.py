@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import os
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -38,8 +39,10 @@ from cctv.widgets.safe_text import content, visible
 from cctv.widgets.status_glyphs import STATUSES
 
 from ..index import LIVE_WINDOW_S, MARKS, Hit, IndexClosed, SessionIndex, SessionRow
+from ..live_board import LiveBoard, Transition, watch_sessions
 from ..messages import DiskNotes, OpenSession
-from .browse_columns import BY_KEY, COLUMNS, Fitted, cost_cell, fit, short_project, when
+from .browse_columns import (BY_KEY, COLUMNS, STATE_WIDTH, Fitted, cost_cell, fit, short_project, state_cell,
+                             when)
 
 if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, RenderResult
@@ -61,6 +64,13 @@ FILL_CHUNK = 2000
 its screen anew (its drawing caches last until the next change), which costs
 as much as adding a few thousand rows: few big chunks, not many small ones."""
 REFRESH_EVERY_S = 5.0
+"""How often the folder is scanned when its file events cannot be watched."""
+STATE_STEP = 4
+"""The state column's width grows and shrinks by this many cells."""
+SORT_KEY = "last"
+"""The list's first order: the latest activity first."""
+AGES_EVERY_S = 15.0
+"""How often the ages of live rows (``needs you · 2m``) are redrawn while some are live."""
 
 
 def _context_lines(row: SessionRow, width: int) -> list[str | tuple[str, str]]:
@@ -221,6 +231,7 @@ class BrowseScreen(Screen[None]):
     | s / S | Sort by the next column (a hidden one comes into view) / reverse the order |
     | g | Group by project, or not |
     | p | Show or hide the preview |
+    | l | Only the live sessions, the ones that need you first, or every session |
     """
 
     CSS_PATH = "browse.tcss"
@@ -236,6 +247,10 @@ class BrowseScreen(Screen[None]):
         ("Group by project", "g — one heading per project, or one list", "screen.toggle_group"),
         ("Toggle the preview", "p — show or hide the selected session's preview",
          "screen.toggle_preview"),
+        ("Only live sessions", "l — the sessions written to lately, the ones that need you first",
+         "screen.toggle_live"),
+        ("Bell when a session needs you: on or off", "the terminal bell beside the notification "
+         "(CCTV_NO_BELL=1 turns it off from the start)", "screen.toggle_bell"),
     )
     """The command palette's commands on this screen (instead of a session's)."""
 
@@ -246,6 +261,7 @@ class BrowseScreen(Screen[None]):
         Binding("S", "sort_reverse", "Reverse", id="browse.reverse", show=False),
         Binding("g", "toggle_group", "Group", id="browse.group"),
         Binding("p", "toggle_preview", "Preview", id="browse.preview"),
+        Binding("l", "toggle_live", "Live", id="browse.live", show=False),
         Binding("tab", "focus_next_list", "Hits", show=False, priority=False),
     ]
 
@@ -262,7 +278,7 @@ class BrowseScreen(Screen[None]):
         """Files of the folder with no rows: not sessions, only counted."""
         self.hits_for = ""
         """The search the hits shown are for."""
-        self.sort_key = "last"
+        self.sort_key = SORT_KEY
         self.sort_reverse = True
         self.grouped = False
         self.search_text = ""
@@ -272,10 +288,20 @@ class BrowseScreen(Screen[None]):
         self._search_timer: Timer | None = None
         self._by_path: dict[str, SessionRow] = {}
         """The rows shown, by path."""
-        self._live: dict[str, bool] = {}
-        """Whether each shown row's marker says live."""
+        self._live: dict[str, str] = {}
+        """What each shown row's state cell says (``" "``: not live)."""
+        self.board = LiveBoard()
+        """The live sessions and their states, kept from file events."""
+        self.live_only = False
+        """Only the live sessions are listed (``l``), the ones that need you first."""
+        self.bell = not os.environ.get("CCTV_NO_BELL")
+        """Ring the terminal bell when a session starts needing you."""
+        self._pending: set[Path] = set()
+        """Session files named by file events, to read at the next refresh."""
+        self._refreshing = False
+        self._live_timer: Timer | None = None
         self._all_by_path: dict[str, SessionRow] = {}
-        self._cell_cache: dict[str, tuple[SessionRow, bool, list[Any]]] = {}
+        self._cell_cache: dict[str, tuple[SessionRow, str, list[Any]]] = {}
         self._fill_generation = 0
         self.last_search_s: float | None = None
         self.fitted = fit(0)
@@ -319,7 +345,6 @@ class BrowseScreen(Screen[None]):
         if self.app.return_code is not None:
             return  # quitting already: a refresh thread would hold the exit up
         self.refresh_index()
-        self.set_interval(REFRESH_EVERY_S, self.refresh_index)
 
     def on_unmount(self) -> None:
         self.index.close()
@@ -338,14 +363,20 @@ class BrowseScreen(Screen[None]):
         if self.is_mounted and self.refreshed:
             self.refresh_index()
 
+    def _show_where(self) -> None:
+        """The header: the sessions, the live ones, what those shown cost, the order."""
+        self.query_one("#where", Static).update(self._where(*self._list_notes()))
+
     def _where(self, *notes: str) -> Content:
-        """The header: how many sessions, where, ``notes`` (the total cost and
+        """The header: how many sessions, where, how many live (``4 live · 1
+        needs you``), ``notes`` (the total cost and
         the order, or indexing), the columns hidden (as many named as the width
         holds), the empty files skipped. When even the count of hidden columns
         does not fit, the last notes give way (the order: its column's header
         shows it too)."""
         count = len(self.rows) if hasattr(self, "rows") else 0
-        base = f"{plural(count, 'session')} under {short_project(str(self.root))}"
+        live = self.board.counts() if hasattr(self, "board") else ""
+        base = f"{plural(count, 'session')} under {short_project(str(self.root))}" + (f" · {live}" if live else "")
         notes = tuple(n for n in notes if n)
         skipped = f" · {plural(self.empty_files, 'empty file')} skipped" if self.empty_files else ""
         hidden = self.fitted.hidden if "indexing…" not in notes else ()
@@ -368,8 +399,32 @@ class BrowseScreen(Screen[None]):
 
     # --- the index -----------------------------------------------------------------
 
+    @work(exclusive=True, group="watch", exit_on_error=False)
+    async def watch_folder(self) -> None:
+        """Read the session files that file events name, as they are written;
+        nothing runs between events. Where events cannot be watched, the
+        folder is scanned every few seconds instead."""
+        try:
+            async for paths in watch_sessions(self.root):
+                self._pending |= paths
+                if not self._refreshing:
+                    self.refresh_index(self._take_pending())
+        except Exception as exc:  # noqa: BLE001 - no inotify, too many watches, …
+            self.notify(f"cannot watch {self.root} ({type(exc).__name__}: {exc}): "
+                        f"looking every {REFRESH_EVERY_S:.0f} s", severity="warning", timeout=10)
+            self.set_interval(REFRESH_EVERY_S, self.refresh_index)
+
+    def _take_pending(self) -> set[Path]:
+        paths, self._pending = self._pending, set()
+        return paths
+
+    def refresh_index(self, only: set[Path] | None = None) -> None:
+        """Bring the index up to date (``only``: these session files) in a thread."""
+        self._refreshing = True
+        self._refresh_in_thread(only)
+
     @work(thread=True, exclusive=True, group="index", exit_on_error=False)
-    def refresh_index(self) -> None:
+    def _refresh_in_thread(self, only: set[Path] | None) -> None:
         """Bring the index up to date in a thread; the list follows when it is."""
         last = [0.0]
 
@@ -380,7 +435,11 @@ class BrowseScreen(Screen[None]):
                 self.app.call_from_thread(self._progress, done, total)
 
         try:
-            report = self.index.refresh(progress)
+            report = self.index.refresh(progress, only)
+            if only is not None:  # the rows read are all that changed
+                self.app.call_from_thread(self._refreshed_some, report.rows, report.gone,
+                                          report.skipped + report.errors)
+                return
             rows = self.index.rows()
             self.empty_files = self.index.empty()
         except IndexClosed:
@@ -397,12 +456,62 @@ class BrowseScreen(Screen[None]):
         else:
             bar.display = False
 
-    def _refreshed(self, rows: list[SessionRow], changed: int, passed: list[str]) -> None:
+    def _refreshed_some(self, rows: list[SessionRow], gone: list[str], passed: list[str]) -> None:
+        """The sessions that file events named were read: ``rows`` changed,
+        ``gone`` went. Their cells are redrawn in place when the list keeps its
+        order; else the list is made again."""
+        self._refresh_done(passed)
+        changed = {r.path: r for r in rows}
+        dropped = set(gone)
+        merged = [changed.pop(r.path, r) for r in self.rows if r.path not in dropped]
+        self.rows = merged + list(changed.values())
+        self._all_by_path = {}
+        for path in gone:
+            self.board.forget(path)
+        moves = self.board.update(rows, time.time())
+        shown = [r.path for r in self.shown]
+        if self.showing_examples or [r.path for r in self._ordered()] != shown:
+            self._rebuild()
+        else:
+            self._redraw_rows(rows)
+        self._live_moved(moves)
+        if self.search_text:
+            self._schedule_search()
+
+    def _redraw_rows(self, rows: list[SessionRow]) -> None:
+        """Draw these rows' cells again where they are (and the preview, if it is one of them)."""
+        table = self.query_one("#sessions", DataTable)
+        now = time.time()
+        selected = self.selected_row
+        at = {r.path: i for i, r in enumerate(self.shown)}
+        for row in rows:
+            if row.path not in table.rows or row.path not in at:
+                continue
+            self.shown[at[row.path]] = row
+            self._by_path[row.path] = row
+            self._live[row.path] = state_cell(row, now)
+            for (column, _), cell in zip(self.fitted.shown, self._cells_of(row, now)):
+                table.update_cell(row.path, column.key, cell)
+        self._fit_state_column(table)
+        if selected is not None and any(r.path == selected.path for r in rows):
+            self._show_preview(self._by_path.get(selected.path))
+
+    def _refresh_done(self, passed: list[str]) -> None:
+        """A refresh ended: the next one if files were named meanwhile; what it passed over."""
+        self._refreshing = False
+        if self._pending:  # written to while this refresh ran
+            self.refresh_index(self._take_pending())
         self.post_message(DiskNotes())
         self._tell_passed(passed)
+
+    def _refreshed(self, rows: list[SessionRow], changed: int, passed: list[str]) -> None:
+        self._refresh_done(passed)
         self.query_one("#progress").display = False
         first = not self.refreshed
         self.refreshed = True
+        if first:  # from here on, what is written is read as it is written
+            self.watch_folder()
+        moves = self.board.update(rows, time.time(), complete=True)
         # the first refresh of an empty folder brings the examples
         if changed or (first and not rows) or rows != self.rows:
             self.rows = rows
@@ -410,8 +519,50 @@ class BrowseScreen(Screen[None]):
             self._rebuild()
         elif rows:
             self._relabel_live()
+        self._live_moved([] if first else moves)
         if self.search_text:
             self._schedule_search()
+
+    # --- live sessions ---------------------------------------------------------------
+
+    def _live_moved(self, moves: list[Transition]) -> None:
+        """Sessions changed state: a notification (and the bell) for each that
+        started needing you; the counts; the next time to look again."""
+        for move in moves:
+            row = self.board.rows.get(move.path)
+            if move.calls_you and row is not None:
+                self.notify(f"{clip(title_text(row.title), 60, one_line=True)}: "
+                            f"{move.after.describe(time.time())}",
+                            title=move.after.words, severity="warning", timeout=10)
+                if self.bell:
+                    self.app.bell()
+        if self.live_only and moves:
+            self._rebuild()
+        self._show_where()
+        if self._live_timer is not None:
+            self._live_timer.stop()
+        now = time.time()
+        due = self.board.due(now)
+        if self.board.states:  # their ages move on
+            due = min(due or now + AGES_EVERY_S, now + AGES_EVERY_S)
+        self._live_timer = None if due is None else \
+            self.set_timer(max(due - now, 0.05), self._live_tick)
+
+    def _live_tick(self) -> None:
+        """Time passed with nothing written: states that change by themselves, and ages."""
+        moves = self.board.retime(time.time())
+        self._relabel_live()
+        self._live_moved(moves)
+
+    def action_toggle_live(self) -> None:
+        """``l``: only the live sessions, the one that waited on you longest
+        selected; or every session again."""
+        self.live_only = not self.live_only
+        self._rebuild(keep_selection=not self.live_only)
+
+    def action_toggle_bell(self) -> None:
+        self.bell = not self.bell
+        self.notify(f"bell when a session needs you: {'on' if self.bell else 'off'}", timeout=4)
 
     def _tell_passed(self, passed: list[str]) -> None:
         """Say once what the index passed over (a folder it cannot read, a FIFO
@@ -429,6 +580,9 @@ class BrowseScreen(Screen[None]):
 
     def _ordered(self) -> list[SessionRow]:
         rows = narrow(self.rows, self.search_text)
+        if self.live_only:
+            states = self.board.states
+            return sorted((r for r in rows if r.path in states), key=lambda r: states[r.path].rank)
         if not self.search_text.strip():
             column = BY_KEY[self.sort_key]
             rows = sorted(rows, key=column.sort, reverse=self.sort_reverse)
@@ -446,14 +600,14 @@ class BrowseScreen(Screen[None]):
         selected = self.selected_row
         now = time.time()
         rows = self._ordered()
-        self._fit_columns(table)
         self.showing_examples = not self.rows and self.refreshed and not self.search_text
         if self.showing_examples:
             rows = self._example_rows()
         self.shown = rows
+        self._live = {r.path: state_cell(r, now) for r in rows}
+        self._fit_columns(table)
         self._say_empty()
         self._by_path = {r.path: r for r in rows}
-        self._live = {r.path: r.is_live(now, LIVE_WINDOW_S) for r in rows}
         table.clear()
         self._fill_generation += 1
         entries = _Peekable(self._entries(rows, now))
@@ -468,7 +622,7 @@ class BrowseScreen(Screen[None]):
                 label += " ▼" if self.sort_reverse else " ▲"
             table.columns[column.key].label = Text(label)
         table.refresh()
-        self.query_one("#where", Static).update(self._where(*self._list_notes()))
+        self._show_where()
         if keep_selection and selected is not None and selected.path in self._by_path:
             table.move_cursor(row=table.get_row_index(selected.path))
         elif rows:
@@ -488,7 +642,22 @@ class BrowseScreen(Screen[None]):
         return width - min(max(round(width * PREVIEW_SHARE), PREVIEW_MIN), PREVIEW_MAX)
 
     def _fitting(self) -> Fitted:
-        return fit(self._list_width(), None if self.search_text.strip() else self.sort_key)
+        """The columns the list's width holds. The state column is one cell while
+        no row is live, else its longest text rounded up to a multiple of
+        :data:`STATE_STEP` (so ages ticking on do not remake the list)."""
+        longest = max((cell_len(text) for text in self._live.values()), default=1)
+        state_width = 1 if longest <= 1 else min(-(-longest // STATE_STEP) * STATE_STEP, STATE_WIDTH)
+        return fit(self._list_width(), self._kept_sort(state_width), state_width)
+
+    def _kept_sort(self, state_width: int) -> str | None:
+        """The column :func:`fit` keeps in view: the one sorted by, unless a
+        search orders the list, or the order is the first one (latest first)
+        while rows say their live state (their words come first)."""
+        if self.search_text.strip():
+            return None
+        if state_width > 1 and (self.sort_key, self.sort_reverse) == (SORT_KEY, True):
+            return None
+        return self.sort_key
 
     def _fit_columns(self, table: DataTable) -> None:
         """Give the table the columns its width holds (the sorted one among them)."""
@@ -509,7 +678,7 @@ class BrowseScreen(Screen[None]):
         if self._fitting() != self.fitted:
             self._rebuild()
         elif self.refreshed:
-            self.query_one("#where", Static).update(self._where(*self._list_notes()))
+            self._show_where()
 
     def on_resize(self) -> None:
         self.call_after_refresh(self._refit)
@@ -549,7 +718,7 @@ class BrowseScreen(Screen[None]):
 
     def _cells_of(self, row: SessionRow, now: float) -> list[Any]:
         """A row's cells, made once per row and live state (typing only re-adds them)."""
-        live = self._live.get(row.path, False)
+        live = self._live.get(row.path, " ")
         cached = self._cell_cache.get(row.path)
         if cached is not None and cached[0] is row and cached[1] == live:
             made = cached[2]
@@ -579,18 +748,28 @@ class BrowseScreen(Screen[None]):
             self.call_after_refresh(self._fill_more, table, entries, generation)
 
     def _relabel_live(self) -> None:
-        """Redraw the live marker of the rows whose state changed (time passes)."""
+        """Redraw the state cell of the rows whose state changed (time passes)."""
         if self.showing_examples:
             return
         table = self.query_one("#sessions", DataTable)
         now = time.time()
         for row in self.shown:
-            live = row.is_live(now, LIVE_WINDOW_S)
-            if live != self._live.get(row.path, False):
+            live = state_cell(row, now)
+            if live != self._live.get(row.path, " "):
                 self._live[row.path] = live
-                table.update_cell(row.path, "live", "●" if live else " ")
+                if row.path in table.rows:
+                    table.update_cell(row.path, "live", Cell(live))
+        self._fit_state_column(table)
+
+    def _fit_state_column(self, table: DataTable) -> None:
+        """The state column as wide as its longest text (see :meth:`_fitting`),
+        the title taking what is left: the list made again when that changed."""
+        if self._fitting() != self.fitted:
+            self._rebuild()
 
     def _sort_note(self) -> str:
+        if self.live_only:
+            return "live sessions, the ones that need you first (l: every session)"
         if self.search_text.strip():
             note = f"matching {self.search_text!r}"
         else:
@@ -810,7 +989,7 @@ class BrowseScreen(Screen[None]):
                                           agent=hit.agent))
 
     def open(self, row: SessionRow, line: int | None = None) -> None:
-        """Open ``row`` in the viewer (following it when it is live)."""
+        """Open ``row`` in the viewer (a live one followed, from its end)."""
         live = not self.showing_examples and row.is_live(time.time(), LIVE_WINDOW_S)
         self.post_message(OpenSession(Path(row.path), line=line, follow=live))
 

@@ -1,6 +1,6 @@
 """The browser's columns: what each shows and sorts by, and which fit a width.
 
-Columns come in priority order (the order they are drawn in): the live marker
+Columns come in priority order (the order they are drawn in): the live state
 and the title, then what people browse for — last activity, cost, model,
 prompts, tools — and last what the preview shows anyway (project, branch, size,
 start). :func:`fit` keeps as many as the width holds from the top of that
@@ -14,14 +14,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import time
+
 from cctv.reducer.format import clip, compact_count, format_cost, format_duration, human_bytes, tilde, title_text
+from cctv.reducer.live_state import HORIZON_S, LiveState
 from cctv.widgets.home import home
 
-from ..index import LIVE_WINDOW_S, SessionRow
+from ..index import SessionRow
 from ..index.rows import activity_order
 
-__all__ = ["COLUMNS", "BY_KEY", "Column", "Fitted", "fit", "TITLE_MIN", "TITLE_MAX", "short_project",
-           "when"]
+__all__ = ["COLUMNS", "BY_KEY", "Column", "Fitted", "fit", "TITLE_MIN", "TITLE_MAX", "STATE_WIDTH",
+           "short_project", "when", "live_state", "state_cell"]
 
 TITLE_MIN = 24
 """The title's narrowest: below it, other columns go."""
@@ -31,6 +34,8 @@ CELL_PADDING = 2
 """Cells a column takes beside its width (the table's padding, one each side)."""
 SCROLLBAR = 2
 """Cells the table's vertical scrollbar takes."""
+STATE_WIDTH = 30
+"""The widest the state column grows (it is one cell wide while no row is live)."""
 
 
 def when(stamp: str | None) -> str:
@@ -48,6 +53,26 @@ def cost_cell(r: SessionRow) -> str:
     return f"{compact_count(r.tokens_in + r.output_tokens)} tok"
 
 
+def live_state(r: SessionRow, now: float) -> LiveState | None:
+    """A row's live state, when it is live (written within the horizon and not ended)."""
+    if now - r.mtime >= HORIZON_S:
+        return None
+    state = r.state(now)
+    return state if state is not None and state.kind != "ended" else None
+
+
+def state_cell(r: SessionRow, now: float) -> str:
+    """``◆ needs you · 2m``, ``◐ working · Bash: npm test · 45s``; ``" "`` when not live."""
+    state = live_state(r, now)
+    return clip(f"{state.glyph} {state.label(now)}", STATE_WIDTH, one_line=True) if state else " "
+
+
+def _state_order(r: SessionRow) -> tuple[int, float]:
+    """Sorted by state: the live ones, attention first (a reversed sort), then the rest by time."""
+    state = live_state(r, time.time())
+    return (-state.rank[0], -state.rank[1]) if state is not None else (-99, r.mtime)
+
+
 @dataclass(frozen=True, slots=True)
 class Column:
     """One column of the list: its header, what it shows, how it sorts."""
@@ -57,12 +82,11 @@ class Column:
     cell: Callable[[SessionRow, float], str]
     sort: Callable[[SessionRow], Any]
     width: int
-    """In cells (the title's is :func:`fit`'s): the table measures no cell."""
+    """In cells (the title's and the state's are :func:`fit`'s): the table measures no cell."""
 
 
 COLUMNS: tuple[Column, ...] = (
-    Column("live", "", lambda r, now: "●" if r.is_live(now, LIVE_WINDOW_S) else " ",
-           lambda r: r.mtime, 1),
+    Column("live", "", state_cell, _state_order, 1),
     Column("title", "Title", lambda r, now: " ".join(title_text(r.title)[:400].split()),
            lambda r: title_text(r.title).lower(), TITLE_MIN),
     Column("last", "Last activity", lambda r, now: when(r.last_activity), activity_order, 16),
@@ -98,12 +122,16 @@ class Fitted:
         return tuple(c.key for c, _ in self.shown)
 
 
-def fit(width: int, sort_key: str | None = None) -> Fitted:
-    """The columns a list ``width`` cells wide shows: the live marker and the
-    title always, then each next one in priority order while the title keeps
-    :data:`TITLE_MIN` cells; the ``sort_key`` column in any case (the lowest
-    others giving way). The title takes the rest, up to :data:`TITLE_MAX`."""
-    room = width - SCROLLBAR - sum(c.width + CELL_PADDING for c in COLUMNS[:2])
+def fit(width: int, sort_key: str | None = None, state_width: int = 1) -> Fitted:
+    """The columns a list ``width`` cells wide shows: the live state
+    (``state_width`` cells: its longest text) and the title always, then each
+    next one in priority order while the title keeps :data:`TITLE_MIN` cells;
+    the ``sort_key`` column in any case (the lowest others giving way, then the
+    state's words, down to its glyph). The title takes the rest, up to
+    :data:`TITLE_MAX`."""
+    base = width - SCROLLBAR - TITLE_MIN - 2 * CELL_PADDING
+    state_width = max(1, min(state_width, base))
+    room = base - state_width
     fixed = [c for c in COLUMNS[2:]]
     kept: list[Column] = []
     for column in fixed:
@@ -118,6 +146,8 @@ def fit(width: int, sort_key: str | None = None) -> Fitted:
             room += kept.pop().width + CELL_PADDING
         kept.append(sort)
         kept.sort(key=COLUMNS.index)
+        if room < 0:  # the state's words give way to the sorted column
+            state_width, room = max(1, state_width + room), 0
     title = TITLE_MIN + min(max(room, 0), TITLE_MAX - TITLE_MIN)
-    shown = ((COLUMNS[0], COLUMNS[0].width), (COLUMNS[1], title), *((c, c.width) for c in kept))
+    shown = ((COLUMNS[0], state_width), (COLUMNS[1], title), *((c, c.width) for c in kept))
     return Fitted(shown, tuple(c for c in fixed if c not in kept))

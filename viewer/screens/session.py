@@ -76,6 +76,9 @@ class SessionScreen(Screen[None]):
         """The session drawn (the live one, or a replay at its frame)."""
         self.agent_id = agent_id
         self._start_line = line
+        self.elsewhere: str | None = None
+        """What another live session asks of you, set by the app (``cctv tail``:
+        "◆ Fix the tests: needs you · J to switch")."""
         self._view: TranscriptView | None = None
 
     @property
@@ -157,6 +160,7 @@ class SessionScreen(Screen[None]):
             filtered=self._view.filter.describe(),
             source_state=self._verdict() or shown.source_state.status(ticks),
             settled=settled,
+            elsewhere=self.elsewhere,
         )
         if self.show_tasks:
             tasks.update_state(self.session, now=now)
