@@ -12,7 +12,7 @@ from rich.console import Console
 from cctv.reducer.decode import decode_line
 from cctv.reducer.export_md import export_markdown
 from cctv.reducer.fold import Session
-from cctv.reducer.state import MAIN, HookItem, Item, PromptItem, TurnFooterItem
+from cctv.reducer.state import HookItem, Item, PromptItem, TurnFooterItem
 from cctv.reducer.summary import summarize
 from cctv.widgets.cards import Palette, RenderContext, render_item
 from conftest import FIXTURES, fold_file, fold_until, replay_words

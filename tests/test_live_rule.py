@@ -10,7 +10,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import msgspec
-import pytest
 
 from cctv.reducer.feed import Feed
 from cctv.reducer.item_time import ItemTimes
