@@ -335,3 +335,28 @@ def test_a_filter_change_estimates_the_heights_left_at_the_mean(
         sizer(end[i], WIDTH) if accepts(end[i]) else 0 for i in fresh]
     assert PENDING not in index.measured and not index.pending
     _consistent(index)
+
+
+def test_a_long_first_layout_estimates_both_ends_now_and_the_middle_in_slices(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A big session's first screen (its start, or its end on a reopen) waits
+    only for the ends' estimates; the middle starts at their mean and, once
+    settled, every height is what a full estimate gives."""
+    monkeypatch.setattr(line_index, "BUILD_ESTIMATES", 10)
+    index, sizer, items = _lines(LONG, 400)
+    assert len(items) > 40
+    index.build(items, WIDTH)
+    full = [sizer(item, WIDTH) for item in items]
+    ends = [*range(10), *range(len(items) - 10, len(items))]
+    assert [index.heights[i] for i in ends] == [full[i] for i in ends]
+    middle = range(10, len(items) - 10)
+    assert all(index.measured[i] is PENDING for i in middle) and index.unsettled
+    assert len({index.heights[i] for i in middle}) == 1  # the ends' mean
+    _consistent(index)
+    _draw(index, len(items) - 1)  # the first screen: drawn exactly, not estimated again
+    while index.settle_some(deadline=0.0, clock=lambda: 1.0):
+        pass
+    index.set_heights(index.settled_heights())
+    assert not index.unsettled
+    assert index.heights[:-1] == full[:-1] and index.measured[-1] == DRAWN
+    _consistent(index)

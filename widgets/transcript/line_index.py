@@ -31,11 +31,15 @@ from cctv.reducer.state import Item
 from .expansion import Expansion, Opened
 from .fenwick import Fenwick
 
-__all__ = ["LineIndex", "Shelf", "PENDING", "not_hidden", "EAGER_ESTIMATES", "EAGER_COMPARE"]
+__all__ = ["LineIndex", "Shelf", "PENDING", "not_hidden", "EAGER_ESTIMATES", "BUILD_ESTIMATES", "EAGER_COMPARE"]
 
 EAGER_ESTIMATES = 2000
 """A seek estimates this many new items at once; more start at the mean
 height and are estimated in slices after the screen is drawn."""
+BUILD_ESTIMATES = 2000
+"""A first layout (or one at a new width) estimates this many items at each
+end at once; the ones between start at their mean height and are estimated in
+slices after the screen is drawn."""
 EAGER_COMPARE = 4000
 """A seek compares at most this many items with the ones known at their
 index at once (the last ones, and those around the cursor); the others keep
@@ -113,15 +117,31 @@ class LineIndex:
         return self.size(item, self.width)
 
     def build(self, items: list[Item], width: int) -> None:
-        """Every height from estimates at ``width``: O(n), nothing drawn."""
+        """Every height at ``width``, nothing drawn: estimates of the first and
+        the last :data:`BUILD_ESTIMATES` items (what a first screen shows: the
+        start, or the end), the mean of those for the ones between, left
+        :data:`PENDING` for :meth:`settle_some` (nearest the end first). O(n),
+        with the estimates O(min(n, 2 × BUILD_ESTIMATES))."""
         self.width = width
         size, accepts = self.size, self.accepts  # (what estimate does, one call less per item)
-        heights = [size(item, width) if accepts(item) else 0 for item in items]
+        if len(items) <= 2 * BUILD_ESTIMATES:
+            heights = [size(item, width) if accepts(item) else 0 for item in items]
+            measured: list[tuple | None] = [None] * len(items)
+            pending: list[int] = []
+        else:
+            eager, last = BUILD_ESTIMATES, len(items) - BUILD_ESTIMATES
+            head = [size(item, width) if accepts(item) else 0 for item in items[:eager]]
+            tail = [size(item, width) if accepts(item) else 0 for item in items[last:]]
+            heights, measured = head, [None] * eager
+            self._at_mean(items[eager:last], heights, measured, head + tail)
+            pending = list(range(eager, last))
+            heights += tail
+            measured += [None] * eager
         self.items = items
         self.heights = heights
-        self.measured = [None] * len(items)
+        self.measured = measured
         self.keys = list(map(_ident, items))
-        self.pending, self.found = [], {}
+        self.pending, self.found = pending, {}
         self.to_compare, self.recompared = [], {}
         self.shelf = Shelf()
         self.parked = {}
@@ -315,13 +335,18 @@ class LineIndex:
             heights += [size(item, width) if accepts(item) else 0 for item in fresh]
             measured += [None] * len(fresh)
         elif fresh:
-            mean = max(round(sum(heights) / len(heights)), 1) if heights else 2
-            accepts = self.accepts
-            if accepts is not_hidden:
-                heights += [0 if hidden else mean for hidden in map(_hidden, fresh)]
-            else:
-                heights += [mean if accepts(item) else 0 for item in fresh]
-            measured += repeat(PENDING, len(fresh))
+            self._at_mean(fresh, heights, measured, heights)
+
+    def _at_mean(self, fresh: list[Item], heights: list[int], measured: list[tuple | None],
+                 sample: list[int]) -> None:
+        """``fresh`` at the mean height of ``sample`` (0 if hidden), left :data:`PENDING`."""
+        mean = max(round(sum(sample) / len(sample)), 1) if sample else 2
+        accepts = self.accepts
+        if accepts is not_hidden:
+            heights += [0 if hidden else mean for hidden in map(_hidden, fresh)]
+        else:
+            heights += [mean if accepts(item) else 0 for item in fresh]
+        measured += repeat(PENDING, len(fresh))
 
     def compare(self, items: list[Item], book_keys: list[int], known: int, cursor: int | None
                 ) -> tuple[list[int], list[int], list[tuple[int, int]]]:

@@ -200,9 +200,11 @@ class TranscriptLines(ScrollView):
         return True
 
     def _build(self, width: int) -> None:
-        """Every height from estimates at ``width``: O(n), nothing drawn."""
+        """Every height at ``width``, nothing drawn: the start's and the end's
+        estimated now, the rest after the screen is drawn (:meth:`_settle_later`)."""
         self._index.build(list(self.items), width)
         self._update_virtual_size()
+        self._settle_later()
 
     def _append_new(self) -> range:
         """Index the items the fold appended since we last looked: O(new)."""
