@@ -379,3 +379,26 @@ def test_the_index_reads_an_appended_file_on_from_its_checkpoint(src, tmp_path, 
     assert got.row == fresh.row
     assert (got.indexed_bytes, got.lines, got.tail) == (fresh.indexed_bytes, fresh.lines, fresh.tail)
     assert got.texts == fresh.texts
+
+
+async def test_a_checkpoint_read_ahead_is_taken_and_only_for_the_same_file(tmp_path, cache):
+    """``cctv FILE`` starts reading the checkpoint before the app is built
+    (load_early): the viewer takes that read, whose state is a cold fold's;
+    a file written anew meanwhile (another inode, or shorter) is folded
+    afresh, never shown with the old file's state."""
+    lines = _lines(STREAM)
+    path = _copy(tmp_path, lines)
+    await _view(path)  # the checkpoint written
+    C.load_early(path)
+    assert os.fspath(path) in C._early
+    restored, state, _text, _ = await _view(path)
+    assert restored == path.stat().st_size and not C._early
+    assert state == state_graph(_viewer_cold(path).session)
+    # read ahead, then the file is replaced by a shorter one before the app asks
+    C.load_early(path)
+    C._early[os.fspath(path)][1].result()  # (the read ahead done)
+    short = lines[: len(lines) // 2]
+    replaced = _copy(tmp_path, short, "new.jsonl")
+    os.replace(replaced, path)
+    restored, state, _text, _ = await _view(path)
+    assert restored == 0 and state == state_graph(_viewer_cold(path).session)

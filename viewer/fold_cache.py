@@ -28,10 +28,12 @@ import functools
 import gc
 import hashlib
 import os
+import stat
 import struct
 import threading
 import time
 from collections.abc import Iterable, Iterator
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -198,12 +200,51 @@ class Restored(msgspec.Struct):
     extra: Any
 
 
+_early: dict[str, tuple[os.stat_result, Future[Restored | None]]] = {}
+"""The viewer's checkpoints being read ahead (:func:`load_early`), by path."""
+
+
+def load_early(path: Path) -> None:
+    """Start reading the viewer's checkpoint of ``path`` in a thread now, while
+    the app is still imported and built (the pauses in its start-up are the
+    restore's), for a file big enough to have one; :func:`load_checkpoint`
+    takes it over."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return
+    if not stat.S_ISREG(st.st_mode) or st.st_size < MIN_BYTES:
+        return
+    future: Future[Restored | None] = Future()
+
+    def read() -> None:
+        try:
+            future.set_result(_load(path, st, keep_raw=False, keep_entries=True, collapsed=True))
+        except BaseException as error:  # noqa: BLE001 - handed to the one who waits for it
+            future.set_exception(error)
+
+    _early[os.fspath(path)] = (st, future)
+    threading.Thread(target=read, name="cctv-restore", daemon=True).start()
+
+
 def load_checkpoint(path: Path, st: os.stat_result, *, keep_raw: bool, keep_entries: bool,
                     collapsed: bool = False) -> Restored | None:
     """The feed kept for ``path`` and what it covers, when the file is still
     the one it was taken of (unchanged or grown); ``None`` otherwise. An
     entry that is damaged, of another version or of another file is dropped.
-    ``collapsed``: the viewer's fold (see :func:`entry_name`)."""
+    ``collapsed``: the viewer's fold (see :func:`entry_name`). What
+    :func:`load_early` read ahead is taken when it was for this file (the
+    same one, not shorter) and these options."""
+    early = _early.pop(os.fspath(path), None)
+    if early is not None and collapsed and keep_entries and not keep_raw:
+        seen, future = early
+        if (seen.st_dev, seen.st_ino) == (st.st_dev, st.st_ino) and st.st_size >= seen.st_size:
+            return future.result()
+    return _load(path, st, keep_raw=keep_raw, keep_entries=keep_entries, collapsed=collapsed)
+
+
+def _load(path: Path, st: os.stat_result, *, keep_raw: bool, keep_entries: bool,
+          collapsed: bool) -> Restored | None:
     name = entry_name(path, st, collapsed)
     data = AREA.get(name)
     if data is None:

@@ -314,10 +314,16 @@ def launch(args: list[str]) -> int:
         message, status = problem
         print(f"cctv: {message}", file=sys.stderr)
         return status
-    from .app import CctvApp
-
     if no_terminal(stdin_is_input=source == "stdin"):
         return 2
+    from .sources import FileTail
+
+    if isinstance(source, FileTail):
+        from .fold_cache import load_early
+
+        load_early(source.path)  # (while the app is imported and built)
+    from .app import CctvApp
+
     if source == "stdin":
         from .sources import take_stdin_pipe
 
