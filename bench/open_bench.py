@@ -279,16 +279,16 @@ def main(argv: list[str] | None = None) -> int:
     for name, r in results.items():
         tiny = r["tiny_s"]
         print(f"{name}, {r['size_mb']} MB — first screen, medians of {args.runs}:")
-        print(f"  tiny session start-up   {tiny:.2f} s")
+        print(f"  tiny session start-up       {tiny:.2f} s")
         if "lnav_s" in r:
-            print(f"  lnav                    {r['lnav_s']:.2f} s")
+            print(f"  lnav                        {r['lnav_s']:.2f} s")
         for kind, label in (("first", "first open"), ("reopen", "reopen unchanged"),
                             ("appended", "reopen after 1 MB appended")):
-            print(f"  {label:<24}{r[kind + '_s']:.2f} s ({r[kind + '_s'] / tiny:.2f}× tiny)"
+            print(f"  {label:<28}{r[kind + '_s']:.2f} s ({r[kind + '_s'] / tiny:.2f}× tiny)"
                   f", peak RSS {r[kind + '_rss_x']:.2f}× the file")
-        print(f"  checkpoint              {r['checkpoint_x']:.3f}× the file (viewer),"
+        print(f"  checkpoint                  {r['checkpoint_x']:.3f}× the file (viewer),"
               f" {r['summary_checkpoint_x']:.3f}× (summary)")
-        print(f"  cctv summary            cold {r['summary_cold_s']:.2f} s"
+        print(f"  cctv summary                cold {r['summary_cold_s']:.2f} s"
               f" ({r['summary_cold_rss_x']:.2f}× the file in RSS),"
               f" warm {r['summary_warm_s']:.2f} s ({r['summary_warm_rss_x']:.2f}×)")
         for repo, i in r["index"].items():
