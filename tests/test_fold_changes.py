@@ -122,3 +122,29 @@ def test_every_change_of_a_sub_agent_task_or_hook_comes_with_its_record() -> Non
                 assert changed <= told, (path.name, index + 1, kind, changed - told)
             before = now
     assert frames > 4000
+
+
+def test_any_batching_folds_to_the_same_state(recording: Path) -> None:
+    """What a big session's first screen shows is never taken back: the
+    viewer folds the history in slices of whatever size a read gives, and a
+    live source a line at a time; every batching makes the same state (the
+    same values, the same sharing) as the whole file folded at once."""
+    import random
+
+    from conftest import state_graph
+
+    lines = [line for batch in read_file_lines(recording) for line in batch]
+    whole = Feed(keep_raw=False)
+    whole.feed(lines)
+    one = Feed(keep_raw=False)
+    for line in lines:
+        one.feed([line])
+    cuts = Feed(keep_raw=False)
+    pick, at = random.Random(recording.name), 0
+    while at < len(lines):
+        step = pick.randint(1, 40)
+        cuts.feed(lines[at:at + step])
+        at += step
+    expected = state_graph(whole.session)
+    assert state_graph(one.session) == expected
+    assert state_graph(cuts.session) == expected
