@@ -344,6 +344,27 @@ async def test_an_empty_folder_says_where_it_looked_and_offers_the_examples(tmp_
                        and bool(app.shown.feed.session.turns))
 
 
+async def test_a_folder_not_there_yet_is_waited_for_quietly(tmp_path: Path, monkeypatch) -> None:
+    """A new user's first run: no ``projects`` folder at all. The examples
+    are offered with no warning about watching it; once the CLI makes it and
+    saves a session, the session is listed."""
+    from cctv.viewer.screens import browse as browse_module
+
+    monkeypatch.setattr(browse_module, "REFRESH_EVERY_S", 0.2)
+    missing = tmp_path / "cfg" / "projects"
+    app = browser(missing)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await ready(pilot)
+        await pilot.pause(0.5)
+        assert table_rows(app) == [str(demo_path())]
+        assert not [n for n in app._notifications if "watch" in n.message]
+        session = missing / "-home-ada-src-demo" / "s.jsonl"
+        session.parent.mkdir(parents=True)
+        shutil.copyfile(session_files(build_tree(tmp_path / "src", real=False))[0], session)
+        await wait_for(pilot, lambda: str(session) in table_rows(app), timeout=10)
+        assert not [n for n in app._notifications if "watch" in n.message]
+
+
 async def test_browsing_never_writes_into_the_projects_folder(projects: Path) -> None:
     before = tree_state(projects.parent)
     app = browser(projects)

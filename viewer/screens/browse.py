@@ -10,6 +10,7 @@ kept.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import itertools
 import os
@@ -403,7 +404,12 @@ class BrowseScreen(Screen[None]):
     async def watch_folder(self) -> None:
         """Read the session files that file events name, as they are written;
         nothing runs between events. Where events cannot be watched, the
-        folder is scanned every few seconds instead."""
+        folder is scanned every few seconds instead. A folder that is not
+        there yet (no session ever saved) is waited for, quietly."""
+        if not self.root.is_dir():
+            while not self.root.is_dir():
+                await asyncio.sleep(REFRESH_EVERY_S)
+            self.refresh_index()  # its first sessions
         try:
             async for paths in watch_sessions(self.root):
                 self._pending |= paths
