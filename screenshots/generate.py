@@ -23,7 +23,7 @@ import checkout  # noqa: E402
 checkout.use(ROOT)  # this checkout's code as the cctv package, installed or not
 
 from cctv.viewer.app import CctvApp  # noqa: E402
-from cctv.viewer.loader import load_path  # noqa: E402
+from cctv.viewer.sources import FileTail  # noqa: E402
 from cctv.viewer.paths import demo_path  # noqa: E402
 
 REFERENCE = ROOT / "tests" / "fixtures"
@@ -33,8 +33,8 @@ Step = Callable[[object], Awaitable[None]]
 
 
 def _app_for(path: Path, theme: str) -> CctvApp:
-    feed = load_path(path)
-    app = CctvApp(None, feed=feed, clock=lambda: FROZEN, label=f"file {path.name}")
+    """The viewer on ``path`` read whole, not followed (as ``cctv demo`` opens it)."""
+    app = CctvApp(FileTail(path, follow=False), clock=lambda: FROZEN)
     app.theme = theme
     return app
 
@@ -43,7 +43,7 @@ async def _shot(name: str, path: Path, keys: list[str], *, theme: str = "textual
                 size: tuple[int, int] = (140, 40)) -> None:
     app = _app_for(path, theme)
     async with app.run_test(size=size) as pilot:
-        await pilot.pause()
+        await pilot.pause(0.5)  # the file read, its sub-agents' files too
         for key in keys:
             await pilot.press(key)
             await pilot.pause()
@@ -78,6 +78,26 @@ async def _browser_shot(name: str, keys: list[str], size: tuple[int, int] = (140
         await _drive(app, name, keys, size, settle=1.5)
 
 
+async def _live_browser_shot(name: str, keys: list[str], size: tuple[int, int] = (140, 40)) -> None:
+    """The browser over a copy of the captures' projects tree whose sessions
+    were all just written: each row says its live state (the ages are the
+    real clock's)."""
+    import os
+    import shutil
+    import tempfile
+
+    from cctv.viewer.app import BrowseOptions
+
+    with tempfile.TemporaryDirectory() as tmp:
+        os.environ["XDG_CACHE_HOME"] = str(Path(tmp) / "cache")
+        projects = Path(tmp) / "projects"
+        shutil.copytree(REFERENCE / "captures" / "projects", projects)
+        for session in projects.rglob("*.jsonl"):
+            session.touch()  # written just now
+        app = CctvApp(None, browse=BrowseOptions(projects, examples=[demo_path()]))
+        await _drive(app, name, keys, size, settle=1.5)
+
+
 async def _replay_shot(name: str, path: Path, line: int, keys: list[str],
                        size: tuple[int, int] = (140, 40), theme: str = "textual-dark") -> None:
     from cctv.viewer.replay.app import ReplayApp
@@ -107,6 +127,10 @@ async def main() -> None:
     await _shot("time-column-light", demo, ["T"], theme="textual-light")
     await _browser_shot("browse", [])
     await _browser_shot("browse-search", ["slash", *"bash"])
+    await _browser_shot("browse-80x24", [], size=(80, 24))
+    await _live_browser_shot("browse-live", ["l"])
+    public = REFERENCE / "public" / "claude-code-log" / "real_projects" / "-src-deep-manifest"
+    await _shot("cost-and-agents", public / "a7da6a22-facc-4fcd-8bab-f83c87862004.jsonl", ["dollar_sign"])
     await _replay_shot("replay", stream / "06_background_bash.jsonl", 12, ["t"])
 
 
