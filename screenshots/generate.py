@@ -90,7 +90,8 @@ async def _live_browser_shot(name: str, keys: list[str], size: tuple[int, int] =
 
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["XDG_CACHE_HOME"] = str(Path(tmp) / "cache")
-        projects = Path(tmp) / "projects"
+        os.environ["HOME"] = tmp  # the tree shows as ~/.claude/projects
+        projects = Path(tmp) / ".claude" / "projects"
         shutil.copytree(REFERENCE / "captures" / "projects", projects)
         for session in projects.rglob("*.jsonl"):
             session.touch()  # written just now
