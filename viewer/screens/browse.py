@@ -30,12 +30,13 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import DataTable, Footer, Input, OptionList, ProgressBar, Static
+from textual.widgets import DataTable, Input, OptionList, ProgressBar, Static
 from textual.widgets.option_list import Option
 from textual.worker import Worker, WorkerState
 
 from cctv.reducer.context import spark
 from cctv.reducer.format import WORDS, clip, compact_count, format_cost, format_duration, human_bytes, plural, title_text
+from cctv.widgets.key_footer import KeyFooter
 from cctv.widgets.safe_text import content, visible
 from cctv.widgets.status_glyphs import STATUSES
 
@@ -326,7 +327,7 @@ class BrowseScreen(Screen[None]):
                 yield OptionList(id="hits")
             with VerticalScroll(id="preview"):
                 yield Static("", id="preview-text")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         table = self.query_one("#sessions", DataTable)
