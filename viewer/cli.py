@@ -219,7 +219,7 @@ def _index_command(command: str, rest: list[str]) -> int:
     """``cctv sessions``, ``cctv search`` and ``cctv browse``: the session index."""
     p = _parser(command, COMMANDS[command].help[0].upper() + COMMANDS[command].help[1:] + ".")
     if command == "search":
-        from cctv.reducer.searchable import ROLES
+        from cctv.reducer.roles import ROLES
 
         p.add_argument("query", metavar="QUERY")
         p.add_argument("--role", choices=ROLES, metavar="ROLE",
