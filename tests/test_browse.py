@@ -299,6 +299,61 @@ async def test_enter_on_a_sub_agents_hit_opens_that_sub_agent_at_that_message(
         assert "grounding" in Path(hit.file).read_text().splitlines()[hit.line - 1].lower()
 
 
+def hits_title(screen: BrowseScreen) -> str:
+    return str(screen.query_one("#hits", OptionList).border_title)
+
+
+async def test_role_in_the_search_box_limits_the_hits_to_that_role(tmp_path: Path) -> None:
+    """``role:tool_result`` beside the words: only the hits of tool output (the
+    index's own role search, as ``cctv search --role``), the box's title saying
+    so; the titles narrow by the words alone; ``ctrl+r`` cycles the role."""
+    app = browser(build_tree(tmp_path, captures=False))
+    async with app.run_test(size=(120, 30)) as pilot:
+        screen = await ready(pilot)
+        await pilot.press("slash", *"pytest")
+        await wait_for(pilot, lambda: screen.hits_for == "pytest")
+        every = screen.index.hit_count("pytest")
+        assert {h.role for h in screen.hits} > {"tool_result"}
+        await pilot.press(*" role:tool_result")
+        await wait_for(pilot, lambda: screen.hits_for == "pytest role:tool_result")
+        expected = screen.index.hit_count("pytest", "tool_result")
+        assert 0 < expected < every and len(screen.hits) == expected
+        assert {h.role for h in screen.hits} == {"tool_result"}
+        assert hits_title(screen) == f"{expected} text matches · role: tool_result"
+        assert "No title or project holds “pytest”" in str(screen.query_one("#empty").render())
+        assert all("[tool_result]" in str(o.prompt) for o in screen.query_one("#hits", OptionList).options)
+
+        # ctrl+r: the next role, written in the box; after the last one, every role again
+        search = screen.query_one("#search", Input)
+        search.value = "pytest "
+        await wait_for(pilot, lambda: screen.hits_for == "pytest ")
+        await pilot.press("ctrl+r")
+        assert search.value == "pytest role:user "
+        await wait_for(pilot, lambda: screen.hits_for == search.value)
+        assert {h.role for h in screen.hits} <= {"user"} and "role: user" in hits_title(screen)
+        await pilot.press(*["ctrl+r"] * 7)
+        assert search.value == "pytest role:compaction "
+        await pilot.press("ctrl+r")
+        assert search.value == "pytest "
+        await wait_for(pilot, lambda: screen.hits_for == "pytest ")
+        assert len(screen.hits) == min(every, 500) and "role" not in hits_title(screen)
+
+        # a role's start names it; one naming several, or none, is asked about
+        search.value = "role:tool_r pytest"
+        await wait_for(pilot, lambda: screen.hits_for == search.value)
+        assert len(screen.hits) == expected
+        search.value = "role:tool pytest"
+        await wait_for(pilot, lambda: screen.hits_for == search.value)
+        assert not screen.hits and hits_title(screen) == "role:tool — tool_use or tool_result?"
+        search.value = "role:hook"
+        await wait_for(pilot, lambda: screen.hits_for == search.value)
+        assert hits_title(screen) == "type words to search · role: hook"
+        assert len(table_rows(app)) == len(session_files(screen.root))  # no words: every title
+        search.value = "zzqxnotaword role:hook"
+        await wait_for(pilot, lambda: screen.hits_for == search.value)
+        assert str(screen.query_one("#empty").render()) == "No matches for “zzqxnotaword” in hook texts."
+
+
 async def test_a_search_nothing_holds_says_no_matches(projects: Path) -> None:
     app = browser(projects)
     async with app.run_test(size=(120, 30)) as pilot:
