@@ -18,7 +18,6 @@ from cctv.viewer.replay.app import ReplayApp
 from cctv.viewer.replay.recording import load_recording
 from cctv.viewer.screens.browse import BrowseScreen
 
-
 from conftest import FIXTURES, wait_for
 from test_index import build_tree, isolated  # noqa: F401 - autouse fixture
 
