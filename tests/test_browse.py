@@ -354,6 +354,43 @@ async def test_role_in_the_search_box_limits_the_hits_to_that_role(tmp_path: Pat
         assert str(screen.query_one("#empty").render()) == "No matches for “zzqxnotaword” in hook texts."
 
 
+async def test_an_id_shared_by_two_project_folders_lists_both_to_pick_from(tmp_path: Path) -> None:
+    """``cctv browse ID`` (the id in the search box): the sessions of that id
+    first, the note above naming each one's project folder in the list's
+    order; each opens (its own file), escape comes back to the list."""
+    projects = build_tree(tmp_path, real=False)
+    sid = "d7acffbd-7cff-4056-82e8-4364dc8df14a"
+    [original] = projects.glob(f"*/{sid}.jsonl")
+    copy = projects / "-home-ada-src-other" / original.name
+    copy.parent.mkdir()
+    shutil.copyfile(original, copy)
+    app = CctvApp(None, clock=None, browse=BrowseOptions(projects, search=sid[:8]))
+    async with app.run_test(size=(120, 30)) as pilot:
+        screen = await ready(pilot)
+        await wait_for(pilot, lambda: screen.hits_for == sid[:8])
+        assert screen.query_one("#search", Input).value == sid[:8]
+        keys = table_rows(app)
+        assert sorted(keys[:2]) == sorted([str(original), str(copy)])
+        note = str(screen.query_one("#empty", Static).render()).splitlines()
+        assert note == [f"2 sessions have the id {sid}; their project folders, in the list's order:",
+                        *(f"· {Path(k).parent.name}" for k in keys[:2])]
+        for row in (0, 1):
+            screen.query_one("#sessions", DataTable).move_cursor(row=row)
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen))
+            assert app.shown.source.path == Path(keys[row])
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: app.screen is screen)
+        # the whole id, or one naming a single session: no note
+        screen.query_one("#search", Input).value = sid
+        await pilot.pause()
+        assert table_rows(app)[:2] == keys[:2] and screen.query_one("#empty").display
+        screen.query_one("#search", Input).value = "142bb34b"
+        await pilot.pause()
+        assert Path(table_rows(app)[0]).name.startswith("142bb34b")
+        assert not screen.query_one("#empty").display
+
+
 async def test_a_search_nothing_holds_says_no_matches(projects: Path) -> None:
     app = browser(projects)
     async with app.run_test(size=(120, 30)) as pilot:
@@ -506,7 +543,8 @@ def test_bare_cctv_and_cctv_browse_open_the_browser(tmp_path: Path, monkeypatch)
 
     opened: list[tuple[str | None, bool]] = []
     monkeypatch.setattr(launch_module, "launch_browser",
-                        lambda directory=None, *, use_index=True: opened.append((directory, use_index)) or 0)
+                        lambda directory=None, *, use_index=True, search="":
+                        opened.append((directory, use_index)) or 0)
     monkeypatch.setattr("sys.stdin.isatty", lambda: True, raising=False)
     assert main([]) == 0
     assert main(["browse", str(tmp_path), "--no-index"]) == 0

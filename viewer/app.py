@@ -46,6 +46,8 @@ class BrowseOptions:
     use_index: bool = True
     examples: list[Path] = field(default_factory=list)
     """Sessions to offer, marked as examples, when the folder holds none."""
+    search: str = ""
+    """What the search box holds at first (``cctv browse ID``: a session id)."""
 
 
 FOLD_SLICE = 1000
@@ -126,7 +128,8 @@ class CctvApp(ViewerApp["LiveSession"]):
             # out and renders its first frame while Textual holds every repaint, and
             # that frame (the browser's whole first screen) is thrown away
             self.call_later(self.push_screen, BrowseScreen(browse.root, use_index=browse.use_index,
-                                                           examples=browse.examples))
+                                                           examples=browse.examples,
+                                                           search=browse.search))
         else:
             from cctv.reducer.state import MAIN
 

@@ -41,6 +41,7 @@ from cctv.widgets.safe_text import content, visible
 from cctv.widgets.status_glyphs import STATUSES
 
 from ..index import LIVE_WINDOW_S, MARKS, Hit, IndexClosed, SessionIndex, SessionRow
+from ..index.scan import is_id_start
 from ..live_board import LiveBoard, Transition, watch_sessions
 from ..messages import DiskNotes, OpenSession
 from .browse_columns import (BY_KEY, COLUMNS, STATE_WIDTH, Fitted, cost_cell, fit, short_project, state_cell,
@@ -185,10 +186,13 @@ def _folded(text: str) -> str:
 
 def narrow(rows: list[SessionRow], query: str) -> list[SessionRow]:
     """The rows whose title or project match every word of ``query``, best first
-    (all of them, unchanged, for an empty query); see :func:`word_score`."""
+    (all of them, unchanged, for an empty query); see :func:`word_score`. A
+    query that can start a session id lists first the sessions whose id starts
+    with it (an id shared by sessions of several project folders: each of them)."""
     words = query.casefold().split()
     if not words:
         return rows
+    by_id = _by_id_start(rows, query)
     scored = []
     for row in rows:
         title, project = _folded(title_text(row.title)), _folded(row.project)
@@ -201,7 +205,31 @@ def narrow(rows: list[SessionRow], query: str) -> list[SessionRow]:
         else:
             scored.append((total, row))
     scored.sort(key=lambda pair: pair[0], reverse=True)
-    return [row for _, row in scored]
+    if not by_id:
+        return [row for _, row in scored]
+    first = {r.path for r in by_id}
+    return by_id + [row for _, row in scored if row.path not in first]
+
+
+def _by_id_start(rows: list[SessionRow], query: str) -> list[SessionRow]:
+    """The rows whose session id (or file name) starts with ``query``, when it
+    can start one (as ``cctv SESSION-ID`` reads it: :func:`~viewer.index.scan.is_id_start`)."""
+    start = query.strip().lower()
+    if not is_id_start(start):
+        return []
+    return [r for r in rows if r.session_id.lower().startswith(start)
+            or Path(r.path).name.lower().startswith(start)]
+
+
+def _same_id_note(rows: list[SessionRow]) -> str:
+    """What the list says of the sessions an id names, when it names several:
+    their files, one a line (an id in two project folders has nothing more to give)."""
+    if len(rows) < 2:
+        return ""
+    ids = {r.session_id for r in rows}
+    named = f"the id {rows[0].session_id}" if len(ids) == 1 else "ids starting so"
+    return "\n".join([f"{len(rows)} sessions have {named}; their project folders, in the list's order:",
+                      *(f"· {Path(r.path).parent.name}" for r in rows)])
 
 
 def hit_content(hit: Hit, width: int = 200) -> Content:
@@ -263,6 +291,7 @@ class BrowseScreen(Screen[None]):
     HELP_ROWS: tuple[tuple[str, str], ...] = (
         ("role:ROLE", "in the search: one role's hits (user, assistant, thinking, tool_use,"
                       " tool_result, hook, notice, compaction)"),
+        ("ID", "in the search: a session id (6+ characters) lists its sessions"),
     )
     """What the search box reads besides words (the help screen lists it)."""
 
@@ -280,9 +309,11 @@ class BrowseScreen(Screen[None]):
     ]
 
     def __init__(self, root: Path, *, use_index: bool = True, workers: int | None = None,
-                 examples: list[Path] | None = None) -> None:
+                 examples: list[Path] | None = None, search: str = "") -> None:
         super().__init__()
         self.root = root
+        self.first_search = search
+        """What the search box holds at first (``cctv browse ID``)."""
         self.index = SessionIndex(root, use_index=use_index, workers=workers)
         self.examples = examples or []
         self.rows: list[SessionRow] = []
@@ -357,6 +388,8 @@ class BrowseScreen(Screen[None]):
         self.post_message(DiskNotes())  # the index rebuilt, or kept in memory: said once
         self.query_one("#progress").display = False
         self.set_focus(table)  # at once: focused later, the whole table is drawn again
+        if self.first_search:
+            self.query_one("#search", Input).value = self.first_search
 
     def _start_refreshing(self) -> None:
         if self.app.return_code is not None:
@@ -651,6 +684,8 @@ class BrowseScreen(Screen[None]):
             first = 1 if self.grouped else 0
             table.move_cursor(row=first)
         self._show_preview(self.selected_row)
+        if self.focused is None and rows:  # hidden while no title matched (or none was read yet)
+            table.focus()
 
     def _list_width(self) -> int:
         """The cells the list has across: its own width once laid out, before
@@ -708,8 +743,9 @@ class BrowseScreen(Screen[None]):
     def _say_empty(self) -> None:
         """Above the list, what an empty one means: no sessions (the examples
         below), or a search that no title or project holds (and, once the
-        full-text search answered, no text either). The hits take the room
-        the titles leave."""
+        full-text search answered, no text either); or the files of the
+        sessions a searched id names, when it names several (the list shows
+        them in that order, to pick one). The hits take the room the titles leave."""
         empty = self.query_one("#empty", Static)
         query = self.search_query.words
         lists = self.query_one("#lists")
@@ -723,8 +759,8 @@ class BrowseScreen(Screen[None]):
             note = f"No matches for “{query}”" + (f" in {role} texts." if role else ".") \
                 if searched and not self.hits else f"No title or project holds “{query}”."
         else:
-            note = ""
-        empty.update(content(note))
+            note = _same_id_note(_by_id_start(self.shown, query)) if query else ""
+        empty.update(content(note, oneline=False))
         empty.display = bool(note)
 
     def _entries(self, rows: list[SessionRow], now: float) -> Iterator[tuple[str, list[Any]]]:
