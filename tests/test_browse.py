@@ -19,11 +19,13 @@ from textual.widgets import DataTable, Input, OptionList, Static
 from textual.widgets.data_table import ColumnKey
 
 from cctv.reducer.format import format_cost, title_text
+from cctv.reducer.state import MAIN, ToolItem
 from cctv.viewer.app import BrowseOptions, CctvApp
 from cctv.viewer.paths import demo_path
 from cctv.viewer.index import SessionRow
 from cctv.viewer.screens.browse import BrowseScreen, narrow, word_score
 from cctv.viewer.screens.session import SessionScreen
+from cctv.widgets.cards import margin_top
 from cctv.widgets.safe_text import visible
 from cctv.widgets.transcript import TranscriptView
 
@@ -297,6 +299,17 @@ async def test_enter_on_a_sub_agents_hit_opens_that_sub_agent_at_that_message(
         assert item is not None and item.agent == hit.agent and item.line_no == hit.line
         assert "grounding" in item.text.lower()
         assert "grounding" in Path(hit.file).read_text().splitlines()[hit.line - 1].lower()
+        # back to the main transcript: the Agent card that started that sub-agent, selected and on screen
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.agent_id == MAIN)
+        await pilot.pause(0.2)
+        view = app.screen.query_one(TranscriptView)
+        card = view.cursor_item
+        assert isinstance(card, ToolItem) and card.call.subagent == hit.agent, card
+        assert card.index > 0 and view.cursor_index == card.index
+        top = round(view.scroll_y)
+        first_row = view._index.start(card.index) + margin_top(card)  # its header, past its margin
+        assert 0 < top <= first_row < top + view.size.height
 
 
 def hits_title(screen: BrowseScreen) -> str:

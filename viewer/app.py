@@ -395,6 +395,9 @@ class CctvApp(ViewerApp["LiveSession"]):
                     screen.go_to_line(line)
         found = live.take_goto_agent_line()
         if found is not None:
+            for screen in self.screen_stack:  # escape comes back to the card that started it
+                if isinstance(screen, SessionScreen) and screen.agent_id == MAIN:
+                    screen.select_agent_card(found[0])
             self.push_screen(SessionScreen(live, found[0], line=found[1]))
 
     # --- the browser -----------------------------------------------------------------------

@@ -243,6 +243,16 @@ class SessionScreen(Screen[None]):
                 view.move_cursor(index)
                 return
 
+    def select_agent_card(self, agent_id: str) -> None:
+        """Put the cursor on the card of the call that started sub-agent
+        ``agent_id`` (or the sub-agent of this transcript it descends from):
+        where escape from that sub-agent's screen comes back to."""
+        from cctv.reducer.queries import launching_card
+
+        index = launching_card(self.session.agents, agent_id, self.agent_id)
+        if index is not None:
+            self.query_one(TranscriptView).move_cursor(index)
+
     def action_spend(self) -> None:
         """The session's cost, context per turn and agent tree."""
         from .spend import SpendScreen
