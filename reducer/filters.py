@@ -106,6 +106,18 @@ class ViewFilter:
             parts.append("hiding " + ", ".join(k for k in KINDS if k in self.hidden))
         return " · ".join(parts)
 
+    def left_nothing(self, where: str) -> str:
+        """What a view this filter leaves empty says, ``where`` naming what it
+        shows (``"this session"``): ``"No errors in this session."``."""
+        hiding = ", ".join(k for k in KINDS if k in self.hidden)
+        if self.only_tool and self.only_errors:
+            return f"No {self.only_tool} call in {where} failed."
+        if self.only_tool:
+            return f"No {self.only_tool} calls in {where}."
+        if self.only_errors:
+            return f"No errors in {where}" + (f" outside the hidden {hiding}." if hiding else ".")
+        return f"Everything in {where} is hidden ({hiding})."
+
 
 PRESETS: tuple[tuple[str, ViewFilter], ...] = (
     ("everything", ViewFilter()),

@@ -8,7 +8,7 @@ textual, no rich.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import msgspec
@@ -18,6 +18,7 @@ from .images import ImageInfo, image_info, images_in
 from .fold import block_text
 from .tools import Tool, tool_from_use, tool_summary
 from .state import (
+    Agent,
     CompactionItem,
     HookItem,
     Item,
@@ -35,6 +36,7 @@ from .state import (
 __all__ = [
     "BashResult", "ReadFile", "ReadResult", "Todo", "bash_result", "read_result", "result_text",
     "todos", "search_text", "search_parts", "contains_folded", "full_text", "item_images", "canonical_tool", "structured_result", "is_error_item", "is_turn_start", "input_json",
+    "launching_card",
 ]
 
 
@@ -342,6 +344,26 @@ def is_error_item(item: Item) -> bool:
     if isinstance(item, TurnFooterItem):
         return item.turn_ref.is_error
     return False
+
+
+def launching_card(agents: Mapping[str, Agent], agent_id: str, within: str) -> int | None:
+    """The index, in agent ``within``'s items, of the tool call that started
+    ``agent_id`` or the sub-agent of ``within`` it descends from; ``None`` when
+    ``agent_id`` does not descend from ``within`` or the call is not there."""
+    agent = agents.get(agent_id)
+    for _ in range(len(agents)):  # (a chain of parents longer than that loops)
+        if agent is None or agent.parent == within:
+            break
+        agent = agents.get(agent.parent) if agent.parent is not None else None
+    else:
+        return None
+    if agent is None:
+        return None
+    owner = agents.get(within)
+    for index, item in enumerate(owner.items if owner is not None else ()):
+        if isinstance(item, ToolItem) and item.call.subagent == agent.id:
+            return index
+    return None
 
 
 def is_turn_start(item: Item, previous: Item | None) -> bool:

@@ -17,9 +17,10 @@ read stopped (:mod:`viewer.index.extract`). Pure: no I/O.
 
 from __future__ import annotations
 
-from typing import Any, Literal, NamedTuple, get_args
+from typing import Any, NamedTuple
 
 from .fold import block_text
+from .roles import Role
 from .state import (
     MAIN,
     CompactionItem,
@@ -33,13 +34,7 @@ from .state import (
     ToolItem,
 )
 
-__all__ = ["Role", "ROLES", "Searchable", "searchable", "flat_strings"]
-
-Role = Literal["user", "assistant", "thinking", "tool_use", "tool_result", "hook", "notice",
-               "compaction"]
-"""What a searchable text is: a prompt, a reply, thinking, a tool's input, its
-result, a hook's output (or a stop-hook summary), a notice, a compaction summary."""
-ROLES: tuple[Role, ...] = get_args(Role)
+__all__ = ["Searchable", "searchable", "flat_strings"]
 
 
 class Searchable(NamedTuple):

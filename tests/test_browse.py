@@ -19,11 +19,13 @@ from textual.widgets import DataTable, Input, OptionList, Static
 from textual.widgets.data_table import ColumnKey
 
 from cctv.reducer.format import format_cost, title_text
+from cctv.reducer.state import MAIN, ToolItem
 from cctv.viewer.app import BrowseOptions, CctvApp
 from cctv.viewer.paths import demo_path
 from cctv.viewer.index import SessionRow
 from cctv.viewer.screens.browse import BrowseScreen, narrow, word_score
 from cctv.viewer.screens.session import SessionScreen
+from cctv.widgets.cards import margin_top
 from cctv.widgets.safe_text import visible
 from cctv.widgets.transcript import TranscriptView
 
@@ -297,6 +299,109 @@ async def test_enter_on_a_sub_agents_hit_opens_that_sub_agent_at_that_message(
         assert item is not None and item.agent == hit.agent and item.line_no == hit.line
         assert "grounding" in item.text.lower()
         assert "grounding" in Path(hit.file).read_text().splitlines()[hit.line - 1].lower()
+        # back to the main transcript: the Agent card that started that sub-agent, selected and on screen
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.agent_id == MAIN)
+        await pilot.pause(0.2)
+        view = app.screen.query_one(TranscriptView)
+        card = view.cursor_item
+        assert isinstance(card, ToolItem) and card.call.subagent == hit.agent, card
+        assert card.index > 0 and view.cursor_index == card.index
+        top = round(view.scroll_y)
+        first_row = view._index.start(card.index) + margin_top(card)  # its header, past its margin
+        assert 0 < top <= first_row < top + view.size.height
+
+
+def hits_title(screen: BrowseScreen) -> str:
+    return str(screen.query_one("#hits", OptionList).border_title)
+
+
+async def test_role_in_the_search_box_limits_the_hits_to_that_role(tmp_path: Path) -> None:
+    """``role:tool_result`` beside the words: only the hits of tool output (the
+    index's own role search, as ``cctv search --role``), the box's title saying
+    so; the titles narrow by the words alone; ``ctrl+r`` cycles the role."""
+    app = browser(build_tree(tmp_path, captures=False))
+    async with app.run_test(size=(120, 30)) as pilot:
+        screen = await ready(pilot)
+        await pilot.press("slash", *"pytest")
+        await wait_for(pilot, lambda: screen.hits_for == "pytest")
+        every = screen.index.hit_count("pytest")
+        assert {h.role for h in screen.hits} > {"tool_result"}
+        await pilot.press(*" role:tool_result")
+        await wait_for(pilot, lambda: screen.hits_for == "pytest role:tool_result")
+        expected = screen.index.hit_count("pytest", "tool_result")
+        assert 0 < expected < every and len(screen.hits) == expected
+        assert {h.role for h in screen.hits} == {"tool_result"}
+        assert hits_title(screen) == f"{expected} text matches · role: tool_result"
+        assert "No title or project holds “pytest”" in str(screen.query_one("#empty").render())
+        assert all("[tool_result]" in str(o.prompt) for o in screen.query_one("#hits", OptionList).options)
+
+        # ctrl+r: the next role, written in the box; after the last one, every role again
+        search = screen.query_one("#search", Input)
+        search.value = "pytest "
+        await wait_for(pilot, lambda: screen.hits_for == "pytest ")
+        await pilot.press("ctrl+r")
+        assert search.value == "pytest role:user "
+        await wait_for(pilot, lambda: screen.hits_for == search.value)
+        assert {h.role for h in screen.hits} <= {"user"} and "role: user" in hits_title(screen)
+        await pilot.press(*["ctrl+r"] * 7)
+        assert search.value == "pytest role:compaction "
+        await pilot.press("ctrl+r")
+        assert search.value == "pytest "
+        await wait_for(pilot, lambda: screen.hits_for == "pytest ")
+        assert len(screen.hits) == min(every, 500) and "role" not in hits_title(screen)
+
+        # a role's start names it; one naming several, or none, is asked about
+        search.value = "role:tool_r pytest"
+        await wait_for(pilot, lambda: screen.hits_for == search.value)
+        assert len(screen.hits) == expected
+        search.value = "role:tool pytest"
+        await wait_for(pilot, lambda: screen.hits_for == search.value)
+        assert not screen.hits and hits_title(screen) == "role:tool — tool_use or tool_result?"
+        search.value = "role:hook"
+        await wait_for(pilot, lambda: screen.hits_for == search.value)
+        assert hits_title(screen) == "type words to search · role: hook"
+        assert len(table_rows(app)) == len(session_files(screen.root))  # no words: every title
+        search.value = "zzqxnotaword role:hook"
+        await wait_for(pilot, lambda: screen.hits_for == search.value)
+        assert str(screen.query_one("#empty").render()) == "No matches for “zzqxnotaword” in hook texts."
+
+
+async def test_an_id_shared_by_two_project_folders_lists_both_to_pick_from(tmp_path: Path) -> None:
+    """``cctv browse ID`` (the id in the search box): the sessions of that id
+    first, the note above naming each one's project folder in the list's
+    order; each opens (its own file), escape comes back to the list."""
+    projects = build_tree(tmp_path, real=False)
+    sid = "d7acffbd-7cff-4056-82e8-4364dc8df14a"
+    [original] = projects.glob(f"*/{sid}.jsonl")
+    copy = projects / "-home-ada-src-other" / original.name
+    copy.parent.mkdir()
+    shutil.copyfile(original, copy)
+    app = CctvApp(None, clock=None, browse=BrowseOptions(projects, search=sid[:8]))
+    async with app.run_test(size=(120, 30)) as pilot:
+        screen = await ready(pilot)
+        await wait_for(pilot, lambda: screen.hits_for == sid[:8])
+        assert screen.query_one("#search", Input).value == sid[:8]
+        keys = table_rows(app)
+        assert sorted(keys[:2]) == sorted([str(original), str(copy)])
+        note = str(screen.query_one("#empty", Static).render()).splitlines()
+        assert note == [f"2 sessions have the id {sid}; their project folders, in the list's order:",
+                        *(f"· {Path(k).parent.name}" for k in keys[:2])]
+        for row in (0, 1):
+            screen.query_one("#sessions", DataTable).move_cursor(row=row)
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen))
+            assert app.shown.source.path == Path(keys[row])
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: app.screen is screen)
+        # the whole id, or one naming a single session: no note
+        screen.query_one("#search", Input).value = sid
+        await pilot.pause()
+        assert table_rows(app)[:2] == keys[:2] and screen.query_one("#empty").display
+        screen.query_one("#search", Input).value = "142bb34b"
+        await pilot.pause()
+        assert Path(table_rows(app)[0]).name.startswith("142bb34b")
+        assert not screen.query_one("#empty").display
 
 
 async def test_a_search_nothing_holds_says_no_matches(projects: Path) -> None:
@@ -451,7 +556,8 @@ def test_bare_cctv_and_cctv_browse_open_the_browser(tmp_path: Path, monkeypatch)
 
     opened: list[tuple[str | None, bool]] = []
     monkeypatch.setattr(launch_module, "launch_browser",
-                        lambda directory=None, *, use_index=True: opened.append((directory, use_index)) or 0)
+                        lambda directory=None, *, use_index=True, search="":
+                        opened.append((directory, use_index)) or 0)
     monkeypatch.setattr("sys.stdin.isatty", lambda: True, raising=False)
     assert main([]) == 0
     assert main(["browse", str(tmp_path), "--no-index"]) == 0

@@ -119,3 +119,29 @@ def test_fewer_than_6_characters_of_an_id_asks_for_6(
         assert exc.value.code == 2 and "give its first 6 characters or more" in err
     code, out, err = run(capsys, "summary", "add")  # a word, not an id's start
     assert code != 0 and "6 characters" not in err
+
+
+def test_browse_takes_an_id_to_list_the_sessions_it_names(
+        projects: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """``cctv browse ID``: the browser over the projects folder, the id in its
+    search box (the sessions it names listed first, to pick from); a folder
+    stays a folder; an id too short or naming no session is refused (exit 2)."""
+    opened: list[tuple[str | None, str]] = []
+    monkeypatch.setattr("cctv.viewer.launch.launch_browser",
+                        lambda directory=None, *, use_index=True, search="":
+                        opened.append((directory, search)) or 0)
+    copy = projects / "-home-ada-src-other" / f"{SESSION}.jsonl"
+    shutil.copyfile(PROJECT / f"{SESSION}.jsonl", copy)
+    assert main(["browse", SESSION[:8]]) == 0
+    assert main(["browse", SESSION]) == 0
+    assert main(["browse", str(projects)]) == 0
+    assert main(["browse"]) == 0
+    assert opened == [(None, SESSION[:8]), (None, SESSION), (str(projects), ""), (None, "")]
+    for word, says in ((SESSION[:5], "give its first 6 characters or more"),
+                       ("abcdef03", f"no session id under {projects} starts with it")):
+        with pytest.raises(SystemExit) as exc:
+            main(["browse", word])
+        assert exc.value.code == 2 and says in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["summary", SESSION])
+    assert f"(cctv browse {SESSION} lists them to pick from)" in capsys.readouterr().err

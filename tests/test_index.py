@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from cctv.reducer.format import compact_count
-from cctv.reducer.searchable import ROLES
+from cctv.reducer.roles import ROLES
 from cctv.viewer.cli import main
 from cctv.viewer.index import SessionIndex, resolve_root
 from cctv.viewer.index.scan import scan

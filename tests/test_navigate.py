@@ -73,6 +73,12 @@ def test_filter_values() -> None:
     assert f.describe() == "hiding hooks, thinking"
     assert f.toggle_kind("hooks").describe() == "hiding thinking"
     assert ViewFilter(only_errors=True, only_tool="Bash").describe() == "only Bash · only errors"
+    assert ViewFilter(only_errors=True).left_nothing("this session") == "No errors in this session."
+    assert ViewFilter(only_tool="Task").left_nothing("this sub-agent") == "No Task calls in this sub-agent."
+    assert ViewFilter(only_errors=True, hidden=frozenset({"hooks"})).left_nothing("this session") \
+        == "No errors in this session outside the hidden hooks."
+    assert ViewFilter(hidden=frozenset({"thinking", "hooks"})).left_nothing("this session") \
+        == "Everything in this session is hidden (hooks, thinking)."
     assert not ViewFilter().active and ViewFilter().describe() == ""
     # f cycles the presets and comes back; a hand-made filter goes back to everything
     seen = [PRESETS[0][1]]
@@ -144,6 +150,39 @@ async def test_only_one_tool_and_the_status_bar_at_80x24() -> None:
         assert cards and all("Read" in r for r in cards)
         assert "only Read" in status(app) or "filtered" in status(app)
         assert len(status(app)) <= 80
+
+
+NO_ERRORS = (FIXTURES / "public" / "claude-code-log" / "real_projects"
+             / "-Users-dain-workspace-claude-code-log-sample" / "cbc0f75b-b36d-4efd-a7da-ac800ea30eb6.jsonl")
+"""A real session with 25 items, Bash, Grep, MultiEdit and Read calls, and no error."""
+
+
+async def test_a_filter_that_leaves_nothing_says_so_and_how_to_undo_it() -> None:
+    """"Only errors" on a session without errors: the pane says there are none
+    and which key shows everything again, in its middle, not a blank pane."""
+    app = app_for(NO_ERRORS)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        view = view_of(app)
+        assert not [i for i in view.items if is_error_item(i) and not i.hidden]
+        await pilot.press("f", "f")  # quiet, then only errors
+        await settle(pilot)
+        drawn = [r.strip() for r in rows(view) if r.strip()]
+        assert drawn == ["No errors in this session.", "F: show everything"]
+        middle = view.scrollable_content_region.height // 2
+        assert rows(view)[middle].strip() == "F: show everything"
+        assert "filter: only errors" in status(app)
+        await pilot.press("F")
+        await settle(pilot)
+        assert "No errors" not in "\n".join(rows(view)) and "filter" not in status(app)
+        # one tool's calls, none of them failed
+        view.set_filter(ViewFilter(only_tool="Bash", only_errors=True))
+        await settle(pilot)
+        assert [r.strip() for r in rows(view) if r.strip()] == [
+            "No Bash call in this session failed.", "F: show everything"]
+        await pilot.press("F")
+        await settle(pilot)
+        assert sum(bool(r.strip()) for r in rows(view)) > 10
 
 
 def test_filter_change_is_one_pass_and_drawing_stays_visible_only(monkeypatch) -> None:

@@ -46,6 +46,8 @@ class BrowseOptions:
     use_index: bool = True
     examples: list[Path] = field(default_factory=list)
     """Sessions to offer, marked as examples, when the folder holds none."""
+    search: str = ""
+    """What the search box holds at first (``cctv browse ID``: a session id)."""
 
 
 FOLD_SLICE = 1000
@@ -126,7 +128,8 @@ class CctvApp(ViewerApp["LiveSession"]):
             # out and renders its first frame while Textual holds every repaint, and
             # that frame (the browser's whole first screen) is thrown away
             self.call_later(self.push_screen, BrowseScreen(browse.root, use_index=browse.use_index,
-                                                           examples=browse.examples))
+                                                           examples=browse.examples,
+                                                           search=browse.search))
         else:
             from cctv.reducer.state import MAIN
 
@@ -392,6 +395,9 @@ class CctvApp(ViewerApp["LiveSession"]):
                     screen.go_to_line(line)
         found = live.take_goto_agent_line()
         if found is not None:
+            for screen in self.screen_stack:  # escape comes back to the card that started it
+                if isinstance(screen, SessionScreen) and screen.agent_id == MAIN:
+                    screen.select_agent_card(found[0])
             self.push_screen(SessionScreen(live, found[0], line=found[1]))
 
     # --- the browser -----------------------------------------------------------------------

@@ -91,7 +91,7 @@ def _session_arg(word: str) -> str:
         return word
     if len({p.stem.lower() for p in found}) == 1 and len(found) > 1:
         code = _error(f"'{word}' is the id of {len(found)} sessions, in different project"
-                      " folders; give the path of one:")
+                      f" folders; give the path of one (cctv browse {word} lists them to pick from):")
         for path in found:
             print(visible(f"  {path}", oneline=True), file=sys.stderr)
         raise SystemExit(code)
@@ -100,6 +100,27 @@ def _session_arg(word: str) -> str:
         raise SystemExit(_error(f"'{word}' starts {len(found)} session ids ({ids}): "
                                 "give more of it"))
     return str(found[0])
+
+
+def _browse_target(word: str | None) -> tuple[str | None, str]:
+    """``cctv browse WORD``: a folder to browse (``WORD`` as given), or a session
+    id or its start: the projects folder, the id in the search box, so the
+    sessions it names are listed to pick from (an id shared by sessions of
+    several project folders: each of them). Returns the folder and the search."""
+    if word is None or Path(word).expanduser().exists():
+        return word, ""
+    from .index.scan import default_projects_dir, sessions_by_id
+
+    found = sessions_by_id(word)
+    if found is None and _SHORT_ID.fullmatch(word):
+        raise SystemExit(_error(f"no folder '{word}'; to name a session by its id, give its "
+                                "first 6 characters or more"))
+    if found is None:
+        return word, ""  # a folder that is not there: said as such
+    if not found:
+        raise SystemExit(_error(f"no folder '{word}', and no session id under "
+                                f"{default_projects_dir()} starts with it"))
+    return None, word
 
 
 def _viewer(name: str, args: list[str]) -> int:
@@ -219,16 +240,22 @@ def _index_command(command: str, rest: list[str]) -> int:
     """``cctv sessions``, ``cctv search`` and ``cctv browse``: the session index."""
     p = _parser(command, COMMANDS[command].help[0].upper() + COMMANDS[command].help[1:] + ".")
     if command == "search":
-        from cctv.reducer.searchable import ROLES
+        from cctv.reducer.roles import ROLES
 
         p.add_argument("query", metavar="QUERY")
         p.add_argument("--role", choices=ROLES, metavar="ROLE",
                        help="only texts of this role: " + ", ".join(ROLES))
         p.add_argument("--limit", type=_positive, metavar="N",
                        help="the first N hits, then a line saying how many more (default: every hit)")
-    p.add_argument("dir", nargs="?", metavar="DIR",
-                   help="a projects folder, or a config root holding projects/"
-                        " (default: $CLAUDE_CONFIG_DIR/projects or ~/.claude/projects)")
+    if command == "browse":
+        p.add_argument("dir", nargs="?", metavar="DIR|ID",
+                       help="a projects folder, or a config root holding projects/"
+                            " (default: $CLAUDE_CONFIG_DIR/projects or ~/.claude/projects);"
+                            " or a session id (6+ characters): the sessions it names, to pick from")
+    else:
+        p.add_argument("dir", nargs="?", metavar="DIR",
+                       help="a projects folder, or a config root holding projects/"
+                            " (default: $CLAUDE_CONFIG_DIR/projects or ~/.claude/projects)")
     if command != "browse":
         p.add_argument("--json", action="store_true", help="machine-readable output")
     if command == "sessions":
@@ -243,7 +270,8 @@ def _index_command(command: str, rest: list[str]) -> int:
     if command == "browse":
         from .launch import launch_browser
 
-        return launch_browser(ns.dir, use_index=not ns.no_index)
+        directory, search = _browse_target(ns.dir)
+        return launch_browser(directory, use_index=not ns.no_index, search=search)
     from .index.listing import run_search, run_sessions
 
     if command == "sessions":
@@ -328,8 +356,9 @@ def _replay(name: str, args: list[str]) -> int:
 
 COMMANDS: dict[str, Command] = {
     "browse": Command(
-        "cctv browse [DIR]",
-        "browse every saved session (DIR: a projects folder or a config root)",
+        "cctv browse [DIR | ID]",
+        "browse every saved session (DIR: a projects folder or a config root; ID: the"
+        " sessions of that id, to pick from)",
         _index_command,
     ),
     "sessions": Command(

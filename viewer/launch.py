@@ -281,8 +281,9 @@ def _intro(args: list[str], source: Source) -> str | None:
     return f"Following the most recent session: {source.path}"
 
 
-def launch_browser(directory: str | None = None, *, use_index: bool = True) -> int:
-    """Run the session browser over a projects folder (or a config root holding one)."""
+def launch_browser(directory: str | None = None, *, use_index: bool = True, search: str = "") -> int:
+    """Run the session browser over a projects folder (or a config root holding
+    one), ``search`` in its search box."""
     from .app import BrowseOptions, CctvApp
     from .index import resolve_root
 
@@ -291,7 +292,7 @@ def launch_browser(directory: str | None = None, *, use_index: bool = True) -> i
         return _usage_error(f"{root}: no such folder")
     if no_terminal():
         return 2
-    options = BrowseOptions(root, use_index=use_index, examples=[demo_path()])
+    options = BrowseOptions(root, use_index=use_index, examples=[demo_path()], search=search)
     # what is imported lives as long as the process: the collections the start-up
     # sets off (it allocates the list's rows and cells) need not walk it all
     gc.freeze()

@@ -39,8 +39,9 @@ __all__ = ["ViewerApp"]
 
 Shown = TypeVar("Shown", bound="ShownSession")
 
-_HELP_GROUPS = {"TranscriptView": "Transcript", "SessionScreen": "Session", "CctvApp": "General"}
-_GROUP_ORDER = ["Transcript", "Session", "General"]
+_HELP_GROUPS = {"TranscriptView": "Transcript", "SessionScreen": "Session", "BrowseScreen": "Browser",
+                "CctvApp": "General"}
+_GROUP_ORDER = ["Transcript", "Session", "Browser", "General"]
 
 
 def _cctv_commands() -> type[Provider]:
@@ -237,7 +238,8 @@ class ViewerApp(App[int], Generic[Shown]):
         """Every cctv key of the active screen, grouped, one row per action.
 
         Only cctv's own bindings (they carry an ``id``) are listed: the scroll
-        bindings Textual's base widgets bring do nothing a user needs here."""
+        bindings Textual's base widgets bring do nothing a user needs here. A
+        screen's ``HELP_ROWS`` (what its search box reads) follow its keys."""
         from .screens.help import HelpScreen
 
         keys: dict[tuple[str, str], list[str]] = {}
@@ -252,5 +254,7 @@ class ViewerApp(App[int], Generic[Shown]):
                 keys[slot].append(display)
             groups.setdefault(slot, _HELP_GROUPS.get(type(binding.node).__name__, "General"))
         rows = [(" ".join(keys[slot]), slot[1], groups[slot]) for slot in keys]
+        screen_group = _HELP_GROUPS.get(type(self.screen).__name__, "General")
+        rows += [(key, text, screen_group) for key, text in getattr(self.screen, "HELP_ROWS", ())]
         rows.sort(key=lambda row: _GROUP_ORDER.index(row[2]) if row[2] in _GROUP_ORDER else 99)
         self.push_screen(HelpScreen(rows))

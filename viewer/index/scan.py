@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-__all__ = ["SessionFile", "default_projects_dir", "file_kind", "open_regular", "resolve_root",
+__all__ = ["SessionFile", "default_projects_dir", "file_kind", "is_id_start", "open_regular", "resolve_root",
            "scan", "session_file", "session_files", "sessions_by_id"]
 
 
@@ -227,13 +227,18 @@ _SESSION_ID = re.compile(r"[0-9a-fA-F][0-9a-fA-F-]{5,35}")
 """A session id (a UUID), or the start of one: at least 6 characters."""
 
 
+def is_id_start(word: str) -> bool:
+    """Whether ``word`` can be a session id or its start (6 to 36 hex digits and dashes)."""
+    return _SESSION_ID.fullmatch(word) is not None
+
+
 def sessions_by_id(word: str, root: Path | None = None) -> list[Path] | None:
     """The session files under ``root`` (default: the projects folder) whose
     id is ``word`` or starts with it, sorted by path; ``None`` when ``word``
     does not look like one (hex digits and dashes, 6 to 36 of them). What
     ``cctv sessions`` prints, or the first characters of it, then opens a
     session from any folder."""
-    if not _SESSION_ID.fullmatch(word):
+    if not is_id_start(word):
         return None
     prefix = word.lower()
     base = root if root is not None else default_projects_dir()

@@ -10,12 +10,13 @@ from textual import on
 from textual.app import ComposeResult
 from textual.css.query import NoMatches
 from textual.reactive import var
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from cctv.reducer.format import format_duration
 from cctv.reducer.replay.order import ReplayFrame
 from cctv.reducer.state import MAIN
 from cctv.widgets.inspector import Inspector
+from cctv.widgets.key_footer import KeyFooter
 from cctv.widgets.safe_text import content
 from cctv.widgets.status_glyphs import FOLLOW, PAUSED
 from cctv.widgets.timeline import ReplayTimeline
@@ -108,7 +109,7 @@ class ReplayScreen(SessionScreen):
 
     def compose(self) -> ComposeResult:
         for widget in super().compose():
-            if isinstance(widget, Footer):
+            if isinstance(widget, KeyFooter):
                 yield Inspector(id="inspector")
                 yield Static(id="replay-bar", markup=False)
                 yield ReplayTimeline(id="timeline")

@@ -30,20 +30,23 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import DataTable, Footer, Input, OptionList, ProgressBar, Static
+from textual.widgets import DataTable, Input, OptionList, ProgressBar, Static
 from textual.widgets.option_list import Option
 from textual.worker import Worker, WorkerState
 
 from cctv.reducer.context import spark
 from cctv.reducer.format import WORDS, clip, compact_count, format_cost, format_duration, human_bytes, plural, title_text
+from cctv.widgets.key_footer import KeyFooter
 from cctv.widgets.safe_text import content, visible
 from cctv.widgets.status_glyphs import STATUSES
 
 from ..index import LIVE_WINDOW_S, MARKS, Hit, IndexClosed, SessionIndex, SessionRow
+from ..index.scan import is_id_start
 from ..live_board import LiveBoard, Transition, watch_sessions
 from ..messages import DiskNotes, OpenSession
 from .browse_columns import (BY_KEY, COLUMNS, STATE_WIDTH, Fitted, cost_cell, fit, short_project, state_cell,
                              when)
+from .browse_query import Query, next_role, parse_query, with_role
 
 if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, RenderResult
@@ -183,10 +186,13 @@ def _folded(text: str) -> str:
 
 def narrow(rows: list[SessionRow], query: str) -> list[SessionRow]:
     """The rows whose title or project match every word of ``query``, best first
-    (all of them, unchanged, for an empty query); see :func:`word_score`."""
+    (all of them, unchanged, for an empty query); see :func:`word_score`. A
+    query that can start a session id lists first the sessions whose id starts
+    with it (an id shared by sessions of several project folders: each of them)."""
     words = query.casefold().split()
     if not words:
         return rows
+    by_id = _by_id_start(rows, query)
     scored = []
     for row in rows:
         title, project = _folded(title_text(row.title)), _folded(row.project)
@@ -199,7 +205,31 @@ def narrow(rows: list[SessionRow], query: str) -> list[SessionRow]:
         else:
             scored.append((total, row))
     scored.sort(key=lambda pair: pair[0], reverse=True)
-    return [row for _, row in scored]
+    if not by_id:
+        return [row for _, row in scored]
+    first = {r.path for r in by_id}
+    return by_id + [row for _, row in scored if row.path not in first]
+
+
+def _by_id_start(rows: list[SessionRow], query: str) -> list[SessionRow]:
+    """The rows whose session id (or file name) starts with ``query``, when it
+    can start one (as ``cctv SESSION-ID`` reads it: :func:`~viewer.index.scan.is_id_start`)."""
+    start = query.strip().lower()
+    if not is_id_start(start):
+        return []
+    return [r for r in rows if r.session_id.lower().startswith(start)
+            or Path(r.path).name.lower().startswith(start)]
+
+
+def _same_id_note(rows: list[SessionRow]) -> str:
+    """What the list says of the sessions an id names, when it names several:
+    their files, one a line (an id in two project folders has nothing more to give)."""
+    if len(rows) < 2:
+        return ""
+    ids = {r.session_id for r in rows}
+    named = f"the id {rows[0].session_id}" if len(ids) == 1 else "ids starting so"
+    return "\n".join([f"{len(rows)} sessions have {named}; their project folders, in the list's order:",
+                      *(f"· {Path(r.path).parent.name}" for r in rows)])
 
 
 def hit_content(hit: Hit, width: int = 200) -> Content:
@@ -226,7 +256,8 @@ class BrowseScreen(Screen[None]):
 
     | Key(s) | Description |
     | :- | :- |
-    | / | Search: titles and projects at once, full text below |
+    | / | Search: titles and projects at once, full text below (``role:ROLE``: one role's texts) |
+    | ctrl+r | Limit the full-text hits to the next role (user, assistant, … compaction, then every role) |
     | enter | Open the session (or the hit, at its message) |
     | escape | Clear the search |
     | s / S | Sort by the next column (a hidden one comes into view) / reverse the order |
@@ -241,6 +272,8 @@ class BrowseScreen(Screen[None]):
         ("Search sessions", "/ — titles and projects at once, full-text hits below",
          "screen.search"),
         ("Clear the search", "escape — show every session again", "screen.clear_search"),
+        ("Search one role's texts", "ctrl+r — the hits of the next role only (role:tool_result in the"
+         " search box), then of every role", "screen.cycle_role"),
         ("Sort by the next column", "s — title, last activity, cost, model, prompts, … (a hidden"
          " column sorted by comes into view)",
          "screen.sort_next"),
@@ -255,9 +288,18 @@ class BrowseScreen(Screen[None]):
     )
     """The command palette's commands on this screen (instead of a session's)."""
 
+    HELP_ROWS: tuple[tuple[str, str], ...] = (
+        ("role:ROLE", "in the search: one role's hits (user, assistant, thinking, tool_use,"
+                      " tool_result, hook, notice, compaction)"),
+        ("ID", "in the search: a session id (6+ characters) lists its sessions"),
+    )
+    """What the search box reads besides words (the help screen lists it)."""
+
     BINDINGS = [
         Binding("slash", "search", "Search", key_display="/", id="browse.search", priority=True),
         Binding("escape", "clear_search", "Clear", id="browse.clear", show=False),
+        Binding("ctrl+r", "cycle_role", "Role", id="browse.role",
+                tooltip="Limit the full-text hits to one role (role:ROLE in the search box)"),
         Binding("s", "sort_next", "Sort", id="browse.sort"),
         Binding("S", "sort_reverse", "Reverse", id="browse.reverse", show=False),
         Binding("g", "toggle_group", "Group", id="browse.group"),
@@ -267,9 +309,11 @@ class BrowseScreen(Screen[None]):
     ]
 
     def __init__(self, root: Path, *, use_index: bool = True, workers: int | None = None,
-                 examples: list[Path] | None = None) -> None:
+                 examples: list[Path] | None = None, search: str = "") -> None:
         super().__init__()
         self.root = root
+        self.first_search = search
+        """What the search box holds at first (``cctv browse ID``)."""
         self.index = SessionIndex(root, use_index=use_index, workers=workers)
         self.examples = examples or []
         self.rows: list[SessionRow] = []
@@ -283,6 +327,8 @@ class BrowseScreen(Screen[None]):
         self.sort_reverse = True
         self.grouped = False
         self.search_text = ""
+        self.search_query = Query("")
+        """The search as read: its words, its role (:mod:`.browse_query`)."""
         self.refreshed = False
         """At least one refresh finished (the list is up to date with the folder)."""
         self.showing_examples = False
@@ -317,8 +363,9 @@ class BrowseScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Static(self._where(), id="where")
         yield ProgressBar(id="progress", show_eta=False)
-        yield Input(placeholder="/ search titles and projects, and the full text"
-                    " (enter: to the results, escape: clear)", id="search")
+        # the first 78 cells say what an 80-column screen must: what is searched, the role
+        yield Input(placeholder="/ search titles, projects, full text · role:hook (^r): one role's hits"
+                    " · enter: to the results, escape: clear", id="search")
         with Horizontal(id="body"):
             with Vertical(id="lists"):
                 yield Static("", id="empty")
@@ -326,7 +373,7 @@ class BrowseScreen(Screen[None]):
                 yield OptionList(id="hits")
             with VerticalScroll(id="preview"):
                 yield Static("", id="preview-text")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         table = self.query_one("#sessions", DataTable)
@@ -341,6 +388,8 @@ class BrowseScreen(Screen[None]):
         self.post_message(DiskNotes())  # the index rebuilt, or kept in memory: said once
         self.query_one("#progress").display = False
         self.set_focus(table)  # at once: focused later, the whole table is drawn again
+        if self.first_search:
+            self.query_one("#search", Input).value = self.first_search
 
     def _start_refreshing(self) -> None:
         if self.app.return_code is not None:
@@ -585,11 +634,11 @@ class BrowseScreen(Screen[None]):
     # --- the list ------------------------------------------------------------------
 
     def _ordered(self) -> list[SessionRow]:
-        rows = narrow(self.rows, self.search_text)
+        rows = narrow(self.rows, self.search_query.words)
         if self.live_only:
             states = self.board.states
             return sorted((r for r in rows if r.path in states), key=lambda r: states[r.path].rank)
-        if not self.search_text.strip():
+        if not self.search_query.words:
             column = BY_KEY[self.sort_key]
             rows = sorted(rows, key=column.sort, reverse=self.sort_reverse)
         if self.grouped:
@@ -624,7 +673,7 @@ class BrowseScreen(Screen[None]):
             self.call_after_refresh(self._fill_more, table, entries, self._fill_generation)
         for column, _ in self.fitted.shown:
             label = column.label
-            if column.key == self.sort_key and not self.search_text.strip():
+            if column.key == self.sort_key and not self.search_query.words:
                 label += " ▼" if self.sort_reverse else " ▲"
             table.columns[column.key].label = Text(label)
         table.refresh()
@@ -635,6 +684,8 @@ class BrowseScreen(Screen[None]):
             first = 1 if self.grouped else 0
             table.move_cursor(row=first)
         self._show_preview(self.selected_row)
+        if self.focused is None and rows:  # hidden while no title matched (or none was read yet)
+            table.focus()
 
     def _list_width(self) -> int:
         """The cells the list has across: its own width once laid out, before
@@ -659,7 +710,7 @@ class BrowseScreen(Screen[None]):
         """The column :func:`fit` keeps in view: the one sorted by, unless a
         search orders the list, or the order is the first one (latest first)
         while rows say their live state (their words come first)."""
-        if self.search_text.strip():
+        if self.search_query.words:
             return None
         if state_width > 1 and (self.sort_key, self.sort_reverse) == (SORT_KEY, True):
             return None
@@ -692,10 +743,11 @@ class BrowseScreen(Screen[None]):
     def _say_empty(self) -> None:
         """Above the list, what an empty one means: no sessions (the examples
         below), or a search that no title or project holds (and, once the
-        full-text search answered, no text either). The hits take the room
-        the titles leave."""
+        full-text search answered, no text either); or the files of the
+        sessions a searched id names, when it names several (the list shows
+        them in that order, to pick one). The hits take the room the titles leave."""
         empty = self.query_one("#empty", Static)
-        query = " ".join(self.search_text.split())
+        query = self.search_query.words
         lists = self.query_one("#lists")
         lists.set_class(bool(query) and len(self.shown) <= FEW_TITLES, "-few")
         lists.set_class(bool(query) and not self.shown, "-no-titles")
@@ -703,11 +755,12 @@ class BrowseScreen(Screen[None]):
             note = f"No sessions under {short_project(str(self.root))}.  Examples bundled with cctv, to try it:"
         elif query and not self.shown:
             searched = self.hits_for == self.search_text
-            note = f"No matches for “{query}”." if searched and not self.hits else \
-                f"No title or project holds “{query}”."
+            role = self.search_query.role
+            note = f"No matches for “{query}”" + (f" in {role} texts." if role else ".") \
+                if searched and not self.hits else f"No title or project holds “{query}”."
         else:
-            note = ""
-        empty.update(content(note))
+            note = _same_id_note(_by_id_start(self.shown, query)) if query else ""
+        empty.update(content(note, oneline=False))
         empty.display = bool(note)
 
     def _entries(self, rows: list[SessionRow], now: float) -> Iterator[tuple[str, list[Any]]]:
@@ -776,12 +829,10 @@ class BrowseScreen(Screen[None]):
     def _sort_note(self) -> str:
         if self.live_only:
             return "live sessions, the ones that need you first (l: every session)"
-        if self.search_text.strip():
-            note = f"matching {self.search_text!r}"
-        else:
-            label = BY_KEY[self.sort_key].label or "live"
-            note = f"sorted by {label.lower()}" + (" (grouped by project)" if self.grouped else "")
-        return note
+        if self.search_query.words:
+            return f"matching {self.search_query.words!r}"
+        label = BY_KEY[self.sort_key].label or "live"
+        return f"sorted by {label.lower()}" + (" (grouped by project)" if self.grouped else "")
 
     def _list_notes(self) -> tuple[str, str]:
         """The header's notes on the list: what its sessions cost together (not
@@ -885,14 +936,23 @@ class BrowseScreen(Screen[None]):
     @on(Input.Changed, "#search")
     def _typed(self, event: Input.Changed) -> None:
         self.search_text = event.value
+        self.search_query = parse_query(event.value)
         self._rebuild(keep_selection=False)
         self._schedule_search()
+
+    def action_cycle_role(self) -> None:
+        """``ctrl+r``: the hits of the next role only (``role:…`` put in the search
+        box, where it can be read and edited), after the last one every role's."""
+        search = self.query_one("#search", Input)
+        search.value = with_role(search.value, next_role(parse_query(search.value).role))
+        search.cursor_position = len(search.value)
 
     def _schedule_search(self) -> None:
         if self._search_timer is not None:
             self._search_timer.stop()
-        if not self.search_text.strip():
-            self._show_hits([], "")
+        asked = self.search_query
+        if not asked.words or asked.unknown_role is not None:
+            self._show_hits([], self.search_text)  # nothing to search: the box says why
             return
         self._search_timer = self.set_timer(SEARCH_DEBOUNCE_S, self._search_now)
 
@@ -900,33 +960,45 @@ class BrowseScreen(Screen[None]):
         self.full_text(self.search_text)
 
     @work(thread=True, exclusive=True, group="search", exit_on_error=False)
-    def full_text(self, query: str) -> None:
+    def full_text(self, text: str) -> None:
         started = time.perf_counter()
+        asked = parse_query(text)
         try:
-            hits = self.index.search(query, HITS_SHOWN)
-            total = self.index.hit_count(query) if len(hits) == HITS_SHOWN else len(hits)
+            hits = self.index.search(asked.words, HITS_SHOWN, asked.role)
+            total = self.index.hit_count(asked.words, asked.role) if len(hits) == HITS_SHOWN \
+                else len(hits)
         except IndexClosed:
             return
         self.last_search_s = time.perf_counter() - started
-        self.app.call_from_thread(self._show_hits, hits, query, total)
+        self.app.call_from_thread(self._show_hits, hits, text, total)
 
-    def _show_hits(self, hits: list[Hit], query: str, total: int = 0) -> None:
+    def _show_hits(self, hits: list[Hit], text: str, total: int = 0) -> None:
+        """List the hits of search ``text`` (if it is still the one typed). The
+        box's title says how many, and the role they are limited to: with a role
+        the box shows even with no hit (or no words yet), saying so."""
         self.post_message(DiskNotes())  # damage the search met, rebuilt: said once
-        if query != self.search_text:
+        if text != self.search_text:
             return  # typed on since
         self.hits = hits
-        self.hits_for = query
+        self.hits_for = text
         options = self.query_one("#hits", OptionList)
         options.clear_options()
+        role = self.search_query.describe_role()
         if hits:
             options.add_options([Option(hit_content(h)) for h in hits])
             found = plural(total, "text match", "text matches", grouped=True)
-            options.border_title = found if total <= len(hits) else \
+            title = found if total <= len(hits) else \
                 f"the best {len(hits):,} of {found} (type more words to narrow)"
-            options.add_class("-shown")
             options.highlighted = 0  # the first hit selected: enter opens it
+        elif self.search_query.unknown_role is not None:
+            title = ""  # the role's description asks which
+        elif not self.search_query.words:
+            title = "type words to search"
         else:
-            options.remove_class("-shown")
+            title = "no text matches"
+        options.border_title = content(" · ".join(t for t in (title, role) if t))
+        options.set_class(bool(hits or role), "-shown")
+        options.set_class(not hits, "-none")
         self._say_empty()
 
     @on(Input.Submitted, "#search")

@@ -13,9 +13,10 @@ from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from cctv.reducer.format import WORDS
+from cctv.widgets.key_footer import KeyFooter
 from cctv.widgets.safe_text import content
 from cctv.widgets.status_glyphs import LEGEND
 
@@ -100,7 +101,7 @@ class HelpScreen(ModalScreen[None]):
             with VerticalScroll(id="help-scroll"):
                 yield Static(_keys_table(self.rows), id="help-keys")
                 yield Static(_legend(), id="help-legend")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.query_one("#help-scroll").focus()

@@ -10,10 +10,11 @@ from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from cctv.reducer.format import human_bytes
 from cctv.reducer.pretty import escape_bytes
+from cctv.widgets.key_footer import KeyFooter
 from cctv.widgets.safe_text import content, text
 
 __all__ = ["OutputScreen", "read_tail", "TAIL_BYTES"]
@@ -76,7 +77,7 @@ class OutputScreen(ModalScreen[None]):
             box.border_subtitle = self._subtitle()
             with VerticalScroll(id="output-scroll"):
                 yield Static(self._body(), id="output-body", markup=False)
-        yield Footer()
+        yield KeyFooter()
 
     def _body(self) -> Text:
         return text(self.text or f"({self.note})")

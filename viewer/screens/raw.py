@@ -10,12 +10,13 @@ from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
 from textual.highlight import highlight
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from cctv.reducer.format import human_bytes
 from cctv.reducer.frame_links import FrameStepper
 from cctv.reducer.frames import Entry
 from cctv.reducer.pretty import RawView, raw_view
+from cctv.widgets.key_footer import KeyFooter
 from cctv.widgets.safe_text import content, visible
 
 from ..messages import DiskNotes
@@ -112,7 +113,7 @@ class RawScreen(ModalScreen[None]):
             yield notes
             with VerticalScroll(id="raw-scroll"):
                 yield Static(self._body(), id="raw-body", markup=False)
-        yield Footer()
+        yield KeyFooter()
 
     def _notes(self) -> Content:
         more = ("o: the whole frame in $PAGER, O: in $EDITOR",) if self.view.truncated else ()

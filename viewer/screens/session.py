@@ -14,12 +14,13 @@ from textual.css.query import NoMatches
 from textual.message import Message
 from textual.reactive import var
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Input, Static
 
 from cctv.reducer.format import plural
 from cctv.reducer.fold import Session
 from cctv.reducer.state import MAIN, Change, NoticeItem
 from cctv.reducer.verdict import session_verdict
+from cctv.widgets.key_footer import KeyFooter
 from cctv.widgets.safe_text import content
 from cctv.reducer import pricing
 from cctv.widgets.status_bar import StatusBar
@@ -94,7 +95,7 @@ class SessionScreen(Screen[None]):
             yield TasksPanel(id="tasks")
         yield Input(placeholder="search this transcript (enter: find, escape: close)", id="search")
         yield StatusBar(id="status")
-        yield Footer(compact=True)
+        yield KeyFooter(compact=True)
 
     def on_mount(self) -> None:
         self._view = self.query_one(TranscriptView)
@@ -241,6 +242,16 @@ class SessionScreen(Screen[None]):
             if item.line_no >= line_no and not item.hidden:
                 view.move_cursor(index)
                 return
+
+    def select_agent_card(self, agent_id: str) -> None:
+        """Put the cursor on the card of the call that started sub-agent
+        ``agent_id`` (or the sub-agent of this transcript it descends from):
+        where escape from that sub-agent's screen comes back to."""
+        from cctv.reducer.queries import launching_card
+
+        index = launching_card(self.session.agents, agent_id, self.agent_id)
+        if index is not None:
+            self.query_one(TranscriptView).move_cursor(index)
 
     def action_spend(self) -> None:
         """The session's cost, context per turn and agent tree."""

@@ -6,13 +6,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.content import Content
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Log, Static
+from textual.widgets import Log, Static
 
 from cctv.reducer.format import plural
+from cctv.widgets.key_footer import KeyFooter
+from cctv.widgets.safe_text import visible
 
 from ..stderr_buffer import StderrBuffer
-
-from cctv.widgets.safe_text import visible
 
 __all__ = ["StderrScreen"]
 
@@ -62,7 +62,7 @@ class StderrScreen(ModalScreen[None]):
         total = self.buffer.total_lines
         log.border_subtitle = f"{plural(total, 'line', grouped=True)} · {_size(self.buffer.total_chars)}"
         yield log
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.buffer.flush()

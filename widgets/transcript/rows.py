@@ -19,7 +19,7 @@ from ..cards import RenderContext, render_item
 from ..safe_text import visible
 
 __all__ = ["GUTTER", "TIME_COLUMN", "UNWRAPPED_WIDTH", "SIDE_STEP", "draw_item", "marked_row",
-           "plain_row", "time_cell", "side_window"]
+           "plain_row", "time_cell", "side_window", "centred_row"]
 
 GUTTER = 2
 """Columns left of every row: the cursor / search-match bar and a space."""
@@ -77,3 +77,10 @@ def side_window(line: Strip, x: int, width: int, marker: Style) -> Strip:
     if x > 0 and width > 1 and length > x:
         window = Strip.join([Strip([Segment("‹", muted)], 1), window.crop(1, width)])
     return window
+
+
+def centred_row(text: str, width: int, style: Style) -> Strip:
+    """``text`` (made visible) in the middle of a row ``width`` cells wide."""
+    shown = visible(text, oneline=True)
+    pad = max((width - Segment(shown).cell_length) // 2, 0)
+    return Strip([Segment(" " * pad), Segment(shown, style)]).crop_extend(0, width, None)

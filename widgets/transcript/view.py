@@ -46,7 +46,7 @@ from ..search import highlight_matches, matching_rows
 from .line_index import not_hidden
 from .lines import TranscriptLines
 from .navigation import Stop, first_at_or_after, is_call, is_error, nearest_shown, next_index, starts_turn
-from .rows import SIDE_STEP, marked_row, plain_row, side_window
+from .rows import SIDE_STEP, centred_row, marked_row, plain_row, side_window
 from .search_state import SearchState
 
 __all__ = ["TranscriptView"]
@@ -336,6 +336,10 @@ results, hooks, compactions and turn footers.
         lines = self._index
         index = lines.item_at(row)
         if index is None or not lines.built:
+            note = self._left_nothing(y)
+            if note is not None:
+                return centred_row(note, full_width, self.get_component_rich_style("transcript--muted")
+                                   ).apply_style(self.rich_style)
             return Strip.blank(full_width, self.rich_style)
         item = lines.items[index]
         offset = row - lines.start(index)
@@ -368,6 +372,17 @@ results, hooks, compactions and turn footers.
             strip = plain_row(line, time)
         base = self.rich_style  # the widget's colours under everything the renderers left unset
         return strip.crop_extend(0, full_width, None).apply_style(base)
+
+    def _left_nothing(self, y: int) -> str | None:
+        """Row ``y``'s part of what an empty view says when its filter left
+        nothing of a transcript that has items (the middle two rows), else ``None``."""
+        lines = self._index
+        if not (lines.built and lines.items and not lines.total and self._filter.active):
+            return None
+        where = "this session" if self.agent_id == MAIN else "this sub-agent"
+        note = (self._filter.left_nothing(where), "F: show everything")
+        at = y - (self.scrollable_content_region.height - len(note)) // 2
+        return note[at] if 0 <= at < len(note) else None
 
     def watch_following(self, following: bool) -> None:
         self.post_message(self.FollowChanged(self, following))
