@@ -230,6 +230,24 @@ async def test_help_opens_on_cctvs_own_keys() -> None:
         assert len(descriptions) == len(set(descriptions)), "one row per action"
         keys = dict((d, k) for k, d, _g in rows)
         assert "j" in keys["Next item"] and "↓" in keys["Next item"]
+        assert keys["Switch to the session that needs you"] == "J"  # a followed session's key
+
+
+async def test_the_browsers_help_leaves_out_a_followed_sessions_keys(tmp_path: Path, monkeypatch) -> None:
+    from cctv.viewer.app import BrowseOptions
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    projects = tmp_path / "projects"
+    projects.mkdir()
+    app = CctvApp(None, browse=BrowseOptions(projects, examples=[demo_path()]))
+    async with app.run_test(size=(100, 40)) as pilot:
+        await pilot.pause(0.5)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        descriptions = {d for _k, d, _g in app.screen.rows}
+        assert {"Search", "Role", "Live", "Quit", "Help"} <= descriptions, descriptions
+        assert not {"Switch to the newer session", "Switch to the session that needs you"} & descriptions
 
 
 async def test_the_screenshot_command_saves_where_it_says(tmp_path: Path, monkeypatch) -> None:

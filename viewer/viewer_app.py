@@ -238,15 +238,17 @@ class ViewerApp(App[int], Generic[Shown]):
         """Every cctv key of the active screen, grouped, one row per action.
 
         Only cctv's own bindings (they carry an ``id``) are listed: the scroll
-        bindings Textual's base widgets bring do nothing a user needs here. A
-        screen's ``HELP_ROWS`` (what its search box reads) follow its keys."""
+        bindings Textual's base widgets bring do nothing a user needs here, nor
+        the app's keys a screen names in ``APP_KEYS_IDLE``. A screen's
+        ``HELP_ROWS`` (what its search box reads) follow its keys."""
         from .screens.help import HelpScreen
 
         keys: dict[tuple[str, str], list[str]] = {}
         groups: dict[tuple[str, str], str] = {}
+        idle: frozenset[str] = getattr(self.screen, "APP_KEYS_IDLE", frozenset())
         for binding in self.screen.active_bindings.values():
             b = binding.binding
-            if not b.description or b.id is None:
+            if not b.description or b.id is None or (binding.node is self and b.action in idle):
                 continue
             slot = (b.action, b.description)
             display = b.key_display or self.get_key_display(b)

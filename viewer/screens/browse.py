@@ -266,6 +266,8 @@ class BrowseScreen(Screen[None]):
     | l | Only the live sessions, the ones that need you first, or every session |
     """
 
+    APP_KEYS_IDLE = frozenset({"switch_newest", "switch_calling"})
+    """The app's keys that mean nothing here (``L``, ``J``: a followed session's), left out of help."""
     CSS_PATH = "browse.tcss"
 
     PALETTE: tuple[tuple[str, str, str], ...] = (
