@@ -549,7 +549,7 @@ class BrowseScreen(Screen[None]):
             self._live[row.path] = state_cell(row, now)
             for (column, _), cell in zip(self.fitted.shown, self._cells_of(row, now)):
                 table.update_cell(row.path, column.key, cell)
-        self._fit_state_column(table)
+        self._refit()  # the state column as wide as its words now
         if selected is not None and any(r.path == selected.path for r in rows):
             self._show_preview(self._by_path.get(selected.path))
 
@@ -730,8 +730,9 @@ class BrowseScreen(Screen[None]):
             table.add_column(column.label, key=column.key, width=width)
 
     def _refit(self) -> None:
-        """After a resize (or the preview shown or hidden): the list again if
-        its width holds other columns."""
+        """After a resize (or the preview shown or hidden, or the live states'
+        words grown or shrunk): the list again if its width holds other columns
+        or other widths (see :meth:`_fitting`)."""
         if not self.is_mounted:
             return
         if self._fitting() != self.fitted:
@@ -820,13 +821,7 @@ class BrowseScreen(Screen[None]):
                 self._live[row.path] = live
                 if row.path in table.rows:
                     table.update_cell(row.path, "live", Cell(live))
-        self._fit_state_column(table)
-
-    def _fit_state_column(self, table: DataTable) -> None:
-        """The state column as wide as its longest text (see :meth:`_fitting`),
-        the title taking what is left: the list made again when that changed."""
-        if self._fitting() != self.fitted:
-            self._rebuild()
+        self._refit()  # the state column as wide as its words now
 
     def _sort_note(self) -> str:
         if self.live_only:
